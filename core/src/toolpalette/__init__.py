@@ -1,0 +1,63 @@
+"""toolpalette: tool packs and skill bundles for LLM agents.
+
+Third parties ship tool packs and skilljars as ordinary distributions; a host composes a
+palette per kind of agent from whatever is installed, offers it to a model, and runs the
+model's tool calls through one hardened pipeline. Importing this package loads no
+plugin, and imports neither jsonschema nor mcp.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolpalette._provider import (
+    BoundTool,
+    ClassToolProvider,
+    FunctionToolProvider,
+    Origin,
+    ToolProvider,
+)
+from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
+from toolpalette._tool import Tool, ToolContext, ToolSpec, tool
+from toolpalette.errors import (
+    InvalidInputError,
+    ToolCollisionError,
+    ToolError,
+    ToolNotFoundError,
+    ToolpaletteError,
+)
+
+__all__ = [
+    "BoundTool",
+    "ClassToolProvider",
+    "FunctionToolProvider",
+    "InvalidInputError",
+    "Origin",
+    "Surface",
+    "SurfaceDiff",
+    "Tool",
+    "ToolCollisionError",
+    "ToolContext",
+    "ToolError",
+    "ToolNotFoundError",
+    "ToolProvider",
+    "ToolRegistry",
+    "ToolSpec",
+    "ToolpaletteError",
+    "__version__",
+    "tool",
+]
+
+for _name in __all__:
+    _obj = globals().get(_name)
+    if isinstance(_obj, type) and _obj.__module__.startswith("toolpalette._"):
+        _obj.__module__ = "toolpalette"
+del _name, _obj
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("toolpalette")
+    raise AttributeError(f"module 'toolpalette' has no attribute {name!r}")

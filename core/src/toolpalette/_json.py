@@ -1,0 +1,156 @@
+"""The strict JSON policy for model input.
+
+Model input arrives as JSON text or as a mapping an SDK already parsed. Both pass the
+same checks before any schema sees them:
+
+- size: JSON text at most :data:`MAX_INPUT_BYTES` (UTF-8), checked before parsing;
+- depth: at most :data:`MAX_DEPTH` nested arrays/objects, checked before parsing text;
+- ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON);
+- duplicate object keys are refused (parsers disagree on which one wins);
+- lone UTF-16 surrogates (``"\\ud800"``) are refused (they cannot be encoded as UTF-8);
+- the top level is an object;
+- a mapping must hold JSON types only: ``dict`` with ``str`` keys, ``list``, ``str``,
+  ``int``, finite ``float``, ``bool``, ``None``.
+
+``1.0`` for an integer field is accepted and becomes ``1`` (JSON Schema counts a number
+with a zero fraction as an integer); ``1.5`` is refused by the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolpalette.errors import InputProblem
+
+__all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "InputPolicyError", "load_input"]
+
+MAX_INPUT_BYTES = 1_048_576
+"""The largest JSON input accepted, in UTF-8 bytes."""
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects accepted."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]')
+
+
+class InputPolicyError(ValueError):
+    """Input broke the JSON policy; ``problem`` says how, without quoting the input."""
+
+    def __init__(self, problem: InputProblem) -> None:
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+def _refuse(expected: str) -> InputPolicyError:
+    return InputPolicyError(InputProblem(path="(input)", expected=expected))
+
+
+def _reject_constant(_name: str) -> float:
+    raise _refuse("finite numbers only (NaN and Infinity are not JSON)")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _refuse("an object without duplicate keys")
+    return result
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+
+
+def _text_depth(text: str) -> int:
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+def _parse_text(text: str | bytes) -> Any:
+    if isinstance(text, bytes):
+        if len(text) > MAX_INPUT_BYTES:
+            raise _refuse(f"at most {MAX_INPUT_BYTES} bytes of JSON")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _refuse("UTF-8 encoded JSON") from None
+    elif len(text) > MAX_INPUT_BYTES // 4 and len(text.encode("utf-8", "replace")) > MAX_INPUT_BYTES:
+        raise _refuse(f"at most {MAX_INPUT_BYTES} bytes of JSON")
+    if ("[" in text or "{" in text) and text.count("[") + text.count("{") > MAX_DEPTH:
+        if _text_depth(text) > MAX_DEPTH:
+            raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
+    try:
+        value = _DECODER.decode(text)
+    except InputPolicyError:
+        raise
+    except (ValueError, RecursionError):
+        raise _refuse("a JSON object (the text is not valid JSON)") from None
+    if _SURROGATE_ESCAPE.search(text) or _has_lone_surrogate(text):
+        _check_tree(value)
+    return value
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_tree(value: Any) -> None:
+    """Walk a value: JSON types only, bounded depth, no lone surrogates.
+
+    Problems name no path: keys are the model's text, and a policy problem is fixed by
+    resending well-formed JSON anyway.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if _has_lone_surrogate(item):
+                raise _refuse("text without lone UTF-16 surrogates")
+        elif item is None or isinstance(item, (bool, int)):
+            continue
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise _refuse("finite numbers only (NaN and Infinity are not JSON)")
+        elif isinstance(item, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
+            if isinstance(item, dict):
+                for key in item:
+                    if not isinstance(key, str) or _has_lone_surrogate(key):
+                        raise _refuse("an object with string keys of valid text")
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+        else:
+            raise _refuse("JSON values only (objects, arrays, strings, numbers, booleans, null)")
+
+
+def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """Apply the JSON policy to model input and return it as a fresh dict.
+
+    Raises:
+        InputPolicyError: the input breaks the policy; its ``problem`` says how.
+    """
+    if isinstance(raw, (str, bytes)):
+        value = _parse_text(raw)
+    elif isinstance(raw, Mapping):
+        value = dict(raw)
+        _check_tree(value)
+    else:
+        raise _refuse("a JSON object (text or mapping)")
+    if not isinstance(value, dict):
+        raise _refuse("a JSON object at the top level")
+    return value

@@ -1,0 +1,174 @@
+"""``@tool``, the ``Tool`` base class, and the context a running tool receives."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar, overload
+
+from toolpalette.errors import ToolDefinitionError
+
+__all__ = ["TOOL_NAME", "Tool", "ToolContext", "ToolSpec", "get_spec", "tool"]
+
+TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""Valid tool names: accepted by OpenAI, Anthropic and MCP alike."""
+
+_SPEC_ATTR: Final = "__toolpalette_spec__"
+
+T = TypeVar("T")
+SchemaRefiner = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+"""Narrows a generated input schema; returns the new schema, or None after editing in place."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Everything ``@tool`` declares about a tool, before a provider is built from it."""
+
+    name: str | None = None
+    """The tool's name; defaults to the function's or class's snake_case name."""
+    description: str | None = None
+    """What the model reads; defaults to the docstring."""
+    display_name: str | None = None
+    """A human-friendly name for host UIs."""
+    action_verb: str | None = None
+    """What a host UI says while the tool runs (``Reading``, ``Querying``)."""
+    weight: float = 1.0
+    """Relative cost or priority, for hosts that budget a palette."""
+    read_only: bool = False
+    """Whether the tool leaves the world unchanged; a tool is mutating unless declared."""
+    concurrency_safe: bool | Callable[[Any], bool] | None = None
+    """Whether calls may overlap; a callable decides per input. Default: ``read_only``."""
+    resource_key: Callable[[Any], Hashable | None] | None = None
+    """Calls whose inputs map to the same key are serialized."""
+    timeout: float | None = None
+    """Seconds a call may run before it is abandoned (504); None takes the default."""
+    output_cap: int | None = None
+    """Largest output, in bytes of JSON text (413 beyond); None takes the default."""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    """An open mapping for hosts and packs; the core never reads it."""
+    refine_schema: SchemaRefiner | None = None
+    """Narrows the generated input schema; if it fails, the tool is refused."""
+    model_dependent: bool = False
+    """Whether the tool's behaviour depends on the model grade it runs for."""
+    grade: str | None = None
+    """The grade of a model-dependent tool; None takes its parent's."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may know about its call; ask for it by annotating a parameter.
+
+    A function tool receives it through a parameter annotated ``ToolContext`` (kept out
+    of the input schema); a class tool's ``run`` receives it as a second argument.
+    """
+
+    parent: Any = None
+    """The object the tool was created for (usually the bound thinker)."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """The host's configuration for the tool's pack (e.g. a workspace root)."""
+    abort: threading.Event = field(default_factory=threading.Event)
+    """Set when the call is abandoned (timeout or caller abort); long tools should poll it."""
+    call_id: str | None = None
+    """Identifies the call within its run."""
+    run_id: str | None = None
+    """The run (agent turn sequence) the call belongs to."""
+    thread_id: str | None = None
+    """The conversation thread the call belongs to."""
+    user: Mapping[str, Any] = field(default_factory=dict)
+    """Whatever the host passes about its user."""
+
+
+class Tool:
+    """Base class of class-based tools.
+
+    Decorate a subclass with ``@toolpalette.tool(...)`` and define ``run(self, input)``
+    (sync or ``async``), where ``input`` is annotated with a pydantic model: that model is
+    the tool's input schema. ``run`` may take a second parameter, which receives the
+    :class:`ToolContext`. One instance is built per parent with ``Cls(parent)``.
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        self.parent = parent
+        """The object this tool was created for."""
+
+    def run(self, input: Any) -> Any:  # noqa: A002 - the contract's parameter name
+        """Run the tool on validated input; override in a subclass."""
+        raise NotImplementedError
+
+
+@overload
+def tool(obj: T, /) -> T: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    display_name: str | None = None,
+    action_verb: str | None = None,
+    weight: float = 1.0,
+    read_only: bool = False,
+    concurrency_safe: bool | Callable[[Any], bool] | None = None,
+    resource_key: Callable[[Any], Hashable | None] | None = None,
+    timeout: float | None = None,
+    output_cap: int | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    refine_schema: SchemaRefiner | None = None,
+    model_dependent: bool = False,
+    grade: str | None = None,
+) -> Callable[[T], T]: ...
+def tool(obj: Any = None, /, **options: Any) -> Any:
+    """Declare a function or a ``Tool`` subclass as a tool.
+
+    Use bare (``@tool``) or with options (``@tool(read_only=True, timeout=5)``); the
+    options are the fields of :class:`ToolSpec`. The decorated object is returned
+    unchanged, so it stays callable and testable as plain Python; a pack returns it from
+    ``toolpalette_register_tools`` and the core builds the provider.
+
+    Raises:
+        ToolDefinitionError: an option is invalid (a malformed name, a negative timeout).
+    """
+    if obj is not None and options:
+        raise TypeError("tool() takes either the object to decorate or keyword options")
+    if options.get("metadata") is None:
+        options.pop("metadata", None)
+    spec = ToolSpec(**options)
+    _check_spec(spec, obj if obj is not None else None)
+
+    def decorate(target: T) -> T:
+        if not (callable(target)):
+            raise ToolDefinitionError(
+                tool_name=repr(target), reason="@tool decorates a function or a Tool subclass"
+            )
+        if isinstance(target, type) and not issubclass(target, Tool):
+            raise ToolDefinitionError(
+                tool_name=target.__qualname__,
+                reason="a class tool must subclass toolpalette.Tool",
+            )
+        setattr(target, _SPEC_ATTR, spec)
+        return target
+
+    return decorate(obj) if obj is not None else decorate
+
+
+def _check_spec(spec: ToolSpec, target: object) -> None:
+    label = spec.name or getattr(target, "__qualname__", "<tool>")
+    if spec.name is not None and not TOOL_NAME.match(spec.name):
+        raise ToolDefinitionError(
+            tool_name=label,
+            reason="names are 1-64 characters of letters, digits, '_' and '-'",
+        )
+    if spec.timeout is not None and not spec.timeout > 0:
+        raise ToolDefinitionError(tool_name=label, reason="timeout must be a positive number")
+    if spec.output_cap is not None and spec.output_cap <= 0:
+        raise ToolDefinitionError(tool_name=label, reason="output_cap must be positive")
+
+
+def get_spec(obj: object) -> ToolSpec | None:
+    """The spec ``@tool`` attached to ``obj`` itself (not inherited), or None."""
+    if isinstance(obj, type):
+        spec = obj.__dict__.get(_SPEC_ATTR)
+    else:
+        spec = getattr(obj, _SPEC_ATTR, None)
+    return spec if isinstance(spec, ToolSpec) else None

@@ -1,0 +1,317 @@
+"""Every exception and warning toolpalette raises.
+
+Developer mistakes (a bad ``@tool`` declaration, an invalid schema, a broken skill
+manifest) derive from :class:`UserError`; refusals a running host meets (an unknown tool,
+invalid model input, a collision between installed packs) derive from their own
+branches. Each class carries structured fields as well as a readable message, so hosts
+can act on them without parsing text::
+
+    ToolpaletteError
+    ├── UserError                       a developer mistake, fixed in code
+    │   ├── ToolDefinitionError         a bad @tool declaration or Tool subclass
+    │   ├── InvalidToolSchemaError      a schema that is not valid JSON Schema
+    │   └── InvalidManifestError        a skill or skilljar manifest field (also ValueError)
+    ├── ToolCollisionError              two providers claim one name (also ValueError)
+    ├── PluginError                     an installed pack could not be used
+    │   ├── PluginLoadError             import failed, hook raised, garbage returned
+    │   └── IncompatiblePluginError     the pack's requirement excludes this core
+    ├── ToolNotFoundError               an unknown tool name (also LookupError)
+    ├── SkillNotFoundError              an unknown skill id (also LookupError)
+    ├── InvalidInputError               model input refused (also ValueError)
+    └── ToolError                       raised by a tool: code, status, user message
+
+    ToolpaletteWarning (UserWarning)
+    ├── PluginWarning                   a pack loaded, but something in it was skipped
+    ├── SkillWarning                    a skill loaded leniently, or was skipped
+    └── ToolpaletteDeprecationWarning   (also DeprecationWarning)
+
+Messages never quote a value a model sent: :class:`InvalidInputError` names the field
+path and the declared type only, and keeps the validator's own complaint as its
+``__cause__``, for logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "IncompatiblePluginError",
+    "InputProblem",
+    "InvalidInputError",
+    "InvalidManifestError",
+    "InvalidToolSchemaError",
+    "PluginError",
+    "PluginLoadError",
+    "PluginWarning",
+    "SkillNotFoundError",
+    "SkillWarning",
+    "ToolCollisionError",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolNotFoundError",
+    "ToolpaletteDeprecationWarning",
+    "ToolpaletteError",
+    "ToolpaletteWarning",
+    "UserError",
+]
+
+
+class ToolpaletteError(Exception):
+    """Base class of every exception toolpalette raises."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take keyword fields, not the message; rebuild from the fields.
+        return (_rebuild, (type(self), self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
+        return {}
+
+
+def _rebuild(cls: type[ToolpaletteError], fields: dict[str, Any]) -> ToolpaletteError:
+    return cls(**fields)
+
+
+class UserError(ToolpaletteError):
+    """A developer mistake: the code that declares a tool, a schema or a skill is wrong."""
+
+
+class ToolDefinitionError(UserError):
+    """A ``@tool`` declaration or ``Tool`` subclass cannot become a tool."""
+
+    def __init__(self, *, tool_name: str, reason: str) -> None:
+        self.tool_name = tool_name
+        """The tool's name, or the decorated object's qualified name."""
+        self.reason = reason
+        """What is wrong and how to fix it."""
+        super().__init__(f"Tool {tool_name!r} is not a valid tool: {reason}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"tool_name": self.tool_name, "reason": self.reason}
+
+
+class InvalidToolSchemaError(UserError):
+    """A tool's input or output schema is not valid, or a refiner failed to narrow it."""
+
+    def __init__(self, *, tool_name: str, errors: Sequence[str]) -> None:
+        self.tool_name = tool_name
+        """The tool whose schema was refused."""
+        self.errors = tuple(errors)
+        """One readable line per problem."""
+        super().__init__(f"Tool {tool_name!r} has an invalid schema: " + "; ".join(self.errors))
+
+    def _fields(self) -> dict[str, Any]:
+        return {"tool_name": self.tool_name, "errors": self.errors}
+
+
+class InvalidManifestError(UserError, ValueError):
+    """A skill's ``SKILL.md`` front matter or a skilljar's metadata is invalid."""
+
+    def __init__(self, *, jar: str, field: str, reason: str) -> None:
+        self.jar = jar
+        """The bundle id, or the skill's folder when there is no bundle."""
+        self.field = field
+        """The front-matter field (or ``"SKILL.md"`` for the file as a whole)."""
+        self.reason = reason
+        """What is wrong and how to fix it."""
+        super().__init__(f"{jar}: field {field!r}: {reason}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"jar": self.jar, "field": self.field, "reason": self.reason}
+
+
+class ToolCollisionError(ToolpaletteError, ValueError):
+    """Two different providers claim the same tool name.
+
+    Never resolved silently: the host renames or prefixes one side in its
+    configuration (see the host guide).
+    """
+
+    def __init__(self, *, tool_name: str, first: str, second: str, hint: str = "") -> None:
+        self.tool_name = tool_name
+        """The contested name."""
+        self.first = first
+        """The provider already registered, with its distribution and version when known."""
+        self.second = second
+        """The provider that was refused, likewise."""
+        self.hint = hint or (
+            "rename or prefix one of them in the host configuration "
+            "([tool.toolpalette] rename / prefix, or ToolHub(rename=..., prefix=...))"
+        )
+        """How to resolve the collision."""
+        super().__init__(
+            f"Tool name {tool_name!r} is claimed twice: by {first} and by {second}; {self.hint}"
+        )
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "tool_name": self.tool_name,
+            "first": self.first,
+            "second": self.second,
+            "hint": self.hint,
+        }
+
+
+class PluginError(ToolpaletteError):
+    """An installed pack or skilljar could not be used; the rest of the hub still works."""
+
+
+class PluginLoadError(PluginError):
+    """A pack failed to import, a hook raised, or a hook returned something unusable.
+
+    The original exception, when there is one, is ``__cause__``.
+    """
+
+    def __init__(self, *, plugin_name: str, distribution: str | None, reason: str) -> None:
+        self.plugin_name = plugin_name
+        """The entry point name (or the name given to ``add_plugin``)."""
+        self.distribution = distribution
+        """``name version`` of the distribution that ships it, when known."""
+        self.reason = reason
+        """What went wrong, readable."""
+        where = f" (from {distribution})" if distribution else ""
+        super().__init__(f"Plugin {plugin_name!r}{where}: {reason}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "plugin_name": self.plugin_name,
+            "distribution": self.distribution,
+            "reason": self.reason,
+        }
+
+
+class IncompatiblePluginError(PluginError):
+    """A pack declares a requirement on ``toolpalette`` that this version does not meet."""
+
+    def __init__(self, *, plugin_name: str, required: str, installed: str) -> None:
+        self.plugin_name = plugin_name
+        """The entry point name."""
+        self.required = required
+        """The pack's declared specifier, e.g. ``>=2,<3``."""
+        self.installed = installed
+        """The installed toolpalette version."""
+        super().__init__(
+            f"Plugin {plugin_name!r} requires toolpalette{required}, "
+            f"but {installed} is installed; upgrade one of them"
+        )
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "plugin_name": self.plugin_name,
+            "required": self.required,
+            "installed": self.installed,
+        }
+
+
+class ToolNotFoundError(ToolpaletteError, LookupError):
+    """No tool of that name is available; the message lists the ones that are."""
+
+    def __init__(self, *, tool_name: object, available: Sequence[str]) -> None:
+        self.tool_name = tool_name
+        """The name asked for (possibly not a string)."""
+        self.available = tuple(available)
+        """The names that are available, sorted."""
+        listing = ", ".join(self.available) if self.available else "none"
+        super().__init__(f"Tool {tool_name!r} is not available. Available tools: {listing}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def _fields(self) -> dict[str, Any]:
+        return {"tool_name": self.tool_name, "available": self.available}
+
+
+class SkillNotFoundError(ToolpaletteError, LookupError):
+    """No skill of that id is available; the message lists the ones that are."""
+
+    def __init__(self, *, skill_id: str, available: Sequence[str]) -> None:
+        self.skill_id = skill_id
+        """The full skill id asked for."""
+        self.available = tuple(available)
+        """The ids that are available, sorted."""
+        listing = ", ".join(self.available) if self.available else "none"
+        super().__init__(f"Skill {skill_id!r} is not available. Available skills: {listing}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def _fields(self) -> dict[str, Any]:
+        return {"skill_id": self.skill_id, "available": self.available}
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One reason model input was refused: where, and what the schema declares there."""
+
+    path: str
+    """Where the problem is, as a dotted path with list indexes (``items[2].name``);
+    ``"(input)"`` for the input as a whole."""
+    expected: str
+    """What the schema declares there (``integer``, ``required field``, ...)."""
+
+    def __str__(self) -> str:
+        return f"at {self.path}: expected {self.expected}"
+
+
+class InvalidInputError(ToolpaletteError, ValueError):
+    """Model input was refused; correctable by the model.
+
+    The message names field paths and declared types only, never a value the model
+    sent. The validator's own complaint, which may quote the value, is ``__cause__``.
+    """
+
+    def __init__(self, *, tool_name: str, problems: Sequence[InputProblem]) -> None:
+        self.tool_name = tool_name
+        """The tool whose input was refused."""
+        self.problems = tuple(problems)
+        """Every problem found, in input order."""
+        detail = "; ".join(str(p) for p in self.problems) or "input refused"
+        super().__init__(f"Invalid input for tool {tool_name!r}: {detail}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"tool_name": self.tool_name, "problems": self.problems}
+
+
+class ToolError(ToolpaletteError):
+    """Raise from a tool to give the model a deliberate, readable failure.
+
+    Unlike any other exception (whose text is never shown to the model), a ToolError
+    keeps its ``code``, ``status`` and ``user_message`` all the way to the result.
+    """
+
+    def __init__(self, user_message: str, *, code: str = "tool_error", status: int = 422) -> None:
+        self.user_message = user_message
+        """The text the model sees."""
+        self.code = code
+        """A short machine-readable code (``not_found``, ``conflict``, ...)."""
+        self.status = status
+        """An HTTP-like status: 4xx the model can correct, 5xx it cannot."""
+        super().__init__(user_message)
+
+    def _fields(self) -> dict[str, Any]:
+        return {"user_message": self.user_message, "code": self.code, "status": self.status}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_tool_error, (type(self), self._fields()))
+
+
+def _rebuild_tool_error(cls: type[ToolError], fields: dict[str, Any]) -> ToolError:
+    message = fields.pop("user_message")
+    return cls(message, **fields)
+
+
+class ToolpaletteWarning(UserWarning):
+    """Base class of every warning toolpalette emits."""
+
+
+class PluginWarning(ToolpaletteWarning):
+    """A pack loaded, but something it offered was skipped (e.g. a class without @tool)."""
+
+
+class SkillWarning(ToolpaletteWarning):
+    """A skill was loaded leniently (a cosmetic problem) or skipped."""
+
+
+class ToolpaletteDeprecationWarning(ToolpaletteWarning, DeprecationWarning):
+    """A name or hook argument that will be removed; the message says what replaces it."""
