@@ -42,7 +42,7 @@ def tests(session: nox.Session) -> None:
     A Python version that is not on the machine is skipped, not failed.
     """
     _install_group(session, "test")
-    session.install(*FIRST_PARTY, "./core[mcp]")
+    session.install(*FIRST_PARTY)
     session.run(
         "pytest",
         "-m",
@@ -81,7 +81,7 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """Type-check the core, the packs, the skilljars and this file with mypy --strict."""
     _install_group(session, "typecheck")
-    session.install(*FIRST_PARTY, "./core[mcp]")
+    session.install(*FIRST_PARTY)
     session.run("mypy")
 
 

@@ -19,6 +19,7 @@ from toolpalette._provider import (
 )
 from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
 from toolpalette._tool import Tool, ToolContext, ToolSpec, tool
+from toolpalette.hookspecs import hookimpl
 from toolpalette.errors import (
     InvalidInputError,
     ToolCollisionError,
@@ -45,6 +46,7 @@ __all__ = [
     "ToolSpec",
     "ToolpaletteError",
     "__version__",
+    "hookimpl",
     "tool",
 ]
 

@@ -1,0 +1,137 @@
+"""Entry-point discovery shared by tool packs and skilljars: find, never import.
+
+Listing an entry point group reads only the installed distributions' entry point
+tables. Nothing is imported and no distribution's METADATA is parsed until a pack or
+jar is actually needed; then :func:`check_core_requirement` reads that one
+distribution's requirement on ``toolpalette`` (with ``packaging``, imported lazily).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import importlib_metadata
+
+from toolpalette.errors import IncompatiblePluginError
+
+__all__ = [
+    "PLUGIN_GROUP",
+    "SKILLJAR_GROUP",
+    "EntryPointInfo",
+    "check_core_requirement",
+    "core_version",
+    "discover",
+    "env_names",
+]
+
+PLUGIN_GROUP: Final = "toolpalette.plugins"
+"""The entry point group of tool packs."""
+SKILLJAR_GROUP: Final = "toolpalette.skilljars"
+"""The entry point group of skilljars."""
+
+
+@dataclass(frozen=True)
+class EntryPointInfo:
+    """One installed entry point, described without importing it."""
+
+    group: str
+    """The entry point group."""
+    name: str
+    """The entry point name: a pack's name, or a skilljar's bundle id."""
+    value: str
+    """The target, ``module`` or ``module:attribute``."""
+    distribution: str | None
+    """The name of the distribution that declares it."""
+    version: str | None
+    """That distribution's version."""
+    entry_point: Any = field(default=None, repr=False, compare=False)
+    """The underlying ``importlib_metadata.EntryPoint`` (its ``dist`` reads metadata)."""
+
+    @property
+    def module(self) -> str:
+        """The module (or package) the entry point names."""
+        return self.value.partition(":")[0].strip()
+
+    @property
+    def label(self) -> str:
+        """``distribution version``, or the entry point name when the dist is unknown."""
+        if self.distribution:
+            return f"{self.distribution} {self.version or '?'}"
+        return self.name
+
+    def load(self) -> Any:
+        """Import and return the target (the only step here that imports anything)."""
+        return self.entry_point.load()
+
+
+def discover(group: str) -> list[EntryPointInfo]:
+    """Every entry point in ``group``, sorted by name then distribution, without importing.
+
+    A distribution found twice on ``sys.path`` (the same name) counts once: the first
+    one on the path, as the import system would pick it.
+    """
+    seen: set[tuple[str, str | None]] = set()
+    found: list[EntryPointInfo] = []
+    for ep in importlib_metadata.entry_points(group=group):
+        dist = ep.dist
+        dist_name = dist.name if dist is not None else None
+        key = (ep.name, _normalize(dist_name) if dist_name else None)
+        if key in seen:
+            continue
+        seen.add(key)
+        version = dist.version if dist is not None else None
+        found.append(EntryPointInfo(group, ep.name, ep.value, dist_name, version, ep))
+    found.sort(key=lambda info: (info.name, info.distribution or ""))
+    return found
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def core_version() -> str:
+    """The installed toolpalette version."""
+    return importlib_metadata.version("toolpalette")
+
+
+def check_core_requirement(info: EntryPointInfo) -> IncompatiblePluginError | None:
+    """The error to report when ``info``'s distribution excludes this toolpalette, else None.
+
+    Reads the distribution's ``Requires-Dist`` for ``toolpalette`` (ignoring extras
+    and environment markers that do not apply). No requirement means compatible.
+    """
+    dist = getattr(info.entry_point, "dist", None)
+    requires = (dist.requires if dist is not None else None) or []
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    installed = core_version()
+    for line in requires:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(requirement.name) != "toolpalette":
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        try:
+            ok = requirement.specifier.contains(Version(installed), prereleases=True)
+        except InvalidVersion:
+            ok = True
+        if not ok:
+            return IncompatiblePluginError(
+                plugin_name=info.name, required=str(requirement.specifier), installed=installed
+            )
+    return None
+
+
+def env_names(variable: str) -> frozenset[str] | None:
+    """The comma-separated names in an environment variable, or None when it is unset."""
+    raw = os.environ.get(variable)
+    if raw is None:
+        return None
+    return frozenset(part.strip() for part in raw.split(",") if part.strip())
