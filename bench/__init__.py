@@ -1,0 +1,1 @@
+"""Benchmarks of toolpalette beside its anchors; run with ``python -m nox -s bench``."""
