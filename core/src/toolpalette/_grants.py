@@ -1,0 +1,69 @@
+"""The grant record: every admission request a model made, and what was decided."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["GrantLog", "GrantRecord"]
+
+logger = logging.getLogger("toolpalette.grants")
+
+GrantDecision = Literal["granted", "present", "refused", "pending"]
+
+
+@dataclass(frozen=True)
+class GrantRecord:
+    """One admission request and its outcome."""
+
+    thinker: str
+    """The thinker class (``module.QualName``)."""
+    conversation: str
+    """The conversation's id."""
+    turn: int
+    """The turn in which the model asked."""
+    kind: Literal["tool", "skill"]
+    """What was asked for."""
+    name: str
+    """The tool name or full skill id asked for."""
+    decision: GrantDecision
+    """``granted`` (newly admitted), ``present`` (already there), ``refused``, or
+    ``pending`` (waiting for a human's approval)."""
+    reason: str = ""
+    """Why, for refusals and pending requests."""
+    time: float = field(default_factory=time.time)
+    """When it was decided (seconds since the epoch)."""
+
+
+class GrantLog:
+    """An append-only, thread-safe list of grant records, with listeners."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[GrantRecord] = []
+        self._listeners: list[Callable[[GrantRecord], None]] = []
+
+    def add(self, record: GrantRecord) -> None:
+        """Append ``record`` and tell every listener; a listener that raises is logged."""
+        with self._lock:
+            self._records.append(record)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(record)
+            except Exception:
+                logger.exception("grant listener %r raised; ignored", listener)
+
+    def listen(self, listener: Callable[[GrantRecord], None]) -> None:
+        """Call ``listener`` with every record added from now on."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def records(self) -> list[GrantRecord]:
+        """Every record so far, oldest first."""
+        with self._lock:
+            return list(self._records)
