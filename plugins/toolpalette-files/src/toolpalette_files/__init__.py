@@ -1,0 +1,13 @@
+"""toolpalette-files: tools over one workspace root that nothing can escape.
+
+The tools live in :mod:`toolpalette_files.tools`; the pack's hooks module,
+:mod:`toolpalette_files.hooks`, is what the ``toolpalette.plugins`` entry point names.
+Importing this package imports nothing else.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ENV_ROOT"]
+
+ENV_ROOT = "TOOLPALETTE_FILES_ROOT"
+"""The environment variable read when the host's configuration gives no ``root``."""
