@@ -1,0 +1,150 @@
+"""The plugin manager: pluggy, restricted to ``toolpalette_*`` hooks and made tolerant.
+
+:class:`ToolpaletteManager` is the ``PluginManager`` every hub owns. It differs from a
+plain pluggy manager in three ways, each so that one careless pack cannot hurt a host:
+
+- only attributes named ``toolpalette_*`` and marked with ``@toolpalette.hookimpl``
+  are hook implementations; nothing else in a pack's module is even looked at;
+- an implementation of a hook that does not exist (a typo, or a hook from a newer
+  core) is not registered and is remembered, so the hub reports it as an
+  ``unknown-hook`` problem instead of failing later in ``check_pending``;
+- ``TOOLPALETTE_TRACE_PLUGINS`` turns on pluggy's hook-call monitoring, logged to the
+  ``toolpalette.trace`` logger.
+
+Loading entry points is the hub's job (lazily, one pack at a time); the manager never
+imports anything by itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, final
+
+import pluggy
+
+from toolpalette import hookspecs
+
+if TYPE_CHECKING:
+    from pluggy import HookimplOpts
+    from pluggy._hooks import HookImpl
+
+__all__ = ["HOOK_PREFIX", "TRACE_ENV", "ToolpaletteManager", "trace_logger"]
+
+HOOK_PREFIX: Final = "toolpalette_"
+"""Every hook name starts with this; other attributes are never hook implementations."""
+TRACE_ENV: Final = "TOOLPALETTE_TRACE_PLUGINS"
+"""Set (to anything non-empty) to log every hook call and its results."""
+
+trace_logger = logging.getLogger("toolpalette.trace")
+"""Where hook calls are logged when tracing is on."""
+
+
+@final
+class ToolpaletteManager(pluggy.PluginManager):
+    """The pluggy ``PluginManager`` of one hub, with the toolpalette hookspecs added.
+
+    Args:
+        trace: Log every hook call to ``toolpalette.trace``; None reads
+            ``TOOLPALETTE_TRACE_PLUGINS`` from the environment.
+    """
+
+    def __init__(self, *, trace: bool | None = None) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+        self._unknown: list[str] = []
+        self._unknown_by_plugin: dict[str, tuple[str, ...]] = {}
+        self.tracing = bool(os.environ.get(TRACE_ENV)) if trace is None else trace
+        """Whether hook calls are logged (the hub also logs each register-hook call)."""
+        if self.tracing:
+            _enable_trace(self)
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> HookimplOpts | None:
+        """Pick ``toolpalette_*`` attributes marked with ``@hookimpl``; skip unknown hooks.
+
+        An implementation of a hook that has no spec is remembered (see
+        :meth:`unknown_hooks`) and not registered, so it is never called.
+        """
+        if not name.startswith(HOOK_PREFIX):
+            return None
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            return None
+        hook = getattr(self.hook, opts.get("specname") or name, None)
+        if hook is None or not hook.has_spec():
+            self._unknown.append(name)
+            return None
+        return opts
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        """Register ``plugin`` like pluggy does, remembering its unknown hook names.
+
+        Raises:
+            ValueError: the name or the plugin is already registered.
+            pluggy.PluginValidationError: an implementation does not match its spec.
+        """
+        self._unknown = []
+        try:
+            registered = super().register(plugin, name)
+        finally:
+            unknown, self._unknown = tuple(sorted(set(self._unknown))), []
+        if registered is not None:
+            self._unknown_by_plugin[registered] = unknown
+        return registered
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        """Unregister like pluggy does, forgetting the plugin's unknown hook names."""
+        key = name if name is not None else self.get_name(plugin) if plugin is not None else None
+        removed = super().unregister(plugin, name)
+        if key is not None:
+            self._unknown_by_plugin.pop(key, None)
+        return removed
+
+    def unknown_hooks(self, name: str) -> tuple[str, ...]:
+        """The ``toolpalette_*`` implementations of plugin ``name`` that match no hook."""
+        return self._unknown_by_plugin.get(name, ())
+
+    def hooks_of(self, name: str) -> list[str]:
+        """The hooks plugin ``name`` implements, sorted (empty when not registered)."""
+        plugin = self.get_plugin(name)
+        if plugin is None:
+            return []
+        return sorted({caller.name for caller in self.get_hookcallers(plugin) or ()})
+
+    def impls_of(self, hook_name: str, plugin_name: str) -> list[HookImpl]:
+        """The implementations of ``hook_name`` by plugin ``plugin_name``, in call order."""
+        caller = getattr(self.hook, hook_name)
+        return [i for i in reversed(caller.get_hookimpls()) if i.plugin_name == plugin_name]
+
+    @staticmethod
+    def suggest(hook_name: str) -> str:
+        """A hint naming the closest real hook, for an unknown-hook problem."""
+        names = [n for n in dir(hookspecs) if n.startswith(HOOK_PREFIX)]
+        close = difflib.get_close_matches(hook_name, names, n=1)
+        if close:
+            return f"did you mean {close[0]}?"
+        return "the hooks are: " + ", ".join(sorted(names))
+
+
+def _enable_trace(pm: ToolpaletteManager) -> None:
+    if not trace_logger.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolpalette trace: %(message)s"))
+        trace_logger.addHandler(handler)
+    trace_logger.setLevel(logging.DEBUG)
+
+    def before(hook_name: str, impls: Sequence[HookImpl], kwargs: Mapping[str, Any]) -> None:
+        plugins = ", ".join(i.plugin_name for i in impls)
+        trace_logger.debug("call %s(%s) on [%s]", hook_name, ", ".join(kwargs), plugins)
+
+    def after(outcome: Any, hook_name: str, impls: Sequence[HookImpl], kwargs: Any) -> None:
+        exc = outcome.exception
+        if exc is not None:
+            trace_logger.debug("%s raised %s", hook_name, type(exc).__name__)
+        else:
+            trace_logger.debug("%s returned %r", hook_name, outcome.get_result())
+
+    pm.add_hookcall_monitoring(before, after)
