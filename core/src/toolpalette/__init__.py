@@ -18,6 +18,13 @@ from toolpalette._provider import (
     ToolProvider,
 )
 from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
+from toolpalette._skills import (
+    Conversation,
+    Skill,
+    SkillManifest,
+    SkillRegistry,
+    SkillSelector,
+)
 from toolpalette._tool import Tool, ToolContext, ToolSpec, tool
 from toolpalette.hookspecs import hookimpl
 from toolpalette.errors import (
@@ -31,9 +38,14 @@ from toolpalette.errors import (
 __all__ = [
     "BoundTool",
     "ClassToolProvider",
+    "Conversation",
     "FunctionToolProvider",
     "InvalidInputError",
     "Origin",
+    "Skill",
+    "SkillManifest",
+    "SkillRegistry",
+    "SkillSelector",
     "Surface",
     "SurfaceDiff",
     "Tool",

@@ -3,8 +3,9 @@
 A jar's skills are the top-level folders of its import package that hold a
 ``SKILL.md``, read through ``importlib.resources.files()``, so a jar installed as a
 wheel, an editable install or a zip works alike. Importing the package is the only code
-that runs. Listing reads each ``SKILL.md`` up to the end of its front matter; the body
-and the resources are read by :class:`FolderSource` when they are asked for.
+that runs, and PyYAML is imported only when the first ``SKILL.md`` is read. Listing
+reads each ``SKILL.md`` up to the end of its front matter; the body and the resources
+are read by :class:`FolderSource` when they are asked for.
 """
 
 from __future__ import annotations
@@ -13,12 +14,6 @@ import importlib.resources
 from typing import TYPE_CHECKING
 
 from toolpalette._problems import Problem
-from toolpalette._skills._loader import (
-    FrontMatterError,
-    parse_front_matter,
-    read_front_matter,
-    split_body,
-)
 from toolpalette._skills._manifest import coerce_front_matter, lint_manifest
 from toolpalette._skills._paths import inside, walk_files
 from toolpalette._skills._skill import Skill
@@ -43,6 +38,8 @@ class FolderSource:
         self._file = skill_file
 
     def body(self) -> str:
+        from toolpalette._skills._loader import split_body
+
         with self._file.open("rb") as stream:
             return split_body(stream.read())
 
@@ -117,6 +114,8 @@ def _skill_file(folder: Traversable) -> tuple[Traversable | None, bool]:
 def _load_skill(
     root: Traversable, folder: Traversable, skill_file: Traversable, *, bundle: str, origin: Origin
 ) -> tuple[Skill | None, list[Problem]]:
+    from toolpalette._skills._loader import FrontMatterError, parse_front_matter, read_front_matter
+
     where = f"{bundle}/{folder.name}"
     if not inside(root, folder) or not inside(folder, skill_file):
         return None, [_skipped(where, origin, "the skill folder is a symlink out of the jar")]
