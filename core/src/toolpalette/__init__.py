@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolpalette._hub import PluginInfo, ToolHub
+from toolpalette._problems import Problem
 from toolpalette._provider import (
     BoundTool,
     ClassToolProvider,
@@ -42,6 +44,8 @@ __all__ = [
     "FunctionToolProvider",
     "InvalidInputError",
     "Origin",
+    "PluginInfo",
+    "Problem",
     "Skill",
     "SkillManifest",
     "SkillRegistry",
@@ -52,6 +56,7 @@ __all__ = [
     "ToolCollisionError",
     "ToolContext",
     "ToolError",
+    "ToolHub",
     "ToolNotFoundError",
     "ToolProvider",
     "ToolRegistry",
