@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: collides with alpha on 'search'."""

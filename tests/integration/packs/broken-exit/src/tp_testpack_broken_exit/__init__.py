@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: its hooks module calls sys.exit."""

@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: one hook implementation raises, another works."""

@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: its hooks module fails to import."""

@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: hooks return garbage next to one good tool."""

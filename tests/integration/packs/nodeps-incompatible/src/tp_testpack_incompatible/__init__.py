@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: requires a toolpalette that does not exist yet."""

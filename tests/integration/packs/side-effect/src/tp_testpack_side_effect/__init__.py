@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: writes a sentinel file when imported."""

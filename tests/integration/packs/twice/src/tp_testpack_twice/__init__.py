@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: one hooks module behind two entry points."""

@@ -1,0 +1,1 @@
+"""Test-only toolpalette pack: implements a hook that does not exist."""
