@@ -8,8 +8,6 @@ plugin, and imports neither jsonschema nor mcp.
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolpalette._hub import PluginInfo, ToolHub
 from toolpalette._problems import Problem
 from toolpalette._provider import (
@@ -74,7 +72,7 @@ for _name in __all__:
 del _name, _obj
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> str:
     if name == "__version__":
         from importlib.metadata import version
 

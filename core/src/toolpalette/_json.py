@@ -5,7 +5,8 @@ same checks before any schema sees them:
 
 - size: JSON text at most :data:`MAX_INPUT_BYTES` (UTF-8), checked before parsing;
 - depth: at most :data:`MAX_DEPTH` nested arrays/objects, checked before parsing text;
-- ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON);
+- ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON), and so is a
+  number too large for a float (``1e400``), which would otherwise become infinity;
 - duplicate object keys are refused (parsers disagree on which one wins);
 - lone UTF-16 surrogates (``"\\ud800"``) are refused (they cannot be encoded as UTF-8);
 - the top level is an object;
@@ -60,7 +61,16 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 overflows to infinity
+        raise _refuse("finite numbers only (NaN and Infinity are not JSON)")
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+)
 
 
 def _text_depth(text: str) -> int:

@@ -186,8 +186,12 @@ class ToolProvider(abc.ABC):
 
     def describe(self) -> str:
         """Who provides this tool, for collision reports: class, module, distribution."""
-        where = self.origin.describe() if self.origin else type(self).__module__
+        where = self.origin.describe() if self.origin else self._defined_in()
         return f"{type(self).__name__} {self.name!r} from {where}"
+
+    def _defined_in(self) -> str:
+        """Where the tool is defined, when no origin is known."""
+        return type(self).__module__
 
     def _validator(self) -> Validator:
         cached: Validator | None = self.__dict__.get("_cached_validator")
@@ -348,6 +352,10 @@ class FunctionToolProvider(_SpecProvider):
 
         return BoundTool(call, is_async=_is_async(fn), takes_context=ctx_param is not None)
 
+    def _defined_in(self) -> str:
+        fn = self.function
+        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', self.name)}"
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FunctionToolProvider):
             return NotImplemented
@@ -381,6 +389,9 @@ class ClassToolProvider(_SpecProvider):
         if self._takes_context:
             return BoundTool(run, is_async=_is_async(run), takes_context=True)
         return BoundTool(lambda value, _ctx: run(value), is_async=_is_async(run), takes_context=False)
+
+    def _defined_in(self) -> str:
+        return f"{self.tool_class.__module__}.{self.tool_class.__qualname__}"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ClassToolProvider):

@@ -1,17 +1,37 @@
 """pytest fixtures for anyone testing toolpalette tools, packs and hosts.
 
 Installed with toolpalette through the ``pytest11`` entry point, so the fixtures are
-available in any test suite without an import.
+available in any test suite without an import:
+
+- ``tool_registry``: a fresh, empty :class:`~toolpalette.ToolRegistry`;
+- ``tool_context``: a fresh :class:`~toolpalette.ToolContext` (no parent, abort unset);
+- ``fake_tool_factory``: :func:`toolpalette.testing.fake_tool`, to build scripted tools.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from toolpalette._registry import ToolRegistry
+from toolpalette._tool import ToolContext
+from toolpalette.testing import FakeTool, fake_tool
 
 
 @pytest.fixture
 def tool_registry() -> ToolRegistry:
     """A fresh, empty ToolRegistry for each test."""
     return ToolRegistry()
+
+
+@pytest.fixture
+def tool_context() -> ToolContext:
+    """A fresh ToolContext for each test: no parent, empty config, abort not set."""
+    return ToolContext()
+
+
+@pytest.fixture
+def fake_tool_factory() -> Callable[..., FakeTool]:
+    """Build FakeTools: ``fake_tool_factory("name", read_only=True, result=...)``."""
+    return fake_tool

@@ -239,6 +239,11 @@ class ToolRegistry:
         if obj is None:
             raise TypeError("unregister(None): name the tool to remove")
         if isinstance(obj, type) and issubclass(obj, Tool) and get_spec(obj) is None:
+            warnings.warn(
+                f"{obj.__module__}.{obj.__qualname__} is a Tool subclass without @tool; skipped",
+                PluginWarning,
+                stacklevel=2,
+            )
             return False
         name = obj if isinstance(obj, str) else as_provider(obj).name
         with self._lock:

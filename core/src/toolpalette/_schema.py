@@ -194,7 +194,11 @@ def output_schema(annotation: Any) -> dict[str, Any] | None:
     )
     if not composite:
         return None
-    schema = pydantic.TypeAdapter(annotation).json_schema(mode="serialization")
+    try:
+        schema = pydantic.TypeAdapter(annotation).json_schema(mode="serialization")
+    except pydantic.PydanticUserError:
+        # e.g. typing.TypedDict before Python 3.12: not describable, so shipped as text.
+        return None
     return schema if schema.get("type") == "object" else None
 
 
@@ -239,8 +243,11 @@ def _subschema(schema: dict[str, Any], parts: Sequence[object]) -> dict[str, Any
         if isinstance(part, int):
             node = node.get("items") if isinstance(node.get("items"), dict) else None
         else:
-            node = (node.get("properties") or {}).get(part)
-        if node is None:
+            props = node.get("properties") or {}
+            extra = node.get("additionalProperties")
+            # "*" stands for a key the schema does not declare (see safe_parts).
+            node = props.get(part) if part in props or part != "*" else extra
+        if not isinstance(node, dict):
             return None
     resolved = _resolve(schema, node)
     return resolved if isinstance(resolved, dict) else None
@@ -301,7 +308,10 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
             for name in error.validator_value:
                 if isinstance(name, str) and name not in present:
                     expected = f"required field of type {declared_type(schema, [*parts, name])}"
-                    problems.append(InputProblem(format_path([*parts, name]), expected))
+                    problem = InputProblem(format_path([*parts, name]), expected)
+                    # jsonschema reports each missing name separately: report it once.
+                    if problem not in problems:
+                        problems.append(problem)
             continue
         if keyword in ("additionalProperties", "unevaluatedProperties"):
             allowed = sorted((error.schema.get("properties") or {}).keys())

@@ -61,8 +61,11 @@ __all__ = [
 class ToolpaletteError(Exception):
     """Base class of every exception toolpalette raises."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> str | tuple[Any, ...]:
         # Subclasses take keyword fields, not the message; rebuild from the fields.
+        # A class without fields of its own takes its message: pickle it as usual.
+        if type(self)._fields is ToolpaletteError._fields:
+            return super().__reduce__()
         return (_rebuild, (type(self), self._fields()))
 
     def _fields(self) -> dict[str, Any]:

@@ -1,0 +1,397 @@
+"""Schemas: docstrings, generated input models, refiners, checks, validators, outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+import typing_extensions
+from toolpalette import InvalidInputError, ToolContext, tool
+from toolpalette._provider import as_provider
+from toolpalette._schema import (
+    check_schema,
+    compile_validator,
+    declared_type,
+    format_path,
+    function_input_model,
+    output_schema,
+    refine,
+    safe_parts,
+    split_docstring,
+)
+from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
+
+
+class Point(pydantic.BaseModel):
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class Size:
+    width: int
+    height: int
+
+
+class Movie(typing_extensions.TypedDict):
+    title: str
+    year: int
+
+
+# -- docstrings -----------------------------------------------------------------------
+
+
+def test_split_docstring_separates_summary_and_args() -> None:
+    doc = """Find files by name.
+
+    Searches the workspace, not the whole disk.
+
+    Args:
+        pattern (str): A glob pattern,
+            relative to the root.
+        limit: At most this many.
+        *extra: Ignored extras.
+
+    Returns:
+        The paths.
+    """
+    summary, params = split_docstring(doc)
+    assert summary == "Find files by name.\n\nSearches the workspace, not the whole disk."
+    assert params == {
+        "pattern": "A glob pattern, relative to the root.",
+        "limit": "At most this many.",
+        "extra": "Ignored extras.",
+    }
+
+
+@pytest.mark.parametrize("doc", [None, "", "   "])
+def test_split_docstring_of_nothing(doc: str | None) -> None:
+    assert split_docstring(doc) == ("", {})
+
+
+def test_split_docstring_sections_after_args_end_the_args() -> None:
+    summary, params = split_docstring(
+        "Do it.\n\nArgs:\n    a: First.\nRaises:\n    ValueError: never.\n"
+    )
+    assert summary == "Do it."
+    assert params == {"a": "First."}
+
+
+# -- function input models ------------------------------------------------------------
+
+
+def test_function_input_model_excludes_the_context_and_forbids_extras() -> None:
+    def fn(path: str, ctx: ToolContext, depth: int = 2) -> None: ...
+
+    model, context_param = function_input_model(fn, "fn", {"path": "Where."})
+    assert context_param == "ctx"
+    schema = model.model_json_schema()
+    assert set(schema["properties"]) == {"path", "depth"}
+    assert schema["required"] == ["path"]
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["path"]["description"] == "Where."
+    assert schema["properties"]["depth"]["default"] == 2
+
+
+def test_function_input_model_of_no_parameters() -> None:
+    def fn() -> None: ...
+
+    model, context_param = function_input_model(fn, "fn", {})
+    assert context_param is None
+    assert model.model_json_schema()["properties"] == {}
+
+
+def _star_args(*values: int) -> None: ...
+
+
+def _star_kwargs(**values: int) -> None: ...
+
+
+def _positional_only(value: int, /) -> None: ...
+
+
+def _unannotated(value) -> None:  # type: ignore[no-untyped-def]
+    ...
+
+
+def _unresolvable(value: NoSuchType) -> None:  # type: ignore[name-defined]  # noqa: F821
+    ...
+
+
+@pytest.mark.parametrize(
+    ("fn", "reason"),
+    [
+        (_star_args, "passable by keyword"),
+        (_star_kwargs, "passable by keyword"),
+        (_positional_only, "passable by keyword"),
+        (_unannotated, "needs a type annotation"),
+        (_unresolvable, "cannot be resolved"),
+    ],
+)
+def test_function_input_model_refuses_bad_signatures(fn: Any, reason: str) -> None:
+    with pytest.raises(ToolDefinitionError, match=reason) as info:
+        function_input_model(fn, "bad", {})
+    assert info.value.tool_name == "bad"
+
+
+# -- refiners -------------------------------------------------------------------------
+
+BASE = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def test_refine_edits_a_copy_in_place_or_takes_the_returned_schema() -> None:
+    def in_place(schema: dict[str, Any]) -> None:
+        schema["properties"]["n"]["maximum"] = 5
+
+    refined = refine(BASE, in_place, "t")
+    assert refined["properties"]["n"]["maximum"] == 5
+    assert "maximum" not in BASE["properties"]["n"]  # type: ignore[index]
+    replacement = {"type": "object"}
+    assert refine(BASE, lambda _s: replacement, "t") is replacement
+
+
+def test_a_refiner_that_raises_refuses_the_tool() -> None:
+    def broken(schema: dict[str, Any]) -> None:
+        raise KeyError("no such property")
+
+    with pytest.raises(InvalidToolSchemaError) as info:
+        refine(BASE, broken, "t")
+    assert info.value.tool_name == "t"
+    assert info.value.errors == ("refine_schema failed: KeyError",)
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+@pytest.mark.parametrize("garbage", [["not", "a", "dict"], "schema", 42, True])
+def test_a_refiner_that_returns_garbage_refuses_the_tool(garbage: Any) -> None:
+    with pytest.raises(InvalidToolSchemaError, match="must return a dict or None"):
+        refine(BASE, lambda _s: garbage, "t")
+
+
+# -- check_schema ---------------------------------------------------------------------
+
+
+def test_check_schema_accepts_a_valid_object_schema() -> None:
+    check_schema(BASE, "t")
+    check_schema({"type": "string"}, "t", what="output")
+
+
+@pytest.mark.parametrize(
+    ("schema", "fragment"),
+    [
+        ([], "not an object"),
+        ({"type": "string"}, "must have type 'object'"),
+        ({"type": "object", "properties": 5}, "input schema $.properties"),
+        ({"type": "object", "required": "n"}, "input schema $.required"),
+        ({"type": "object", "properties": {"a": {"$ref": "https://example.com/x"}}}, "local"),
+        ({"type": "object", "properties": {"a": {"$ref": "file:///etc/passwd"}}}, "local"),
+        (
+            {"type": "object", "properties": {"a": {"$id": "https://evil/", "type": "string"}}},
+            "$id",
+        ),
+    ],
+)
+def test_check_schema_refuses(schema: Any, fragment: str) -> None:
+    with pytest.raises(InvalidToolSchemaError) as info:
+        check_schema(schema, "t")
+    assert any(fragment in line for line in info.value.errors), info.value.errors
+
+
+def test_check_schema_reports_every_problem() -> None:
+    schema = {"type": "string", "properties": 5, "$defs": {"a": {"$ref": "http://x/y"}}}
+    with pytest.raises(InvalidToolSchemaError) as info:
+        check_schema(schema, "t")
+    assert len(info.value.errors) >= 3
+
+
+def test_local_references_are_allowed() -> None:
+    check_schema(
+        {
+            "type": "object",
+            "$defs": {"P": {"type": "integer"}},
+            "properties": {"p": {"$ref": "#/$defs/P"}},
+        },
+        "t",
+    )
+
+
+# -- compile_validator never retrieves -------------------------------------------------
+
+
+def test_compiled_validators_resolve_local_references() -> None:
+    schema = {
+        "$defs": {"P": {"type": "integer"}},
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/P"}},
+    }
+    validator = compile_validator(schema)
+    assert validator.is_valid({"p": 1})
+    assert not validator.is_valid({"p": "x"})
+
+
+def test_compiled_validators_never_retrieve_a_file_reference(tmp_path: Path) -> None:
+    from referencing.exceptions import Unresolvable
+
+    target = tmp_path / "remote.json"
+    target.write_text(json.dumps({"type": "integer"}))
+    schema = {"type": "object", "properties": {"p": {"$ref": target.as_uri()}}}
+    validator = compile_validator(schema)
+    with pytest.raises(Unresolvable):
+        validator.is_valid({"p": 1})
+
+
+def test_compiled_validators_never_open_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    from referencing.exceptions import Unresolvable
+
+    opened: list[object] = []
+    monkeypatch.setattr("urllib.request.urlopen", lambda *a, **k: opened.append(a))
+    validator = compile_validator(
+        {"type": "object", "properties": {"p": {"$ref": "https://example.com/s"}}}
+    )
+    with pytest.raises(Unresolvable):
+        validator.is_valid({"p": 1})
+    assert opened == []
+
+
+# -- output schemas -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("annotation", [Point, Size, Movie])
+def test_composite_outputs_get_an_object_schema(annotation: Any) -> None:
+    schema = output_schema(annotation)
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert set(schema["properties"]) in ({"x", "y"}, {"width", "height"}, {"title", "year"})
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        None,
+        type(None),
+        int,
+        str,
+        float,
+        bool,
+        list,
+        dict,
+        list[Point],
+        dict[str, int],
+        Point | None,
+        Any,
+    ],
+)
+def test_other_outputs_ship_as_text(annotation: Any) -> None:
+    assert output_schema(annotation) is None
+
+
+@pytest.mark.parametrize(
+    ("returns", "expected"),
+    [
+        ("Point", True),
+        ("Size", True),
+        ("Movie", True),
+        ("int", False),
+        ("str", False),
+        ("list[int]", False),
+        ("dict[str, int]", False),
+        ("None", False),
+        ("", False),
+    ],
+)
+def test_function_tools_publish_an_output_schema_only_for_composites(
+    returns: str, expected: bool
+) -> None:
+    namespace: dict[str, Any] = {}
+    arrow = f" -> {returns}" if returns else ""
+    exec(
+        f'def fn(a: int){arrow}:\n    """Return it."""\n    return None\n',
+        {**globals(), "__name__": __name__},
+        namespace,
+    )
+    provider = as_provider(tool(namespace["fn"]))
+    assert (provider.output_schema is not None) is expected
+
+
+def test_output_is_dumped_through_its_type() -> None:
+    @tool
+    def where() -> Size:
+        """Measure."""
+        return Size(1, 2)
+
+    provider = as_provider(where)
+    assert provider.dump_output(Size(3, 4)) == {"width": 3, "height": 4}
+
+
+# -- paths and declared types in messages ----------------------------------------------
+
+NESTED = {
+    "type": "object",
+    "$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+    "properties": {
+        "p": {"$ref": "#/$defs/P"},
+        "items": {"type": "array", "items": {"type": "string"}},
+        "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+        "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "mode": {"enum": ["a", "b"]},
+    },
+}
+
+
+def test_format_path() -> None:
+    assert format_path([]) == "(input)"
+    assert format_path(["items", 2, "name"]) == "items[2].name"
+    assert format_path([0]) == "[0]"
+
+
+def test_safe_parts_hides_keys_the_schema_does_not_declare() -> None:
+    assert safe_parts(NESTED, ["p", "x"]) == ["p", "x"]
+    assert safe_parts(NESTED, ["scores", "sk-SECRET"]) == ["scores", "*"]
+    assert safe_parts(NESTED, ["sk-SECRET", "deeper"]) == ["*", "*"]
+    assert safe_parts(NESTED, ["items", 3]) == ["items", 3]
+
+
+@pytest.mark.parametrize(
+    ("parts", "expected"),
+    [
+        (["p", "x"], "integer"),
+        (["items", 0], "string"),
+        (["scores", "*"], "number"),
+        (["maybe"], "integer or null"),
+        (["mode"], "one of the allowed values"),
+        (["nothing"], "a value matching the schema"),
+    ],
+)
+def test_declared_type(parts: list[object], expected: str) -> None:
+    assert declared_type(NESTED, parts) == expected
+
+
+def test_refined_schema_is_published_and_enforced() -> None:
+    def at_most_ten(schema: dict[str, Any]) -> None:
+        schema["properties"]["n"]["maximum"] = 10
+
+    @tool(refine_schema=at_most_ten)
+    def bounded(n: int) -> int:
+        """Bounded."""
+        return n
+
+    provider = as_provider(bounded)
+    assert provider.input_schema["properties"]["n"]["maximum"] == 10
+    assert provider.parse_input({"n": 10}).n == 10
+    with pytest.raises(InvalidInputError) as info:
+        provider.parse_input({"n": 11})
+    assert str(info.value.problems[0]) == "at n: expected number <= 10"
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="typing.TypedDict works from 3.12")
+def test_a_typed_dict_pydantic_cannot_describe_ships_as_text() -> None:
+    import typing
+
+    class Old(typing.TypedDict):
+        a: int
+
+    assert output_schema(Old) is None
