@@ -1,1 +1,1 @@
-"""Test-only toolpalette pack: a healthy pack: a function tool, a class tool and a hand-built provider."""
+"""Test-only toolpalette pack: healthy (function, class and hand-built tools)."""

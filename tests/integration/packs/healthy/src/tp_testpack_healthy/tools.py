@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pydantic
-
 import toolpalette
 
 
@@ -29,21 +28,23 @@ class CounterInput(pydantic.BaseModel):
 class Counter(toolpalette.Tool):
     """Count up by one from a start value."""
 
-    def run(self, input: CounterInput) -> int:  # noqa: A002 - the Tool contract
+    def run(self, input: CounterInput) -> int:
         return input.start + 1
 
 
 class UpperProvider(toolpalette.ToolProvider):
     """A provider built by hand, with its own schema."""
 
-    name = "upper"  # type: ignore[assignment]
-    description = "Upper-case a text."  # type: ignore[assignment]
-    input_schema = {  # type: ignore[assignment]
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    }
-    read_only = True  # type: ignore[assignment]
+    name = property(lambda self: "upper")  # type: ignore[assignment]
+    description = property(lambda self: "Upper-case a text.")  # type: ignore[assignment]
+    input_schema = property(  # type: ignore[assignment]
+        lambda self: {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        }
+    )
+    read_only = property(lambda self: True)  # type: ignore[assignment]
 
     def create(self, parent: Any = None) -> toolpalette.BoundTool:
         return toolpalette.BoundTool(
