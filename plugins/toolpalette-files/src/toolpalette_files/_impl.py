@@ -260,9 +260,7 @@ def list_directory(ws: Workspace, target: Resolved, limit: int) -> DirectoryList
 
 def file_info(ws: Workspace, target: Resolved) -> FileInfo:
     """Describe a path (the link itself, for a symlink) without reading it."""
-    with ws.directory(target.parent, target.shown) as folder, os_errors(target.shown):
-        path, kwargs = folder.at(target.name)
-        info = os.stat(path, follow_symlinks=False, **kwargs)
+    info = _lstat_checked(ws, target)
     kind = kind_of(info.st_mode)
     link_target: str | None = None
     size = info.st_size if kind == "file" else None
@@ -284,6 +282,14 @@ def file_info(ws: Workspace, target: Resolved) -> FileInfo:
         link_target=link_target,
         binary=binary,
     )
+
+
+def _lstat_checked(ws: Workspace, target: Resolved) -> os.stat_result:
+    if target.real == ws.root:
+        return os.stat(ws.root)
+    with ws.directory(target.parent, target.shown) as folder, os_errors(target.shown):
+        path, kwargs = folder.at(target.name)
+        return os.stat(path, follow_symlinks=False, **kwargs)
 
 
 def _sniff(ws: Workspace, target: Resolved) -> bool:

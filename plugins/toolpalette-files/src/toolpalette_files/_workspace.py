@@ -181,8 +181,7 @@ class Workspace:
                 raise refuse_outside(shown_as)
             yield DirHandle(real_dir, None)
             return
-        with os_errors(shown_as):
-            fd = os.open(real_dir, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        fd = _open_directory(real_dir, shown_as)
         try:
             self._verify(fd, real_dir, shown_as)
             yield DirHandle(real_dir, fd)
@@ -209,6 +208,16 @@ class Workspace:
             actual = os.path.realpath(expected) if same else None
         if actual is None or not self.contains(actual):
             raise refuse_outside(shown_as)
+
+
+def _open_directory(real_dir: str, shown_as: str) -> int:
+    try:
+        return os.open(real_dir, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(real_dir):
+            raise refuse_outside(shown_as) from exc  # swapped for a symlink since the check
+        with os_errors(shown_as):
+            raise
 
 
 def _configured_root(config: Mapping[str, Any]) -> Any:
