@@ -8,6 +8,8 @@ plugin, and imports neither jsonschema nor mcp.
 
 from __future__ import annotations
 
+from toolpalette._abort import AbortSignal
+from toolpalette._executor import Executor, execute, execute_many
 from toolpalette._hub import PluginInfo, ToolHub
 from toolpalette._problems import Problem
 from toolpalette._provider import (
@@ -18,6 +20,8 @@ from toolpalette._provider import (
     ToolProvider,
 )
 from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
+from toolpalette._reports import ToolErrorReport
+from toolpalette._result import ToolResult
 from toolpalette._skills import (
     Conversation,
     Skill,
@@ -36,9 +40,11 @@ from toolpalette.errors import (
 )
 
 __all__ = [
+    "AbortSignal",
     "BoundTool",
     "ClassToolProvider",
     "Conversation",
+    "Executor",
     "FunctionToolProvider",
     "InvalidInputError",
     "Origin",
@@ -54,13 +60,17 @@ __all__ = [
     "ToolCollisionError",
     "ToolContext",
     "ToolError",
+    "ToolErrorReport",
     "ToolHub",
     "ToolNotFoundError",
     "ToolProvider",
     "ToolRegistry",
+    "ToolResult",
     "ToolSpec",
     "ToolpaletteError",
     "__version__",
+    "execute",
+    "execute_many",
     "hookimpl",
     "tool",
 ]
