@@ -1,0 +1,13 @@
+"""toolpalette-sqlite: read-only queries and bound-parameter writes on one SQLite file.
+
+The tools live in :mod:`toolpalette_sqlite.tools`; the pack's hooks module,
+:mod:`toolpalette_sqlite.hooks`, is what the ``toolpalette.plugins`` entry point names.
+Importing this package imports nothing else.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ENV_DATABASE"]
+
+ENV_DATABASE = "TOOLPALETTE_SQLITE_DATABASE"
+"""The environment variable read when the host's configuration gives no ``database``."""
