@@ -191,11 +191,16 @@ def _label(item: Any) -> str:
 
 
 def _module(item: Any, impl: HookImpl) -> str | None:
-    target = getattr(item, "function", None) or getattr(item, "tool_class", None) or item
+    """The module that defines the tool: its function's or class's, else the provider's.
+
+    A provider whose class lives in the core (a generic provider a pack configured)
+    gets the pack's hooks module instead.
+    """
+    target = getattr(item, "function", None) or getattr(item, "tool_class", None)
+    if target is None:
+        target = type(item) if isinstance(item, ToolProvider) else item
     module = getattr(target, "__module__", None)
-    if isinstance(item, ToolProvider) and not isinstance(
-        item, (FunctionToolProvider, ClassToolProvider)
-    ):
+    if not isinstance(module, str) or module.split(".")[0] == "toolpalette":
         module = getattr(impl.plugin, "__name__", None) or type(impl.plugin).__module__
     return module if isinstance(module, str) else None
 

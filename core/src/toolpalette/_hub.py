@@ -222,7 +222,8 @@ class ToolHub:
                 pack.plugin_name = self.pm.register(plugin, pack.name)
             except (pluggy.PluginValidationError, ValueError) as exc:
                 pack.status = "failed"
-                pack.problem("hook", f"its hooks cannot be registered: {exc}")
+                reason = " ".join(str(exc).split())
+                pack.problem("hook", f"its hooks cannot be registered: {reason}")
                 return
             if pack.plugin_name is None:
                 pack.status = "blocked"
