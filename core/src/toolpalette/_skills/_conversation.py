@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,9 +23,13 @@ class Conversation:
 
     Args:
         preamble: The host's own preamble text, placed first.
+        id: The conversation's id (a thread id in tool contexts and grant records); a
+            random one when not given.
     """
 
-    def __init__(self, preamble: str = "") -> None:
+    def __init__(self, preamble: str = "", *, id: str | None = None) -> None:
+        self.id = id if id is not None else uuid.uuid4().hex
+        """The conversation's id."""
         self._base = preamble
         self._skills: dict[str, Skill] = {}
         self._lock = threading.Lock()

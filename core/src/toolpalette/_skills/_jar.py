@@ -47,10 +47,10 @@ class FolderSource:
         node = self._folder
         for part in relpath.split("/"):
             node = node.joinpath(part)
-        if not inside(self._folder, node):
-            raise ValueError(f"resource path {relpath!r} leads outside the skill folder")
         if not node.is_file():
             raise FileNotFoundError(f"skill has no resource {relpath!r}")
+        if not inside(self._folder, node):
+            raise ValueError(f"resource path {relpath!r} leads outside the skill folder")
         return node.read_bytes()
 
     def resources(self) -> list[str]:

@@ -288,7 +288,7 @@ class SkillRegistry:
             self._report("incompatible", str(incompatible), jar.bundle, jar.label, None)
             return None
         try:
-            return open_package(jar.info.module)
+            return open_package(jar.info.value.strip())
         except NotADirectoryError as exc:
             self._report("invalid-jar", str(exc), jar.bundle, jar.label, None)
         except Exception as exc:  # an import error of any kind, reported not raised
