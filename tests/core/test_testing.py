@@ -1,0 +1,145 @@
+"""``toolpalette.testing`` and the pytest11 fixtures, as plugin authors use them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolpalette import (
+    InvalidInputError,
+    ToolCollisionError,
+    ToolContext,
+    ToolProvider,
+    ToolRegistry,
+    tool,
+)
+from toolpalette.errors import ToolDefinitionError
+from toolpalette.testing import FakeTool, arun_tool, fake_tool, make_registry, run_tool
+
+
+@tool
+def greet(name: str, ctx: ToolContext) -> str:
+    """Greet someone."""
+    return f"hello {name} from {ctx.parent}"
+
+
+@tool
+async def shout(text: str) -> str:
+    """Shout."""
+    return text.upper()
+
+
+def test_fake_tool_is_a_real_provider() -> None:
+    fake = fake_tool("fake", read_only=True, metadata={"k": 1}, timeout=2.0, output_cap=10)
+    assert isinstance(fake, ToolProvider)
+    assert fake.name == "fake"
+    assert fake.description == "Fake tool fake."
+    assert fake.input_schema == {"type": "object"}
+    assert fake.output_schema is None
+    assert fake.read_only is True
+    assert fake.concurrency_safe is True
+    assert fake.metadata == {"k": 1}
+    assert (fake.timeout, fake.output_cap) == (2.0, 10)
+
+
+def test_fake_tool_records_calls_and_parents() -> None:
+    fake = fake_tool("echo", result=lambda value: value["x"])
+    bound = fake.create("parent-1")
+    context = ToolContext(call_id="c")
+    assert bound.invoke(fake.parse_input('{"x": 5}'), context) == 5
+    assert fake.call_count == 1
+    assert fake.parents == ["parent-1"]
+    call = fake.calls[0]
+    assert (call.input, call.parent, call.context) == ({"x": 5}, "parent-1", context)
+
+
+def test_fake_tool_result_may_take_the_context() -> None:
+    fake = fake_tool("ctx", result=lambda value, ctx: ctx.call_id)
+    assert fake.create().invoke({}, ToolContext(call_id="abc")) == "abc"
+
+
+def test_fake_tool_raises_what_it_is_told() -> None:
+    fake = fake_tool("boom", raises=RuntimeError("scripted"))
+    with pytest.raises(RuntimeError, match="scripted"):
+        fake.create().invoke({})
+    assert fake.call_count == 1
+
+
+async def test_async_fake_tool() -> None:
+    fake = fake_tool("later", is_async=True, result="done")
+    bound = fake.create()
+    assert bound.is_async
+    assert await bound.invoke({}) == "done"
+
+
+def test_fake_tool_validates_against_its_schema() -> None:
+    fake = fake_tool(
+        "typed",
+        input_schema={
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
+    )
+    with pytest.raises(InvalidInputError, match="at n: expected required field of type integer"):
+        fake.parse_input({})
+
+
+def test_fake_tool_refuses_a_bad_name() -> None:
+    with pytest.raises(ToolDefinitionError):
+        FakeTool("bad name")
+
+
+def test_make_registry_takes_names_and_tools() -> None:
+    registry = make_registry("a", greet, fake_tool("b"))
+    assert [p.name for p in registry.providers()] == ["a", "greet", "b"]
+    with pytest.raises(ToolCollisionError):
+        make_registry("a", "a")
+
+
+def test_run_tool_validates_and_runs() -> None:
+    assert run_tool(greet, {"name": "Ada"}, parent="P") == "hello Ada from P"
+    assert run_tool(shout, '{"text": "hi"}') == "HI"
+    with pytest.raises(InvalidInputError):
+        run_tool(greet, {"name": 5})
+
+
+async def test_arun_tool_from_async_code() -> None:
+    assert await arun_tool(shout, {"text": "a"}) == "A"
+    assert await arun_tool(greet, {"name": "b"}) == "hello b from None"
+
+
+def test_fixtures(
+    tool_registry: ToolRegistry, tool_context: ToolContext, fake_tool_factory: Any
+) -> None:
+    assert len(tool_registry) == 0
+    assert not tool_context.abort.is_set()
+    tool_registry.register(fake_tool_factory("x", read_only=True))
+    assert tool_registry.concurrent_safe_tools()[0].name == "x"
+
+
+def test_fixtures_reach_an_outside_suite_through_pytest11(tmp_path: Path) -> None:
+    (tmp_path / "test_pack.py").write_text(
+        textwrap.dedent(
+            """
+            def test_uses_fixtures(tool_registry, tool_context, fake_tool_factory):
+                tool_registry.register(fake_tool_factory("t"))
+                assert tool_registry.tool_names() == ["t"]
+                assert tool_context.parent is None
+            """
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_pack.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
