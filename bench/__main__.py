@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("bench_import",)
 
 
 def main(argv: list[str]) -> None:
