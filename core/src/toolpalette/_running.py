@@ -80,6 +80,14 @@ def abandoned_tasks_total() -> int:
 # -- async tools ---------------------------------------------------------------------
 
 
+class _ToolExit(Exception):
+    """Carries a tool's ``SystemExit`` out of its task (asyncio would re-raise it)."""
+
+    def __init__(self, original: SystemExit) -> None:
+        super().__init__("the tool raised SystemExit")
+        self.original = original
+
+
 class _Resume:
     """Continues a coroutine that already ran its first step, inside its own context."""
 
@@ -102,11 +110,15 @@ class _Resume:
                     value = run(coro.throw, exc)
                 except StopIteration as stop:
                     return stop.value
+                except SystemExit as exit_:
+                    raise _ToolExit(exit_) from None
             else:
                 try:
                     value = run(coro.send, sent)
                 except StopIteration as stop:
                     return stop.value
+                except SystemExit as exit_:
+                    raise _ToolExit(exit_) from None
 
 
 async def _resume(coro: Any, first: Any, context: contextvars.Context) -> Any:
@@ -180,9 +192,14 @@ async def run_async(
     if signal is not _DONE:
         abandon_task(task, abort_event)
         return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
-    if task.cancelled():
-        return RAISED, asyncio.CancelledError()  # the tool cancelled itself
+    if task.cancelled():  # the tool cancelled itself: not our deadline, not the caller
+        try:
+            task.result()
+        except asyncio.CancelledError as exc:
+            return RAISED, exc
     error = task.exception()
+    if isinstance(error, _ToolExit):
+        return RAISED, error.original
     return (RAISED, error) if error is not None else (OK, task.result())
 
 
