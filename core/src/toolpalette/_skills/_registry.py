@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["SkillRegistry", "matches_prefix"]
 
 logger = logging.getLogger("toolpalette.skills")
+# A library logs, the application decides where it goes: without this, Python's
+# last-resort handler would print every problem to stderr of an unconfigured program.
+logger.addHandler(logging.NullHandler())
 
 
 @dataclass
