@@ -1,0 +1,144 @@
+"""``toolpalette list / show / plugins / check`` on a hub built in code.
+
+The commands against installed packs are tested in ``tests/integration/test_cli_dists.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from toolpalette import ToolHub, hookimpl, tool
+from toolpalette._cli import _check, _list, _plugins, _show, main
+
+
+@tool(read_only=True)
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: The key.
+    """
+    return key
+
+
+@tool(name="lookup")
+def lookup_again(key: str) -> str:
+    """Look a key up, differently."""
+    return key
+
+
+@tool
+def store(key: str, value: str) -> None:
+    """Store a value under a key.
+
+    A second paragraph that listings leave out.
+    """
+
+
+def plugin_of(*tools: Any) -> object:
+    class Plugin:
+        @hookimpl
+        def toolpalette_register_tools(self):
+            return list(tools)
+
+    return Plugin()
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch) -> ToolHub:
+    hub = ToolHub(autoload=False, config={})
+    for module in (_list, _show, _plugins, _check):
+        monkeypatch.setattr(module, "hub_from_args", lambda args: hub)
+    return hub
+
+
+def test_list_prints_a_table(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(lookup, store), name="kv")
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "NAME    MODE       PACK  DESCRIPTION",
+        "lookup  read-only  kv    Look a key up.",
+        "store   mutating   kv    Store a value under a key.",
+    ]
+    assert err == ""
+
+
+def test_list_says_what_to_do_when_empty(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    assert main(["list"]) == 0
+    assert "No tools available" in capsys.readouterr().out
+
+
+def test_list_json(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(store), name="kv")
+    assert main(["list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "tools": [
+            {
+                "name": "store",
+                "description": (
+                    "Store a value under a key.\n\nA second paragraph that listings leave out."
+                ),
+                "read_only": False,
+                "pack": "kv",
+                "distribution": None,
+                "version": None,
+            }
+        ],
+        "problems": [],
+    }
+
+
+def test_show_json_has_both_schemas(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(lookup), name="kv")
+    assert main(["show", "lookup", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["input_schema"]["properties"]["key"]["description"] == "The key."
+    assert shown["output_schema"] is None
+    assert shown["module"] == __name__
+    assert shown["display_name"] == "Lookup"
+
+
+def test_show_an_unknown_tool(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(lookup), name="kv")
+    assert main(["show", "nope"]) == 1
+    assert "Available tools: lookup" in capsys.readouterr().err
+
+
+def test_plugins_json_and_text(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(lookup), name="kv")
+    assert main(["plugins", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["plugins"]
+    assert entry["hooks"] == ["toolpalette_register_tools"]
+    assert (entry["imported"], entry["status"]) == (True, "loaded")
+    assert main(["plugins"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split() == [
+        "kv",
+        "loaded",
+        "-",
+        "-",
+        "toolpalette_register_tools",
+    ]
+
+
+def test_check_passes_without_problems(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(lookup), name="kv")
+    assert main(["check"]) == 0
+    assert (
+        capsys.readouterr().out.strip() == "OK: 1 pack(s) loaded, 1 tool(s) available, no problems."
+    )
+
+
+def test_check_fails_on_a_collision(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    hub.add_plugin(plugin_of(lookup), name="one")
+    hub.add_plugin(plugin_of(lookup_again), name="two")
+    assert main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert "error: collision: one, two [lookup]" in out
+    assert main(["check", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    assert [p["kind"] for p in report["problems"]] == ["collision"]
+    assert report["problems"][0]["fatal"] is True

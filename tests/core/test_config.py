@@ -1,0 +1,156 @@
+"""Host configuration: files, code arguments, validation, renamed providers."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from toolpalette import FunctionToolProvider, tool
+from toolpalette._config import HubConfig, RenamedProvider, load_config
+from toolpalette.errors import InvalidInputError
+
+
+@tool(read_only=True)
+def search(query: str, limit: int = 3) -> list[str]:
+    """Search.
+
+    Args:
+        query: What to look for.
+        limit: How many.
+    """
+    return [query] * limit
+
+
+def test_nothing_configured_is_empty(tmp_path: Path):
+    config = load_config(cwd=tmp_path)
+    assert config == HubConfig()
+    assert config.pack_config("files") == {}
+
+
+def test_a_mapping_is_the_table_itself():
+    config = load_config({"rename": {"a": "b"}, "prefix": {"p": "p_"}, "packs": {"p": {"x": 1}}})
+    assert (dict(config.rename), dict(config.prefix)) == ({"a": "b"}, {"p": "p_"})
+    assert config.pack_config("p") == {"x": 1}
+    assert config.source is None
+
+
+def test_toolpalette_toml_in_the_working_directory_wins_over_pyproject(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[tool.toolpalette.prefix]\np = "py_"\n')
+    (tmp_path / "toolpalette.toml").write_text('[prefix]\np = "tp_"\n')
+    config = load_config(cwd=tmp_path)
+    assert config.prefix == {"p": "tp_"}
+    assert config.source == str(tmp_path / "toolpalette.toml")
+
+
+def test_pyproject_tool_table_is_read(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "host"\n\n[tool.toolpalette.packs.files]\nroot = "/srv"\n'
+    )
+    assert load_config(cwd=tmp_path).pack_config("files") == {"root": "/srv"}
+
+
+def test_a_pyproject_without_our_table_is_no_configuration(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "host"\n')
+    assert load_config(cwd=tmp_path) == HubConfig()
+
+
+def test_an_explicit_path_is_read(tmp_path: Path):
+    path = tmp_path / "elsewhere.toml"
+    path.write_text('[rename]\n"beta.search" = "find"\n')
+    config = load_config(str(path), cwd=tmp_path / "nowhere")
+    assert config.rename == {"beta.search": "find"}
+
+
+def test_a_missing_explicit_path_is_an_error(tmp_path: Path):
+    with pytest.raises(OSError):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_code_arguments_win_key_by_key():
+    config = load_config(
+        {"rename": {"a": "b", "c": "d"}, "prefix": {"p": "p_"}},
+        rename={"a": "z"},
+        prefix={"q": "q_"},
+    )
+    assert config.rename == {"a": "z", "c": "d"}
+    assert config.prefix == {"p": "p_", "q": "q_"}
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"rename": {"a": "not valid!"}},
+        {"rename": {"a": 3}},
+        {"rename": ["a"]},
+        {"prefix": {"p": "bad prefix "}},
+        {"prefix": {"p": ""}},
+        {"packs": {"p": 3}},
+        {"packs": []},
+    ],
+)
+def test_invalid_configuration_is_refused_with_a_message(table: dict[str, object]):
+    with pytest.raises(ValueError, match="toolpalette configuration"):
+        load_config(table)
+
+
+def test_invalid_toml_names_the_file(tmp_path: Path):
+    (tmp_path / "toolpalette.toml").write_text("rename = {")
+    with pytest.raises(ValueError, match=r"toolpalette\.toml: not valid TOML"):
+        load_config(cwd=tmp_path)
+
+
+def test_unknown_keys_are_logged(caplog: pytest.LogCaptureFixture):
+    with caplog.at_level(logging.WARNING, logger="toolpalette.config"):
+        load_config({"renames": {}})
+    assert "renames" in caplog.text
+
+
+def test_a_pack_specific_rename_wins_over_a_general_one_and_over_a_prefix():
+    config = load_config(
+        {"rename": {"search": "find", "beta.search": "beta_find"}, "prefix": {"beta": "b_"}}
+    )
+    assert config.name_for("beta", "search") == "beta_find"
+    assert config.name_for("alpha", "search") == "find"
+    assert config.name_for("beta", "other") == "b_other"
+    assert config.name_for("gamma", "other") == "other"
+    assert config.name_for("io.example", "search") == "find"
+
+
+def test_pack_config_is_read_only():
+    view = load_config({"packs": {"p": {"root": "/srv"}}}).pack_config("p")
+    with pytest.raises(TypeError):
+        view["root"] = "/"  # type: ignore[index]
+
+
+def test_a_renamed_provider_delegates_everything_but_the_name():
+    inner = FunctionToolProvider(search)
+    renamed = RenamedProvider(inner, "find")
+    assert renamed.name == "find"
+    assert renamed.description == inner.description
+    assert renamed.input_schema == inner.input_schema
+    assert renamed.output_schema == inner.output_schema
+    assert renamed.read_only is True
+    value = renamed.parse_input({"query": "q", "limit": 2})
+    assert renamed.create().invoke(value) == ["q", "q"]
+
+
+def test_renamed_providers_are_equal_when_they_wrap_equal_providers_under_one_name():
+    a = RenamedProvider(FunctionToolProvider(search), "find")
+    b = RenamedProvider(FunctionToolProvider(search), "find")
+    assert a == b
+    assert hash(a) == hash(b)
+    assert a != RenamedProvider(FunctionToolProvider(search), "seek")
+
+
+def test_a_renamed_provider_refuses_input_under_its_new_name():
+    renamed = RenamedProvider(FunctionToolProvider(search), "find")
+    with pytest.raises(InvalidInputError) as caught:
+        renamed.parse_input({"query": 3})
+    assert caught.value.tool_name == "find"
+    assert "find" in str(caught.value)
+
+
+def test_a_renamed_provider_needs_a_valid_name():
+    with pytest.raises(ValueError, match="not a valid tool name"):
+        RenamedProvider(FunctionToolProvider(search), "x" * 65)
