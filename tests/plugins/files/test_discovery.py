@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import importlib_metadata
 from packaging.requirements import Requirement
 from toolpalette._provider import as_provider
@@ -39,10 +42,7 @@ def test_hook_registers_every_tool_with_its_read_only_flag():
         assert "ctx" not in provider.input_schema["properties"]
 
 
-def test_hooks_module_does_not_import_the_tools(tmp_path):
-    import subprocess
-    import sys
-
+def test_hooks_module_does_not_import_the_tools():
     code = "import sys, toolpalette_files.hooks;print('toolpalette_files.tools' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
