@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+from importlib.resources import files
 
+import jsonschema
 import pytest
 from toolpalette import SkillRegistry
 from toolpalette._discovery import SKILLJAR_GROUP, discover
@@ -58,3 +61,19 @@ def test_migrations_use_bound_parameters(registry):
     body = skill.body()
     assert "bound parameters" in body.lower()
     assert "ROLLBACK" in body
+
+
+def test_every_front_matter_conforms_to_the_shipped_schema():
+    from toolpalette._skills._loader import parse_front_matter, read_front_matter
+
+    schema_file = files("toolpalette._skills").joinpath("skill-manifest.schema.json")
+    schema = json.loads(schema_file.read_text("utf-8"))
+    root = files(pytest.importorskip("toolpalette_skilljar_sql").__name__)
+    folders = [f for f in root.iterdir() if f.joinpath("SKILL.md").is_file()]
+    assert folders
+    for folder in folders:
+        with folder.joinpath("SKILL.md").open("rb") as stream:
+            data, forgiven = parse_front_matter(read_front_matter(stream))
+        assert forgiven == []
+        jsonschema.validate(data, schema)
+        assert data["name"] == folder.name

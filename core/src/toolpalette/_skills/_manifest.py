@@ -32,6 +32,7 @@ __all__ = [
     "bundle_id_problem",
     "coerce_front_matter",
     "lint_manifest",
+    "manifest_json_schema",
     "suggest_name",
 ]
 
@@ -54,22 +55,43 @@ class SkillManifest(BaseModel):
     :func:`lint_manifest`, so that a cosmetic problem can warn instead of refusing.
     """
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True,
+        populate_by_name=True,
+        extra="forbid",
+        use_attribute_docstrings=True,
+        title="Agent Skills SKILL.md front matter",
+    )
 
-    name: str
-    """The skill's name: lowercase letters, digits and single hyphens, 1-64 characters,
-    the same as its folder's name."""
-    description: str
+    # The length limits appear in the JSON schema (what authors should write) but are
+    # not enforced here: lint_manifest warns about them instead.
+    name: str = Field(json_schema_extra={"minLength": 1, "maxLength": MAX_NAME_LENGTH})
+    """The skill's name: lowercase letters, digits and single hyphens (no leading,
+    trailing or double hyphen), 1-64 characters, the same as its folder's name."""
+    description: str = Field(
+        json_schema_extra={"minLength": 1, "maxLength": MAX_DESCRIPTION_LENGTH}
+    )
     """What the skill does and when to use it (1-1024 characters); what a model sees
     before the skill is admitted."""
     license: str | None = None
     """A licence name or a reference to a bundled licence file."""
-    compatibility: str | None = None
+    compatibility: str | None = Field(
+        default=None, json_schema_extra={"maxLength": MAX_COMPATIBILITY_LENGTH}
+    )
     """Environment requirements (product, system packages, network), at most 500 characters."""
     metadata: dict[str, str] = Field(default_factory=dict)
     """An open string-to-string map for anything else; toolpalette never reads it."""
     allowed_tools: str | None = Field(default=None, alias="allowed-tools")
     """Space-delimited tools the skill expects to use (experimental in the specification)."""
+
+
+def manifest_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a conforming front matter (shipped as ``skill-manifest.schema.json``).
+
+    Editors and CI can check a ``SKILL.md`` against it; the loader itself is more lenient.
+    """
+    schema = SkillManifest.model_json_schema(by_alias=True)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 @dataclass
