@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from toolpalette._abort import AbortSignal
 from toolpalette._executor import Executor, execute, execute_many
+from toolpalette._grants import GrantRecord
 from toolpalette._hub import PluginInfo, ToolHub
+from toolpalette._meta import RequestSkillProvider, RequestToolsProvider
+from toolpalette._palette import ReadOnlyPalette
+from toolpalette._policy import Decision, ToolPolicy
 from toolpalette._problems import Problem
 from toolpalette._provider import (
     BoundTool,
@@ -22,6 +26,7 @@ from toolpalette._provider import (
 from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
 from toolpalette._reports import ToolErrorReport
 from toolpalette._result import ToolResult
+from toolpalette._selector import ResolvedTools, ToolSelector
 from toolpalette._skills import (
     Conversation,
     Skill,
@@ -29,8 +34,8 @@ from toolpalette._skills import (
     SkillRegistry,
     SkillSelector,
 )
+from toolpalette._thinker import Approval, Thinker, Turn
 from toolpalette._tool import Tool, ToolContext, ToolSpec, tool
-from toolpalette.hookspecs import hookimpl
 from toolpalette.errors import (
     InvalidInputError,
     ToolCollisionError,
@@ -38,24 +43,33 @@ from toolpalette.errors import (
     ToolNotFoundError,
     ToolpaletteError,
 )
+from toolpalette.hookspecs import hookimpl
 
 __all__ = [
     "AbortSignal",
+    "Approval",
     "BoundTool",
     "ClassToolProvider",
     "Conversation",
+    "Decision",
     "Executor",
     "FunctionToolProvider",
+    "GrantRecord",
     "InvalidInputError",
     "Origin",
     "PluginInfo",
     "Problem",
+    "ReadOnlyPalette",
+    "RequestSkillProvider",
+    "RequestToolsProvider",
+    "ResolvedTools",
     "Skill",
     "SkillManifest",
     "SkillRegistry",
     "SkillSelector",
     "Surface",
     "SurfaceDiff",
+    "Thinker",
     "Tool",
     "ToolCollisionError",
     "ToolContext",
@@ -63,11 +77,14 @@ __all__ = [
     "ToolErrorReport",
     "ToolHub",
     "ToolNotFoundError",
+    "ToolPolicy",
     "ToolProvider",
     "ToolRegistry",
     "ToolResult",
+    "ToolSelector",
     "ToolSpec",
     "ToolpaletteError",
+    "Turn",
     "__version__",
     "execute",
     "execute_many",

@@ -26,8 +26,8 @@ class GrantRecord:
     """The conversation's id."""
     turn: int
     """The turn in which the model asked."""
-    kind: Literal["tool", "skill"]
-    """What was asked for."""
+    kind: Literal["tool", "skill", "call"]
+    """What was asked for: a tool, a skill, or (for approvals) a paused call."""
     name: str
     """The tool name or full skill id asked for."""
     decision: GrantDecision

@@ -32,6 +32,7 @@ from toolpalette._discovery import (
     discover,
     env_names,
 )
+from toolpalette._host import HostSide
 from toolpalette._manager import ToolpaletteManager
 from toolpalette._problems import Problem
 from toolpalette._provider import Origin, ToolProvider
@@ -130,7 +131,7 @@ class _Collision:
 
 
 @final
-class ToolHub:
+class ToolHub(HostSide):
     """The process-wide entry to installed tool packs (discovery side).
 
     Args:
@@ -163,6 +164,8 @@ class ToolHub:
         self._version = 0
         self._catalog: ToolRegistry | None = None
         self._catalog_version = -1
+        self.autoload = autoload
+        """Whether installed packs and skilljars are discovered (False: add them in code)."""
         if autoload:
             self._discover()
 

@@ -1,4 +1,4 @@
-"""The strict JSON policy for model input.
+r"""The strict JSON policy for model input.
 
 Model input arrives as JSON text or as a mapping an SDK already parsed. Both pass the
 same checks before any schema sees them:
@@ -93,11 +93,11 @@ def _parse_text(text: str | bytes) -> Any:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise _refuse("UTF-8 encoded JSON") from None
-    elif len(text) > MAX_INPUT_BYTES // 4 and len(text.encode("utf-8", "replace")) > MAX_INPUT_BYTES:
+    elif len(text) > MAX_INPUT_BYTES // 4 and _utf8_size(text) > MAX_INPUT_BYTES:
         raise _refuse(f"at most {MAX_INPUT_BYTES} bytes of JSON")
-    if ("[" in text or "{" in text) and text.count("[") + text.count("{") > MAX_DEPTH:
-        if _text_depth(text) > MAX_DEPTH:
-            raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
+    nesting = text.count("[") + text.count("{")
+    if nesting > MAX_DEPTH and _text_depth(text) > MAX_DEPTH:
+        raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
     try:
         value = _DECODER.decode(text)
     except InputPolicyError:
@@ -107,6 +107,10 @@ def _parse_text(text: str | bytes) -> Any:
     if _SURROGATE_ESCAPE.search(text) or _has_lone_surrogate(text):
         _check_tree(value)
     return value
+
+
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _has_lone_surrogate(text: str) -> bool:

@@ -334,7 +334,7 @@ class FunctionToolProvider(_SpecProvider):
         spec = spec or get_spec(fn) or ToolSpec()
         self.function = fn
         """The wrapped function."""
-        name = spec.name or getattr(fn, "__name__", "tool")
+        name = spec.name or str(getattr(fn, "__name__", "tool"))
         _, param_docs = _schema.split_docstring(fn.__doc__)
         model, self._context_param = _schema.function_input_model(fn, name, param_docs)
         returns = _return_annotation(fn)
@@ -388,7 +388,9 @@ class ClassToolProvider(_SpecProvider):
         run = instance.run
         if self._takes_context:
             return BoundTool(run, is_async=_is_async(run), takes_context=True)
-        return BoundTool(lambda value, _ctx: run(value), is_async=_is_async(run), takes_context=False)
+        return BoundTool(
+            lambda value, _ctx: run(value), is_async=_is_async(run), takes_context=False
+        )
 
     def _defined_in(self) -> str:
         return f"{self.tool_class.__module__}.{self.tool_class.__qualname__}"

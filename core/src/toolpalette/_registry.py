@@ -64,7 +64,9 @@ class Surface:
     def serialized(self) -> bytes:
         """The schemas as canonical JSON bytes: computed once per version, byte-reproducible."""
         if not self._json:
-            text = json.dumps(self.schemas, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            text = json.dumps(
+                self.schemas, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            )
             self._json.append(text.encode("utf-8"))
         return self._json[0]
 
@@ -298,4 +300,3 @@ class ToolRegistry:
 
     def __repr__(self) -> str:
         return f"<ToolRegistry v{self._version}: {', '.join(self.tool_names()) or 'empty'}>"
-

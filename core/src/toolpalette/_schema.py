@@ -100,7 +100,7 @@ def function_input_model(
             annotation,
             pydantic.Field(default, description=param_docs.get(param.name)),
         )
-    model = pydantic.create_model(  # type: ignore[call-overload]
+    model: type[pydantic.BaseModel] = pydantic.create_model(
         f"{tool_name}_input",
         __config__=pydantic.ConfigDict(extra="forbid"),
         **fields,
@@ -149,7 +149,9 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     from jsonschema import Draft202012Validator
 
     if not isinstance(schema, dict):
-        raise InvalidToolSchemaError(tool_name=tool_name, errors=[f"{what} schema is not an object"])
+        raise InvalidToolSchemaError(
+            tool_name=tool_name, errors=[f"{what} schema is not an object"]
+        )
     errors = [
         f"{what} schema {e.json_path}: {e.message}"
         for e in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema)

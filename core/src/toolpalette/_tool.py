@@ -93,7 +93,7 @@ class Tool:
         self.parent = parent
         """The object this tool was created for."""
 
-    def run(self, input: Any) -> Any:  # noqa: A002 - the contract's parameter name
+    def run(self, input: Any) -> Any:
         """Run the tool on validated input; override in a subclass."""
         raise NotImplementedError
 
@@ -136,8 +136,8 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
     spec = ToolSpec(**options)
     _check_spec(spec, obj if obj is not None else None)
 
-    def decorate(target: T) -> T:
-        if not (callable(target)):
+    def decorate(target: Any) -> Any:
+        if not callable(target):
             raise ToolDefinitionError(
                 tool_name=repr(target), reason="@tool decorates a function or a Tool subclass"
             )
@@ -153,7 +153,7 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
 
 
 def _check_spec(spec: ToolSpec, target: object) -> None:
-    label = spec.name or getattr(target, "__qualname__", "<tool>")
+    label = spec.name or str(getattr(target, "__qualname__", "<tool>"))
     if spec.name is not None and not TOOL_NAME.match(spec.name):
         raise ToolDefinitionError(
             tool_name=label,
@@ -167,8 +167,6 @@ def _check_spec(spec: ToolSpec, target: object) -> None:
 
 def get_spec(obj: object) -> ToolSpec | None:
     """The spec ``@tool`` attached to ``obj`` itself (not inherited), or None."""
-    if isinstance(obj, type):
-        spec = obj.__dict__.get(_SPEC_ATTR)
-    else:
-        spec = getattr(obj, _SPEC_ATTR, None)
+    owner = obj.__dict__ if isinstance(obj, type) else None
+    spec = owner.get(_SPEC_ATTR) if owner is not None else getattr(obj, _SPEC_ATTR, None)
     return spec if isinstance(spec, ToolSpec) else None
