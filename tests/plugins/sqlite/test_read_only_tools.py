@@ -151,3 +151,48 @@ def test_missing_or_broken_database(call, tmp_path):
         call(tools.list_tables, junk)
     assert info.value.code == "database_unavailable"
     assert str(tmp_path) not in info.value.user_message
+
+
+def test_a_running_query_stops_when_the_call_is_aborted(call, database):
+    import threading
+    import time
+
+    context = ToolContext(config={"database": str(database)})
+    timer = threading.Timer(0.2, context.abort.set)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(ToolError) as info:
+            call(
+                tools.query,
+                context,
+                sql="WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+                "SELECT count(*) FROM n",
+            )
+    finally:
+        timer.cancel()
+    assert info.value.code == "interrupted"
+    assert time.monotonic() - started < 10
+
+
+def test_a_locked_database_is_reported_busy(call, database):
+    import sqlite3
+
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        context = ToolContext(config={"database": str(database), "busy_timeout": 0.05})
+        with pytest.raises(ToolError) as info:
+            call(tools.execute, context, sql="DELETE FROM books")
+        assert (info.value.code, info.value.status) == ("busy", 503)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+@pytest.mark.parametrize("timeout", ["soon", -1, True])
+def test_a_malformed_busy_timeout_is_a_configuration_error(call, database, timeout):
+    context = ToolContext(config={"database": str(database), "busy_timeout": timeout})
+    with pytest.raises(ToolError) as info:
+        call(tools.list_tables, context)
+    assert info.value.code == "not_configured"
