@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
@@ -577,3 +578,20 @@ def test_describe_names_where_the_tool_is_defined() -> None:
 
 def test_repr() -> None:
     assert repr(as_provider(lookup)) == "<FunctionToolProvider 'lookup'>"
+
+
+class WithCallable(pydantic.BaseModel):
+    callback: Callable[[int], int]
+
+
+def test_a_class_model_without_a_json_schema_is_refused_as_a_schema_error() -> None:
+    @tool
+    class Unschematic(Tool):
+        """Takes a callable."""
+
+        def run(self, input: WithCallable) -> int:
+            return input.callback(1)
+
+    with pytest.raises(InvalidToolSchemaError, match="no JSON schema") as info:
+        as_provider(Unschematic)
+    assert info.value.tool_name == "unschematic"

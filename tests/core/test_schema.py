@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import pydantic
 import pytest
 import typing_extensions
-from toolpalette import InvalidInputError, ToolContext, tool
+from toolpalette import InvalidInputError, Tool, ToolContext, tool
 from toolpalette._provider import as_provider
 from toolpalette._schema import (
     check_schema,
@@ -20,11 +21,14 @@ from toolpalette._schema import (
     format_path,
     function_input_model,
     output_schema,
+    problems_from_pydantic,
     refine,
     safe_parts,
     split_docstring,
 )
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
+
+SECRET = "sk-SECRET-0a9b8c7d"
 
 
 class Point(pydantic.BaseModel):
@@ -395,3 +399,95 @@ def test_a_typed_dict_pydantic_cannot_describe_ships_as_text() -> None:
         a: int
 
     assert output_schema(Old) is None
+
+
+# -- parameter names pydantic treats specially ---------------------------------------
+
+
+def _make(params: str) -> Any:
+    namespace: dict[str, Any] = {}
+    exec(
+        f'def fn({params}) -> str:\n    """Doc."""\n    return "ok"\n',
+        {"__name__": __name__, "threading": __import__("threading")},
+        namespace,
+    )
+    return namespace["fn"]
+
+
+@pytest.mark.parametrize(
+    "name", ["schema", "json", "copy", "validate", "dict", "model_name", "model"]
+)
+def test_parameters_named_like_model_attributes_work_without_warnings(name: str) -> None:
+    # filterwarnings=error: a pydantic warning here would fail the test.
+    provider = as_provider(tool(_make(f"{name}: str")))
+    assert list(provider.input_schema["properties"]) == [name]
+    value = provider.parse_input({name: "abc"})
+    assert getattr(value, name) == "abc"
+
+
+@pytest.mark.parametrize("name", ["_private", "model_config", "model_dump", "model_fields"])
+def test_parameters_that_cannot_be_fields_are_refused_clearly(name: str) -> None:
+    with pytest.raises(ToolDefinitionError, match="rename it"):
+        as_provider(tool(_make(f"{name}: str")))
+
+
+def test_a_parameter_type_without_a_schema_is_a_definition_error() -> None:
+    with pytest.raises(ToolDefinitionError, match="cannot form an input model"):
+        as_provider(tool(_make("event: threading.Event")))
+
+
+# -- problems pydantic finds after the schema accepted ---------------------------------
+
+
+class Meeting(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    when: datetime.date
+    room: str
+
+    @pydantic.field_validator("room")
+    @classmethod
+    def _known_room(cls, value: str) -> str:
+        if value.startswith("sk-"):
+            raise ValueError(f"unknown room {value}")
+        return value
+
+
+class Calendar(pydantic.BaseModel):
+    meetings: list[Meeting]
+
+
+@tool
+class Book(Tool):
+    """Book meetings."""
+
+    def run(self, input: Calendar) -> int:
+        return len(input.meetings)
+
+
+def test_problems_pydantic_finds_name_field_and_declared_type_only() -> None:
+    provider = as_provider(Book)
+    raw = {"meetings": [{"when": "2024-01-01", "room": "a"}, {"when": SECRET, "room": SECRET}]}
+    with pytest.raises(InvalidInputError) as info:
+        provider.parse_input(raw)
+    error = info.value
+    assert SECRET not in str(error)
+    assert [str(p) for p in error.problems] == [
+        "at meetings[1].when: expected string",
+        "at meetings[1].room: expected string",
+    ]
+    assert isinstance(error.__cause__, pydantic.ValidationError)
+    assert SECRET in str(error.__cause__)
+
+
+def test_problems_from_pydantic_for_extra_and_missing_fields() -> None:
+    schema = Calendar.model_json_schema()
+    with pytest.raises(pydantic.ValidationError) as info:
+        Calendar.model_validate({"meetings": [{SECRET: SECRET}]})
+    problems = problems_from_pydantic(info.value, schema)
+    assert SECRET not in repr(problems)
+    assert [str(p) for p in problems] == [
+        "at meetings[0].when: expected required field of type string",
+        "at meetings[0].room: expected required field of type string",
+        "at meetings[0]: expected no other fields (allowed: room, when)",
+    ]

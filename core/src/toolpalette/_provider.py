@@ -256,7 +256,13 @@ class _SpecProvider(ToolProvider):
         )
 
     def _build_schema(self) -> dict[str, Any]:
-        schema = self._model.model_json_schema()
+        try:
+            schema = self._model.model_json_schema()
+        except pydantic.PydanticUserError as exc:  # e.g. a Callable field
+            first_line = str(exc).splitlines()[0]
+            raise InvalidToolSchemaError(
+                tool_name=self._name, errors=[f"its input model has no JSON schema: {first_line}"]
+            ) from exc
         schema.pop("title", None)
         if self._spec.refine_schema is not None:
             schema = _schema.refine(schema, self._spec.refine_schema, self._name)

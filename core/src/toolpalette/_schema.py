@@ -10,6 +10,7 @@ import copy
 import dataclasses
 import inspect
 import re
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, get_type_hints
@@ -95,16 +96,33 @@ def function_input_model(
             raise ToolDefinitionError(
                 tool_name=tool_name, reason=f"parameter {param.name!r} needs a type annotation"
             )
+        if param.name.startswith("_") or (
+            param.name.startswith("model_") and hasattr(pydantic.BaseModel, param.name)
+        ):
+            raise ToolDefinitionError(
+                tool_name=tool_name,
+                reason=f"parameter {param.name!r} cannot be an input field "
+                "(a leading underscore, or a pydantic BaseModel attribute); rename it",
+            )
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (
             annotation,
             pydantic.Field(default, description=param_docs.get(param.name)),
         )
-    model: type[pydantic.BaseModel] = pydantic.create_model(
-        f"{tool_name}_input",
-        __config__=pydantic.ConfigDict(extra="forbid"),
-        **fields,
-    )
+    try:
+        with warnings.catch_warnings():
+            # A parameter named like a BaseModel method (``schema``, ``json``) works: the
+            # field shadows the method on the input model, which only the core reads.
+            warnings.filterwarnings("ignore", r"Field name .* shadows an attribute", UserWarning)
+            model: type[pydantic.BaseModel] = pydantic.create_model(
+                f"{tool_name}_input",
+                __config__=pydantic.ConfigDict(extra="forbid", protected_namespaces=()),
+                **fields,
+            )
+    except (pydantic.PydanticUserError, TypeError, ValueError) as exc:
+        raise ToolDefinitionError(
+            tool_name=tool_name, reason=f"its parameters cannot form an input model ({exc})"
+        ) from exc
     return model, context_param
 
 
