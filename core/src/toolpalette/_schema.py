@@ -297,6 +297,8 @@ def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
         return "one of the allowed values"
     for key in ("anyOf", "oneOf"):
         options = node.get(key)
+        if isinstance(options, list) and options and all("const" in o for o in options):
+            return "one of the allowed values"
         if isinstance(options, list):
             kinds = sorted({str(_resolve(schema, o).get("type", "object")) for o in options})
             return " or ".join(kinds)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-COMMANDS: tuple[str, ...] = ("list", "show", "plugins", "check", "skills", "call")
+COMMANDS: tuple[str, ...] = ("list", "show", "plugins", "check", "skills", "call", "demo")
 """The subcommand modules (``toolpalette._cli._<name>``), in help order.
 
 Each module defines ``register(subparsers)``, which adds its parser and sets
