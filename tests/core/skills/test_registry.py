@@ -298,3 +298,23 @@ def test_a_code_built_skill_that_takes_a_jar_skill_id_collides(make_jar, skill_m
     assert problem.kind == "collision"
     assert "jar-dist 1.0" in problem.reason
     assert "pack-dist ?" in problem.reason
+
+
+def test_a_folder_claiming_an_installed_bundle_id_collides(make_jar, skill_md, tmp_path):
+    info = make_jar("io.example.sql", {"a/SKILL.md": skill_md("a")}, distribution="jar-dist")
+    registry = SkillRegistry.from_entry_points([info])
+    registry.add_directory("io.example.sql", tmp_path)
+    assert registry.ids() == []
+    problems = registry.problems()
+    assert [(p.kind, p.distribution) for p in problems] == [
+        ("collision", "jar-dist 1.0"),
+        ("collision", None),
+    ]
+    assert "folder " in problems[0].reason
+
+
+def test_problems_of_skills_without_a_distribution_name_none():
+    registry = SkillRegistry()
+    registry.add_skills([Skill("Loud", "d", bundle="io.example.ops")], pack="p", distribution=None)
+    [problem] = registry.problems()
+    assert (problem.kind, problem.pack, problem.distribution) == ("skill-warning", "p", None)

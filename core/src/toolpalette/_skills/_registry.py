@@ -50,9 +50,15 @@ class _Jar:
     opened: bool = False
 
     @property
+    def dist(self) -> str | None:
+        """``distribution version`` for a Problem, when the distribution is known."""
+        return _dist_label(self.origin)
+
+    @property
     def label(self) -> str:
-        if self.origin.distribution:
-            return f"{self.origin.distribution} {self.origin.version or '?'}"
+        """Who claims the bundle, for messages."""
+        if self.dist:
+            return self.dist
         return f"folder {self.root}" if self.root is not None else self.bundle
 
 
@@ -73,7 +79,7 @@ class SkillRegistry:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._jars: dict[str, _Jar] = {}
-        self._claims: dict[str, list[str]] = {}
+        self._claims: dict[str, list[_Jar]] = {}
         self._skills: dict[str, Skill] = {}
         self._holders: dict[str, str] = {}
         self._contested: set[str] = set()
@@ -136,16 +142,16 @@ class SkillRegistry:
             version: Its version.
         """
         origin = Origin(pack, distribution, version, None)
-        for item in skills:
-            skill = self._checked(item, origin)
-            if skill is not None:
-                with self._lock:
+        with self._lock:
+            for item in skills:
+                skill = self._checked(item, origin)
+                if skill is not None:
                     self._ensure(skill.bundle)
                     self._code_bundles.add(skill.bundle)
-                    self._admit(skill, _origin_label(origin))
+                    self._admit(skill, _origin_label(origin), _dist_label(origin))
 
     def _checked(self, item: object, origin: Origin) -> Skill | None:
-        label = _origin_label(origin)
+        label = _dist_label(origin)
         if not isinstance(item, Skill):
             reason = f"returned a {type(item).__name__}, not a toolpalette.Skill; it is skipped"
             self._report("garbage", reason, origin.pack, label, None)
@@ -250,21 +256,23 @@ class SkillRegistry:
         with self._lock:
             error = bundle_id_problem(jar.bundle)
             if error:
-                self._report("invalid-jar", error, jar.bundle, jar.label, None)
+                self._report("invalid-jar", error, jar.bundle, jar.dist, None)
                 return
             claims = self._claims.setdefault(jar.bundle, [])
-            claims.append(jar.label)
+            claims.append(jar)
             if len(claims) == 1:
                 self._jars[jar.bundle] = jar
                 return
             self._jars.pop(jar.bundle, None)
-            for label in claims if len(claims) == 2 else claims[-1:]:
-                others = " and ".join(other for other in claims if other != label)
+            # The first collision reports both sides; a third claimant reports itself.
+            for claimant in claims if len(claims) == 2 else claims[-1:]:
+                others = " and ".join(other.label for other in claims if other is not claimant)
                 reason = (
-                    f"bundle id {jar.bundle!r} is also claimed by {others}; no claimant is "
-                    "served: uninstall one of the distributions or change its bundle id"
+                    f"bundle id {jar.bundle!r} is claimed by {claimant.label} and also by "
+                    f"{others}; no claimant is served: uninstall one of the distributions "
+                    "or change its bundle id"
                 )
-                self._report("collision", reason, jar.bundle, label, None)
+                self._report("collision", reason, jar.bundle, claimant.dist, None)
 
     def _ensure(self, bundle: str) -> None:
         jar = self._jars.get(bundle)
@@ -277,29 +285,29 @@ class SkillRegistry:
         try:
             skills, problems = load_folder(root, bundle=bundle, origin=jar.origin)
         except Exception as exc:  # a jar must never take the registry down
-            self._report("invalid-jar", f"cannot list its skills: {exc!r}", bundle, jar.label, None)
+            self._report("invalid-jar", f"cannot list its skills: {exc!r}", bundle, jar.dist, None)
             return
         for problem in problems:
             self._record(problem)
         for skill in skills:
-            self._admit(skill, jar.label)
+            self._admit(skill, jar.label, jar.dist)
 
     def _open(self, jar: _Jar) -> Traversable | None:
         assert jar.info is not None
         incompatible = check_core_requirement(jar.info)
         if incompatible is not None:
-            self._report("incompatible", str(incompatible), jar.bundle, jar.label, None)
+            self._report("incompatible", str(incompatible), jar.bundle, jar.dist, None)
             return None
         try:
             return open_package(jar.info.value.strip())
         except NotADirectoryError as exc:
-            self._report("invalid-jar", str(exc), jar.bundle, jar.label, None)
+            self._report("invalid-jar", str(exc), jar.bundle, jar.dist, None)
         except Exception as exc:  # an import error of any kind, reported not raised
             reason = f"cannot import package {jar.info.module!r}: {exc!r}"
-            self._report("import", reason, jar.bundle, jar.label, None)
+            self._report("import", reason, jar.bundle, jar.dist, None)
         return None
 
-    def _admit(self, skill: Skill, label: str) -> None:
+    def _admit(self, skill: Skill, label: str, dist: str | None) -> None:
         skill_id = skill.id
         if skill_id not in self._skills and skill_id not in self._contested:
             self._skills[skill_id] = skill
@@ -312,7 +320,7 @@ class SkillRegistry:
             f"skill id {skill_id!r} is claimed by {first} and by {label}; neither is served: "
             "rename the skill in one of them or uninstall one"
         )
-        self._report("collision", reason, skill.bundle, label, skill_id)
+        self._report("collision", reason, skill.bundle, dist, skill_id)
 
     def _report(
         self, kind: ProblemKind, reason: str, pack: str | None, dist: str | None, item: str | None
@@ -325,7 +333,11 @@ class SkillRegistry:
         logger.log(level, "%s", problem)
 
 
-def _origin_label(origin: Origin) -> str:
+def _dist_label(origin: Origin) -> str | None:
     if origin.distribution:
         return f"{origin.distribution} {origin.version or '?'}"
-    return f"pack {origin.pack}"
+    return None
+
+
+def _origin_label(origin: Origin) -> str:
+    return _dist_label(origin) or f"pack {origin.pack}"
