@@ -80,7 +80,7 @@ def read_file(
     """Read a text file from the workspace, in chunks for large files.
 
     Returns up to `limit` bytes starting at byte `offset`, decoded as UTF-8, with the
-    file's total `size` and the `next_offset` to pass to read the next chunk (None at
+    file's total `size` and the `next_offset` to pass to read the next chunk (null at
     the end of the file). Binary files are refused.
 
     Args:
@@ -147,7 +147,7 @@ def file_info(path: str, ctx: ToolContext) -> FileInfo:
     """Describe a workspace path without reading it: type, size, modification time.
 
     For a symlink, the link itself is described and `link_target` says where it leads
-    (None when that is outside the workspace or missing). For a file, `binary` says
+    (null when that is outside the workspace or missing). For a file, `binary` says
     whether it looks binary (`read_file` refuses binary files).
 
     Args:
