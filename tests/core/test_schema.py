@@ -73,6 +73,21 @@ def test_split_docstring_separates_summary_and_args() -> None:
     }
 
 
+def test_split_docstring_deeper_lines_continue_a_parameter_even_with_a_colon() -> None:
+    doc = """Fetch rows.
+
+    Args:
+        limit (int): Max rows.
+            Default: 10.
+        url: Where.
+            Note: must be https.
+    """
+    assert split_docstring(doc)[1] == {
+        "limit": "Max rows. Default: 10.",
+        "url": "Where. Note: must be https.",
+    }
+
+
 @pytest.mark.parametrize("doc", [None, "", "   "])
 def test_split_docstring_of_nothing(doc: str | None) -> None:
     assert split_docstring(doc) == ("", {})

@@ -48,6 +48,7 @@ def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     params: dict[str, str] = {}
     section: str | None = None
     current: str | None = None
+    indent: int | None = None  # of the parameter lines; deeper lines continue one
     for line in lines:
         header = _SECTION.match(line)
         if header:
@@ -57,7 +58,9 @@ def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             summary.append(line)
         elif section in ("Args", "Arguments", "Parameters"):
             match = _PARAM_LINE.match(line)
-            if match:
+            depth = len(line) - len(line.lstrip())
+            if match and (indent is None or depth <= indent):
+                indent = depth if indent is None else indent
                 current = match.group(1).lstrip("*")
                 params[current] = match.group(2).strip()
             elif current and line.strip():
