@@ -166,6 +166,7 @@ class Thinker:
         self._admit_lock = threading.RLock()
         self._generation = 0
         self._key: tuple[Any, ...] | None = None
+        self._resolved: _Palette | None = None
         self._swept_at = -1
         self._tool_catalog: dict[str, ToolProvider] = {}
         self._skill_catalog: dict[str, Skill] = {}
@@ -199,9 +200,12 @@ class Thinker:
         """
         self.turn_number += 1
         palette = self.hub.resolve_thinker(type(self))
-        key = (id(palette), self.hub.version, self._generation, tuple(self.conversation.attached))
-        if key != self._key:
+        key = (self.hub.version, self._generation, tuple(self.conversation.attached))
+        # Compare the resolved palette by identity, holding it: a freed palette's id can be
+        # reused by the next one (as after register_system_tool clears the hub's cache).
+        if palette is not self._resolved or key != self._key:
             self._sync(self._desired(palette))
+            self._resolved = palette
             self._key = key
         self._run_reconcile_hooks()
         if self.is_read_only and self.palette.version != self._swept_at:
@@ -300,7 +304,11 @@ class Thinker:
             return "refused", f"not in this agent's {kind} catalog"
         if kind == "tool" and self.is_read_only and not item.read_only:
             return "refused", "this agent is read-only and the tool changes things"
-        verdict = self.hub.pm.hook.toolpalette_admit(thinker=self, kind=kind, name=name)
+        try:
+            verdict = self.hub.pm.hook.toolpalette_admit(thinker=self, kind=kind, name=name)
+        except Exception:  # a broken host hook refuses (fail closed), and is on the record
+            logger.exception("toolpalette_admit raised for %s %r; refused", kind, name)
+            return "refused", "a host hook failed while deciding"
         if verdict is False or isinstance(verdict, str):
             return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"
         decision = self.policy.decide_grant(self, kind, name, item)
@@ -315,6 +323,11 @@ class Thinker:
             return "pending", "waiting for a person's approval"
         self._grant(kind, name, item)
         return "granted", ""
+
+    def _has(self, kind: str, name: str) -> bool:
+        if kind == "tool":
+            return name in self._admitted
+        return self.conversation.is_attached(name)
 
     def _grant(self, kind: str, name: str, item: Any) -> None:
         if kind == "tool":
@@ -417,7 +430,9 @@ class Thinker:
                 self._tool_catalog if approval.kind == "tool" else self._skill_catalog
             )
             item = catalog.get(approval.name)
-            if approve and item is not None:
+            if approve and self._has(approval.kind, approval.name):
+                decision = "present"  # granted meanwhile (another approval): one grant
+            elif approve and item is not None:
                 self._grant(approval.kind, approval.name, item)
             self._record(approval.kind, approval.name, decision, "a person's decision")
         return approval
