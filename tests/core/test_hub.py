@@ -13,6 +13,7 @@ import pytest
 import toolpalette._hub as hub_module
 from toolpalette import ToolCollisionError, ToolHub, hookimpl, tool
 from toolpalette._discovery import PLUGIN_GROUP, EntryPointInfo
+from toolpalette._packs import Pack
 
 
 @tool(read_only=True)
@@ -215,7 +216,13 @@ def fake_pack(
 @pytest.fixture
 def installed(monkeypatch: pytest.MonkeyPatch) -> list[EntryPointInfo]:
     packs: list[EntryPointInfo] = []
-    monkeypatch.setattr(hub_module, "discover", lambda group: sorted(packs, key=lambda i: i.name))
+
+    def scan(group: str) -> list[Pack]:
+        assert group == PLUGIN_GROUP
+        ordered = sorted(packs, key=lambda i: i.name)
+        return [Pack(info.name, info.module, info=info) for info in ordered]
+
+    monkeypatch.setattr(hub_module, "scan", scan)
     return packs
 
 

@@ -19,30 +19,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, final
+from typing import Any, Final, final
 
 import pluggy
 
 from toolpalette import _collect
 from toolpalette._config import ConfigSource, HubConfig, RenamedProvider, load_config
-from toolpalette._discovery import (
-    PLUGIN_GROUP,
-    EntryPointInfo,
-    check_core_requirement,
-    discover,
-    env_names,
-)
+from toolpalette._discovery import PLUGIN_GROUP, env_names
 from toolpalette._host import HostSide
 from toolpalette._manager import ToolpaletteManager
+from toolpalette._packs import Pack, PackStatus, scan
 from toolpalette._problems import Problem
-from toolpalette._provider import Origin, ToolProvider
+from toolpalette._provider import ToolProvider
 from toolpalette._registry import ToolRegistry
 from toolpalette.errors import ToolCollisionError
 
 __all__ = ["PackStatus", "PluginInfo", "ToolHub"]
-
-PackStatus = Literal["not-loaded", "loaded", "failed", "incompatible", "blocked", "disabled"]
-"""Where a pack stands: not needed yet, imported, broken, refused, or switched off."""
 
 DISABLE_ENV: Final = "TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD"
 """Set to anything non-empty: no installed pack is used unless TOOLPALETTE_PLUGINS names it."""
@@ -72,43 +64,10 @@ class PluginInfo:
     """``loaded``, ``not-loaded``, ``failed``, ``incompatible``, ``blocked`` or ``disabled``."""
 
 
-class _Pack:
-    """The hub's mutable record of one pack."""
-
-    __slots__ = ("info", "module", "name", "plugin_name", "problems", "providers", "status")
-
-    def __init__(self, name: str, info: EntryPointInfo | None, module: str | None) -> None:
-        self.name = name
-        self.info = info
-        self.module = module
-        self.status: PackStatus = "not-loaded"
-        self.plugin_name: str | None = None  # the pluggy name (another pack's, for an alias)
-        self.providers: list[ToolProvider] = []
-        self.problems: list[Problem] = []
-
-    @property
-    def origin(self) -> Origin:
-        info = self.info
-        return Origin(
-            self.name, info.distribution if info else None, info.version if info else None
-        )
-
-    @property
-    def distribution(self) -> str | None:
-        return self.info.distribution if self.info else None
-
-    @property
-    def label(self) -> str | None:
-        return self.info.label if self.info and self.info.distribution else None
-
-    def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
-        self.problems.append(Problem(kind, reason, self.name, self.label, item))
-
-
 @dataclass(frozen=True)
 class _Collision:
     name: str
-    claims: tuple[tuple[_Pack, ToolProvider], ...]
+    claims: tuple[tuple[Pack, ToolProvider], ...]
 
     def error(self, more: int = 0) -> ToolCollisionError:
         first, second = (provider.describe() for _, provider in self.claims[:2])
@@ -159,7 +118,7 @@ class ToolHub(HostSide):
         """The validated host configuration."""
         self.pm = ToolpaletteManager()
         """The pluggy plugin manager; ``hub.pm.hook`` calls the host hooks."""
-        self._packs: dict[str, _Pack] = {}
+        self._packs: dict[str, Pack] = {}
         self._extra_problems: list[Problem] = []
         self._version = 0
         self._catalog: ToolRegistry | None = None
@@ -178,12 +137,11 @@ class ToolHub(HostSide):
         blocked = env_names(BLOCK_ENV) or frozenset()
         for name in sorted(blocked):
             self.pm.set_blocked(name)
-        infos = discover(PLUGIN_GROUP)
-        for name, group in _by_name(infos).items():
+        for name, group in _by_name(scan(PLUGIN_GROUP)).items():
             if len(group) > 1:
                 self._extra_problems.append(_duplicate_pack(name, group))
                 continue
-            pack = _Pack(name, group[0], group[0].module)
+            pack = group[0]
             if only is not None and name not in only:
                 pack.status = "disabled"
             elif name in blocked:
@@ -191,12 +149,12 @@ class ToolHub(HostSide):
                 pack.problem("blocked", f"not imported: listed in {BLOCK_ENV}")
             self._packs[name] = pack
 
-    def _load(self, pack: _Pack) -> None:
+    def _load(self, pack: Pack) -> None:
         if pack.status != "not-loaded" or pack.info is None:
             return
         info = pack.info
         try:
-            incompatible = check_core_requirement(info)
+            incompatible = pack.incompatibility()
         except Exception as exc:
             incompatible = None
             pack.problem(
@@ -216,7 +174,7 @@ class ToolHub(HostSide):
             return
         self._register(pack, plugin)
 
-    def _register(self, pack: _Pack, plugin: object) -> None:
+    def _register(self, pack: Pack, plugin: object) -> None:
         existing = self.pm.get_name(plugin)
         if existing is not None:
             pack.plugin_name = existing  # one module behind two names: registered once
@@ -239,7 +197,7 @@ class ToolHub(HostSide):
             )
         self._collect(pack)
 
-    def _collect(self, pack: _Pack) -> None:
+    def _collect(self, pack: Pack) -> None:
         assert pack.plugin_name is not None
         collected = _collect.tools(self.pm, pack.plugin_name, pack.origin)
         pack.problems.extend(collected.problems)
@@ -249,7 +207,7 @@ class ToolHub(HostSide):
                 pack.providers.append(offered)
         self._version += 1
 
-    def _configured(self, pack: _Pack, provider: ToolProvider) -> ToolProvider | None:
+    def _configured(self, pack: Pack, provider: ToolProvider) -> ToolProvider | None:
         name = self.config.name_for(pack.name, provider.name)
         if name == provider.name:
             return provider
@@ -285,7 +243,7 @@ class ToolHub(HostSide):
             if name in self._packs:
                 raise ValueError(f"a pack named {name!r} already exists; pass another name=")
             module = getattr(plugin, "__name__", None) if _is_module(plugin) else None
-            pack = _Pack(name, None, module or type(plugin).__module__)
+            pack = Pack(name, module or type(plugin).__module__)
             self._packs[name] = pack
             self._register(pack, plugin)
             return name
@@ -359,30 +317,30 @@ class ToolHub(HostSide):
 
     # -- helpers -------------------------------------------------------------------
 
-    def _select(self, wanted: Callable[[_Pack], bool]) -> list[ToolProvider]:
+    def _select(self, wanted: Callable[[Pack], bool]) -> list[ToolProvider]:
         with self._lock:
             chosen = [p for p in self._sorted_packs() if wanted(p)]
             for pack in chosen:
                 self._load(pack)
             return self._resolve([p for p in chosen if p.status == "loaded"])[0]
 
-    def _sorted_packs(self) -> list[_Pack]:
+    def _sorted_packs(self) -> list[Pack]:
         return [self._packs[name] for name in sorted(self._packs)]
 
-    def _loaded(self) -> list[_Pack]:
+    def _loaded(self) -> list[Pack]:
         return [p for p in self._sorted_packs() if p.status == "loaded"]
 
     @staticmethod
-    def _resolve(packs: Iterable[_Pack]) -> tuple[list[ToolProvider], list[_Collision]]:
+    def _resolve(packs: Iterable[Pack]) -> tuple[list[ToolProvider], list[_Collision]]:
         """The offered providers and the collisions of ``packs``, independent of load order."""
-        claims: dict[str, list[tuple[_Pack, ToolProvider]]] = {}
+        claims: dict[str, list[tuple[Pack, ToolProvider]]] = {}
         for pack in sorted(packs, key=lambda p: p.name):
             for provider in pack.providers:
                 claims.setdefault(provider.name, []).append((pack, provider))
         offered: list[ToolProvider] = []
         collisions: list[_Collision] = []
         for name, claimed in claims.items():
-            distinct: list[tuple[_Pack, ToolProvider]] = []
+            distinct: list[tuple[Pack, ToolProvider]] = []
             for claim in claimed:
                 if not any(claim[1] == seen[1] for seen in distinct):
                     distinct.append(claim)
@@ -393,7 +351,7 @@ class ToolHub(HostSide):
         collisions.sort(key=lambda c: c.name)
         return offered, collisions
 
-    def _plugin_info(self, pack: _Pack) -> PluginInfo:
+    def _plugin_info(self, pack: Pack) -> PluginInfo:
         info = pack.info
         hooks = tuple(self.pm.hooks_of(pack.plugin_name)) if pack.plugin_name else ()
         return PluginInfo(
@@ -425,15 +383,15 @@ def _sync(registry: ToolRegistry, offered: list[ToolProvider]) -> None:
             registry.replace(provider)
 
 
-def _by_name(infos: Iterable[EntryPointInfo]) -> dict[str, list[EntryPointInfo]]:
-    grouped: dict[str, list[EntryPointInfo]] = {}
-    for info in infos:
-        grouped.setdefault(info.name, []).append(info)
+def _by_name(packs: Iterable[Pack]) -> dict[str, list[Pack]]:
+    grouped: dict[str, list[Pack]] = {}
+    for pack in packs:
+        grouped.setdefault(pack.name, []).append(pack)
     return grouped
 
 
-def _duplicate_pack(name: str, group: list[EntryPointInfo]) -> Problem:
-    labels = ", ".join(info.label for info in group)
+def _duplicate_pack(name: str, group: list[Pack]) -> Problem:
+    labels = ", ".join(pack.label or "?" for pack in group)
     reason = (
         f"{len(group)} distributions declare the pack {name!r} ({labels}); none of them is "
         "imported. Uninstall one, or rename its entry point."

@@ -1,0 +1,182 @@
+"""The hub's record of each pack, and the scan that finds them cheaply.
+
+Building a hub must cost about what listing the entry points costs, even with a
+thousand packs installed. So the scan reads only the entry point tables (through the
+standard library, which names each distribution from its folder, without parsing its
+``METADATA``), and a pack's distribution name and version are read the first time
+something asks for them: when the pack is imported, listed by ``plugins()``, or
+selected by distribution.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+from typing import Any, Final, Literal
+
+from toolpalette._discovery import EntryPointInfo, core_version
+from toolpalette._problems import Problem
+from toolpalette._provider import Origin, ToolProvider
+from toolpalette.errors import IncompatiblePluginError
+
+__all__ = ["Pack", "PackStatus", "scan"]
+
+_CORE: Final = re.compile(r"^toolpalette(?![-_.A-Za-z0-9])", re.IGNORECASE)
+_CORE_UNPINNED: Final = re.compile(r"^toolpalette\s*(\[[^\]]*\])?\s*$", re.IGNORECASE)
+
+PackStatus = Literal["not-loaded", "loaded", "failed", "incompatible", "blocked", "disabled"]
+"""Where a pack stands: not needed yet, imported, broken, refused, or switched off."""
+
+
+class Pack:
+    """The hub's mutable record of one pack (an entry point, or a plugin added in code)."""
+
+    __slots__ = (
+        "_entry_point",
+        "_info",
+        "_requires",
+        "module",
+        "name",
+        "plugin_name",
+        "problems",
+        "providers",
+        "status",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        module: str | None,
+        *,
+        entry_point: Any = None,
+        info: EntryPointInfo | None = None,
+    ) -> None:
+        self.name = name
+        """The entry point name, or the name given to ``add_plugin``."""
+        self.module = module
+        """The hooks module: the entry point's target, or the added plugin's module."""
+        self.status: PackStatus = "not-loaded"
+        self.plugin_name: str | None = None
+        """The name pluggy knows it by (another pack's, for one module behind two names)."""
+        self.providers: list[ToolProvider] = []
+        """Its tools, renamed or prefixed as the host configured."""
+        self.problems: list[Problem] = []
+        """What went wrong while loading it."""
+        self._entry_point = entry_point
+        self._info = info
+        self._requires: list[str] | None = None
+
+    @property
+    def info(self) -> EntryPointInfo | None:
+        """The entry point with its distribution's name and version (read on first use)."""
+        if self._info is None and self._entry_point is not None:
+            self._info, self._requires = _info_of(self._entry_point)
+        return self._info
+
+    def incompatibility(self) -> IncompatiblePluginError | None:
+        """The error to report when the pack's requirement on toolpalette excludes this one.
+
+        Reads the ``Requires-Dist`` lines already read with the name and version, and
+        needs ``packaging`` only when a line pins toolpalette to some versions.
+        """
+        info = self.info
+        if info is None:
+            return None
+        if self._requires is None:  # an info given by hand: read the distribution's
+            dist = getattr(info.entry_point, "dist", None)
+            self._requires = list(getattr(dist, "requires", None) or [])
+        pinned = [r for r in self._requires if _CORE.match(r) and not _CORE_UNPINNED.match(r)]
+        return _check(self.name, pinned) if pinned else None
+
+    @property
+    def distribution(self) -> str | None:
+        """The distribution's name, when the pack is installed."""
+        info = self.info
+        return info.distribution if info else None
+
+    @property
+    def origin(self) -> Origin:
+        """Provenance for its tools (the module is filled in per tool)."""
+        info = self.info
+        return Origin(
+            self.name, info.distribution if info else None, info.version if info else None
+        )
+
+    @property
+    def label(self) -> str | None:
+        """``distribution version`` for problems, or None for a plugin added in code."""
+        info = self.info
+        return info.label if info and info.distribution else None
+
+    def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
+        """Record a problem of this pack."""
+        self.problems.append(Problem(kind, reason, self.name, self.label, item))
+
+
+def scan(group: str) -> list[Pack]:
+    """A record per entry point in ``group``, sorted by name, importing and parsing nothing.
+
+    The standard library lists each distribution once (the first on ``sys.path``, as
+    the import system would pick it), naming it from its folder.
+    """
+    found = [
+        Pack(ep.name, ep.value.partition(":")[0].strip(), entry_point=ep)
+        for ep in importlib.metadata.entry_points(group=group)
+    ]
+    found.sort(key=lambda pack: pack.name)
+    return found
+
+
+def _info_of(ep: Any) -> tuple[EntryPointInfo, list[str]]:
+    """The entry point's info and its distribution's ``Requires-Dist`` lines.
+
+    The metadata headers are read directly (one file read, no ``email`` parser): only
+    ``Name``, ``Version`` and ``Requires-Dist`` are needed, and they come before the body.
+    """
+    dist = getattr(ep, "dist", None)
+    text = (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "") if dist else ""
+    name = version = None
+    requires: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            break  # end of the headers
+        if line[0].isspace():
+            continue  # a folded continuation of the previous header
+        key, _, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if key == "name" and name is None:
+            name = value
+        elif key == "version" and version is None:
+            version = value
+        elif key == "requires-dist":
+            requires.append(value)
+    return EntryPointInfo(ep.group, ep.name, ep.value, name, version, ep), requires
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_core() -> str:
+    return core_version()
+
+
+def _check(pack: str, lines: list[str]) -> IncompatiblePluginError | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    installed = _installed_core()
+    for line in lines:
+        try:
+            requirement = Requirement(line)
+            if canonicalize_name(requirement.name) != "toolpalette":
+                continue
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            ok = requirement.specifier.contains(Version(installed), prereleases=True)
+        except (InvalidRequirement, InvalidVersion):
+            continue
+        if not ok:
+            return IncompatiblePluginError(
+                plugin_name=pack, required=str(requirement.specifier), installed=installed
+            )
+    return None
