@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import zipfile
+
 import pytest
 from toolpalette import Skill, SkillRegistry
+from toolpalette._discovery import SKILLJAR_GROUP, EntryPointInfo
 from toolpalette.errors import SkillNotFoundError
 
 
@@ -318,3 +321,42 @@ def test_problems_of_skills_without_a_distribution_name_none():
     registry.add_skills([Skill("Loud", "d", bundle="io.example.ops")], pack="p", distribution=None)
     [problem] = registry.problems()
     assert (problem.kind, problem.pack, problem.distribution) == ("skill-warning", "p", None)
+
+
+def test_a_non_ascii_lowercase_name_loads_clean(make_jar, skill_md):
+    info = make_jar("io.example.sql", {"données/SKILL.md": skill_md("données")})
+    registry = SkillRegistry.from_entry_points([info])
+    assert registry.ids() == ["io.example.sql/données"]
+    assert registry.problems() == []
+
+
+def test_a_skill_folder_symlinked_out_of_the_jar_is_skipped(make_jar, skill_md, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "stolen"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "SKILL.md").write_text(skill_md("stolen"), encoding="utf-8")
+    info = make_jar("io.example.sql", {"a/SKILL.md": skill_md("a")})
+    try:
+        (tmp_path / info.module / "stolen").symlink_to(elsewhere, target_is_directory=True)
+    except OSError:
+        pytest.skip("cannot create symlinks here")
+    registry = SkillRegistry.from_entry_points([info])
+    assert registry.ids() == ["io.example.sql/a"]
+    assert kinds(registry) == [("invalid-skill", "io.example.sql/stolen")]
+
+
+def test_a_jar_inside_a_zip_file_is_read_alike(tmp_path, monkeypatch, skill_md):
+    archive = tmp_path / "jar.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("zippedjar/__init__.py", "")
+        zipped.writestr("zippedjar/alpha/SKILL.md", skill_md("alpha"))
+        zipped.writestr("zippedjar/alpha/references/r.md", "ref")
+    monkeypatch.syspath_prepend(str(archive))
+    info = EntryPointInfo(SKILLJAR_GROUP, "io.example.zip", "zippedjar", "zip-jar", "1")
+    registry = SkillRegistry.from_entry_points([info])
+    skill = registry.skill("io.example.zip/alpha")
+    assert registry.problems() == []
+    assert skill.body() == "# Body\n\nDo the thing."
+    assert skill.resources() == ["references/r.md"]
+    assert skill.read_text("references/r.md") == "ref"
+    with pytest.raises(ValueError, match="resource path"):
+        skill.resource("../alpha/SKILL.md")
