@@ -149,6 +149,7 @@ class Executor:
         self.pool: WorkerPool = pool or _shared("pool", WorkerPool)
         self.reports: ReportQueue = reports or _shared("reports", ReportQueue)
         self._bound: dict[int, tuple[ToolProvider, Any, BoundTool]] = {}
+        self._guarded = read_only or require_read_only is not None
 
     # -- public ----------------------------------------------------------------------
 
@@ -175,7 +176,9 @@ class Executor:
                 admitted, error = await self._authorize(admitted, ctx, abort)
             if type(admitted) is _Ready:
                 admitted, error = await self._perform(admitted, ctx, abort, call_id)
-        return self._finish(name, input, admitted, error, ctx, started)  # type: ignore[arg-type]
+        if admitted.is_error:  # type: ignore[union-attr]
+            return self._finish(name, input, admitted, error, ctx, started)  # type: ignore[arg-type]
+        return admitted  # type: ignore[return-value]
 
     async def execute_many(
         self,
@@ -237,9 +240,10 @@ class Executor:
         if provider is None or (offered is not None and name not in offered):
             code, status = ("unknown_tool", 404) if provider is None else ("not_offered", 403)
             return _shaping.failure(status, code, self._unavailable(name)), None
-        refusal = self._check_read_only(provider)
-        if refusal is not None:
-            return refusal
+        if self._guarded:
+            refusal = self._check_read_only(provider)
+            if refusal is not None:
+                return refusal
         try:
             return _Ready(provider, provider.parse_input(raw)), None
         except InvalidInputError as exc:
@@ -254,8 +258,6 @@ class Executor:
         return _shaping.unavailable_text(name, names)
 
     def _check_read_only(self, provider: ToolProvider) -> Admission | None:
-        if not self.read_only and self.require_read_only is None:
-            return None
         error: BaseException | None = None
         allowed = provider.read_only if self.read_only else True
         if allowed and self.require_read_only is not None:
@@ -310,15 +312,6 @@ class Executor:
 
     # -- running ---------------------------------------------------------------------
 
-    def _tool(self, provider: ToolProvider, ctx: ToolContext | None) -> BoundTool:
-        """The tool built for this provider and parent (once; kept while both are)."""
-        parent = ctx.parent if ctx is not None else None
-        entry = self._bound.get(id(provider))
-        if entry is None or entry[0] is not provider or entry[1] is not parent:
-            entry = (provider, parent, provider.create(parent))
-            self._bound[id(provider)] = entry
-        return entry[2]
-
     def _tool_context(
         self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
     ) -> ToolContext:
@@ -335,14 +328,22 @@ class Executor:
         )
 
     def _prepare(
-        self, ready: _Ready, ctx: ToolContext | None, call_id: str | None
-    ) -> tuple[BoundTool, ToolContext, float]:
-        provider = ready.provider
-        bound = self._tool(provider, ctx)
-        tool_ctx = (
-            self._tool_context(provider, ctx, call_id) if bound.takes_context else _NO_CONTEXT
-        )
-        return bound, tool_ctx, provider.timeout or self.timeout
+        self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
+    ) -> tuple[BoundTool, ToolContext]:
+        """The tool for this provider and parent, and the context it runs with.
+
+        The tool is built once and kept while provider and parent stay the same; a tool
+        that takes no context shares one empty context (no per-call Event to build).
+        """
+        parent = ctx.parent if ctx is not None else None
+        entry = self._bound.get(id(provider))
+        if entry is None or entry[0] is not provider or entry[1] is not parent:
+            entry = (provider, parent, provider.create(parent))
+            self._bound[id(provider)] = entry
+        bound = entry[2]
+        if bound.takes_context:
+            return bound, self._tool_context(provider, ctx, call_id)
+        return bound, _NO_CONTEXT
 
     async def _perform(
         self,
@@ -354,8 +355,10 @@ class Executor:
         """Steps 4 to 6: run under the deadline, cap the output, shape what went wrong."""
         if abort is not None and abort.aborted:
             return _aborted(abort.reason or ""), None
+        provider = ready.provider
+        timeout = provider.timeout or self.timeout
         try:
-            bound, tool_ctx, timeout = self._prepare(ready, ctx, call_id)
+            bound, tool_ctx = self._prepare(provider, ctx, call_id)
             event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
             if bound.is_async:
                 outcome = await _running.run_async(
@@ -368,7 +371,11 @@ class Executor:
             raise
         except Exception as exc:  # create() or invoke() itself failed
             outcome = (_running.RAISED, exc)
-        return self._settle(ready.provider, outcome, timeout_of(ready.provider, self.timeout))
+        if outcome[0] is _running.OK:
+            return _shaping.render_output(
+                provider, outcome[1], provider.output_cap or self.output_cap
+            )
+        return self._settle(provider, outcome, timeout)
 
     def _perform_blocking(
         self,
@@ -379,15 +386,17 @@ class Executor:
     ) -> Admission:
         if abort is not None and abort.aborted:
             return _aborted(abort.reason or ""), None
+        provider = ready.provider
+        timeout = provider.timeout or self.timeout
         try:
-            bound, tool_ctx, timeout = self._prepare(ready, ctx, call_id)
+            bound, tool_ctx = self._prepare(provider, ctx, call_id)
             event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
             call = partial(bound.invoke, ready.value, tool_ctx)
             fn = partial(_run_coroutine, call) if bound.is_async else call
             outcome = _running.run_blocking(fn, self.pool, timeout, abort, event)
         except Exception as exc:
             outcome = (_running.RAISED, exc)
-        return self._settle(ready.provider, outcome, timeout_of(ready.provider, self.timeout))
+        return self._settle(provider, outcome, timeout)
 
     def _settle(self, provider: ToolProvider, outcome: Any, timeout: float) -> Admission:
         kind, payload = outcome
@@ -429,11 +438,6 @@ class Executor:
             )
             self.reports.put(report, self.hook, self.on_tool_error)
         return result
-
-
-def timeout_of(provider: ToolProvider, default: float) -> float:
-    """The deadline a provider's calls run under."""
-    return provider.timeout or default
 
 
 def _aborted(reason: str) -> ToolResult:

@@ -46,13 +46,12 @@ class ToolResult:
         structured: dict[str, Any] | None = None,
         content: list[dict[str, Any]] | None = None,
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "text", text)
-        setattr_(self, "is_error", is_error)
-        setattr_(self, "status", status)
-        setattr_(self, "code", code)
-        setattr_(self, "structured", structured)
-        setattr_(self, "_content", tuple(content) if content is not None else None)
+        _set_text(self, text)
+        _set_is_error(self, is_error)
+        _set_status(self, status)
+        _set_code(self, code)
+        _set_structured(self, structured)
+        _set_content(self, tuple(content) if content is not None else None)
 
     @classmethod
     def failure(cls, status: int, code: str, text: str) -> ToolResult:
@@ -114,3 +113,12 @@ class ToolResult:
         if self.is_error:
             return f"<ToolResult error {self.status} {self.code}: {self.text[:60]!r}>"
         return f"<ToolResult ok: {self.text[:60]!r}>"
+
+
+# The slots' own setters: __init__ writes through them because __setattr__ refuses.
+_set_text = ToolResult.__dict__["text"].__set__
+_set_is_error = ToolResult.__dict__["is_error"].__set__
+_set_status = ToolResult.__dict__["status"].__set__
+_set_code = ToolResult.__dict__["code"].__set__
+_set_structured = ToolResult.__dict__["structured"].__set__
+_set_content = ToolResult.__dict__["_content"].__set__

@@ -36,6 +36,35 @@ _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _c_encoder() -> Any:
+    """The C encoder behind ``_ENCODER``, built once (``encode`` builds one per call).
+
+    Without a markers dict a cycle ends in RecursionError rather than ValueError;
+    both are refusals.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return None
+    return make(
+        None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+
+_C_ENCODE: Final = _c_encoder()
+
+
+def _to_json(value: Any) -> str:
+    if type(value) is int:
+        return int.__repr__(value)
+    if _C_ENCODE is not None:
+        return "".join(_C_ENCODE(value, 0))
+    return _ENCODER.encode(value)  # pragma: no cover
+
+
 def _group_type() -> type[BaseException] | None:
     group: type[BaseException] | None = getattr(builtins, "BaseExceptionGroup", None)
     if group is None:  # pragma: no cover - Python 3.10: the backport, a core dependency there
@@ -114,7 +143,7 @@ def render_output(
     """
     try:
         dumped = provider.dump_output(value)
-        text = dumped if isinstance(dumped, str) else _ENCODER.encode(dumped)
+        text = dumped if isinstance(dumped, str) else _to_json(dumped)
         size = len(text)
         if size <= cap:
             size = len(text.encode("utf-8"))  # also refuses lone surrogates
