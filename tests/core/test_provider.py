@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from toolpalette import (
     BoundTool,
     ClassToolProvider,
@@ -21,6 +23,7 @@ from toolpalette import (
     tool,
 )
 from toolpalette._provider import as_provider
+from toolpalette._schema import compile_validator
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
 from toolpalette.testing import FakeTool
 
@@ -595,3 +598,77 @@ def test_a_class_model_without_a_json_schema_is_refused_as_a_schema_error() -> N
     with pytest.raises(InvalidToolSchemaError, match="no JSON schema") as info:
         as_provider(Unschematic)
     assert info.value.tool_name == "unschematic"
+
+
+# -- differential: parse_input accepts exactly what the published schema accepts -------
+
+
+class Inner(pydantic.BaseModel):
+    n: int
+    tag: str = "x"
+
+
+@tool
+def many(
+    i: int,
+    f: float,
+    s: str,
+    b: bool,
+    li: list[int],
+    d: dict[str, float],
+    o: str | None = None,
+    inner: Inner | None = None,
+    lit: Literal["a", "b"] = "a",
+    t: tuple[int, str] | None = None,
+) -> int:
+    """Take one of everything."""
+    return 0
+
+
+MANY = as_provider(many)
+MANY_VALIDATOR = compile_validator(MANY.input_schema)
+GOOD: dict[str, Any] = {"i": 1, "f": 1.5, "s": "x", "b": True, "li": [1], "d": {"a": 1.0}}
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(min_value=-(2.0**62), max_value=2.0**62)
+    | st.text(max_size=3)
+    | st.sampled_from(["a", "b", 1.0, -0.0, 2.0**53, 10**40])
+)
+values = st.recursive(
+    scalars,
+    lambda c: (
+        st.lists(c, max_size=3)
+        | st.dictionaries(st.sampled_from(["n", "tag", "k"]) | st.text(max_size=2), c, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.dictionaries(st.sampled_from([*GOOD, "o", "inner", "lit", "t", "zz"]), values, max_size=4)
+)
+def test_parse_input_accepts_exactly_what_the_published_schema_accepts(
+    override: dict[str, Any],
+) -> None:
+    data = {**GOOD, **override}
+    expected = MANY_VALIDATOR.is_valid(data)
+    try:
+        MANY.parse_input(data)
+    except InvalidInputError:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted == expected
+
+
+@pytest.mark.parametrize("number", [2.0**63, 1e20, -1e300])
+def test_integral_floats_beyond_int64_are_refused_for_integer_fields(number: float) -> None:
+    # The schema's "integer" admits them, but they are not exact integers any more:
+    # the model must send an integer (huge JSON integers themselves are fine).
+    with pytest.raises(InvalidInputError) as info:
+        MANY.parse_input({**GOOD, "i": number})
+    assert [str(p) for p in info.value.problems] == ["at i: expected integer"]
+    assert MANY.parse_input({**GOOD, "i": 10**40}).i == 10**40
