@@ -169,7 +169,7 @@ def _metadata(value: Any, warnings: list[str]) -> dict[str, str]:
     result: dict[str, str] = {}
     dropped: list[str] = []
     for key, item in value.items():
-        if isinstance(item, (str, int, float, bool)) and not isinstance(key, (Mapping, list)):
+        if isinstance(item, (str, int, float, bool)):
             result[str(key)] = str(item)
         else:
             dropped.append(str(key))

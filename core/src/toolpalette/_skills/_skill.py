@@ -77,6 +77,7 @@ class Skill:
 
     Raises:
         InvalidManifestError: A field has the wrong type.
+        ValueError: A resource path is not a plain relative path inside the skill.
     """
 
     __slots__ = ("_body", "_source", "bundle", "manifest", "origin")
