@@ -142,3 +142,28 @@ def test_check_fails_on_a_collision(hub: ToolHub, capsys: pytest.CaptureFixture[
     assert report["ok"] is False
     assert [p["kind"] for p in report["problems"]] == ["collision"]
     assert report["problems"][0]["fatal"] is True
+
+
+def _json_blocks() -> list[Any]:
+    from pathlib import Path
+
+    guide = Path(__file__).resolve().parents[2] / "docs" / "host-guide.md"
+    text = guide.read_text(encoding="utf-8")
+    blocks = [part.split("```", 1)[0] for part in text.split("```json\n")[1:]]
+    return [json.loads(block) for block in blocks]
+
+
+def test_the_host_guide_documents_the_json_keys(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    listing, plugins, check = _json_blocks()
+    hub.add_plugin(plugin_of(lookup, lookup_again, store), name="kv")
+
+    def run(*argv: str) -> Any:
+        main([*argv, "--json"])
+        return json.loads(capsys.readouterr().out)
+
+    real = run("list")
+    assert set(listing) == set(real)
+    assert set(listing["tools"][0]) == set(real["tools"][0])
+    assert set(listing["problems"][0]) == set(real["problems"][0])  # lookup collides with itself
+    assert set(plugins["plugins"][0]) == set(run("plugins")["plugins"][0])
+    assert set(check) == set(run("check"))
