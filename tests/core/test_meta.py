@@ -1,0 +1,272 @@
+"""The meta-tools request_tools and request_skill: the catalog as an enum, checked twice."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+from toolpalette import (
+    RequestSkillProvider,
+    RequestToolsProvider,
+    Skill,
+    SkillSelector,
+    Thinker,
+    ToolHub,
+    ToolRegistry,
+    ToolSelector,
+    tool,
+)
+
+
+@tool(read_only=True)
+def read_page(url: str) -> str:
+    """Fetch a web page and return its text."""
+    return url
+
+
+@tool
+def send_mail(to: str) -> str:
+    """Send an e-mail to one address."""
+    return to
+
+
+@tool(read_only=True)
+def weather(city: str) -> str:
+    """Today's weather for a city."""
+    return city
+
+
+SKILLS = [
+    Skill("write-sql", "Write safe SQL queries.", bundle="io.example.db", body="Bind values."),
+    Skill("tidy-notes", "Keep notes tidy.", bundle="io.example.notes", body="One per topic."),
+]
+
+
+@pytest.fixture
+def hub() -> ToolHub:
+    hub = ToolHub(autoload=False, config={})
+    hub.skills().add_skills(SKILLS, pack="code", distribution=None)
+    return hub
+
+
+class Asker(Thinker):
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return (
+            ToolSelector()
+            .tool(weather)
+            .tool(send_mail, deferred=True)
+            .tool(read_page, deferred=True)
+        )
+
+    @classmethod
+    def declare_skills(cls) -> SkillSelector:
+        return SkillSelector().prefix("io.example")
+
+
+class Plain(Thinker):
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(weather)
+
+
+def _schema_of(turn_tools: tuple[object, ...], name: str) -> dict[str, object]:
+    for provider in turn_tools:
+        if provider.name == name:  # type: ignore[attr-defined]
+            return provider.input_schema  # type: ignore[attr-defined,no-any-return]
+    raise AssertionError(f"{name} not offered")
+
+
+def _members(schema: dict[str, object], field: str) -> list[dict[str, str]]:
+    prop = schema["properties"][field]  # type: ignore[index]
+    return prop["items"]["oneOf"]  # type: ignore[no-any-return]
+
+
+# -- the providers -----------------------------------------------------------------------
+
+
+def test_names_are_snake_case_and_fixed() -> None:
+    tools, skills = RequestToolsProvider([]), RequestSkillProvider([])
+    assert (tools.name, skills.name) == ("request_tools", "request_skill")
+    for provider in (tools, skills):
+        assert re.fullmatch(r"[a-z][a-z0-9_]*", provider.name)
+        assert provider.description
+
+
+def test_the_schema_is_a_oneof_of_consts_with_each_members_description() -> None:
+    catalog = [("send_mail", "Send an e-mail."), ("read_page", "Fetch a page.")]
+    schema = RequestToolsProvider(catalog).input_schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["required"] == ["names"]
+    assert schema["additionalProperties"] is False
+    assert _members(schema, "names") == [
+        {"const": "send_mail", "description": "Send an e-mail."},
+        {"const": "read_page", "description": "Fetch a page."},
+    ]
+    skill_schema = RequestSkillProvider([("io.x/a", "Does a.")]).input_schema
+    assert _members(skill_schema, "skills") == [{"const": "io.x/a", "description": "Does a."}]
+
+
+def test_the_catalog_is_not_in_the_description() -> None:
+    provider = RequestToolsProvider([("send_mail", "Send an e-mail.")])
+    assert "send_mail" not in provider.description
+    assert "e-mail" not in provider.description
+
+
+def test_request_tools_mutates_and_request_skill_reads() -> None:
+    assert not RequestToolsProvider([]).read_only
+    assert RequestSkillProvider([]).read_only
+
+
+def test_two_instances_are_equal_and_one_registry_entry() -> None:
+    first = RequestToolsProvider([("a", "A.")])
+    second = RequestToolsProvider([("b", "B.")])
+    assert first == second
+    assert hash(first) == hash(second)
+    assert first != RequestSkillProvider([("a", "A.")])
+    registry = ToolRegistry([first])
+    version = registry.version
+    assert registry.register(second) is first
+    assert (len(registry), registry.version) == (1, version)
+
+
+def test_a_meta_tool_runs_only_for_a_bound_thinker() -> None:
+    with pytest.raises(TypeError):
+        RequestToolsProvider([("a", "A.")]).create(None)
+    with pytest.raises(TypeError):
+        RequestSkillProvider([("a", "A.")]).create(object())
+
+
+# -- through a thinker ------------------------------------------------------------------
+
+
+def test_the_thinkers_catalogs_become_the_schemas(hub: ToolHub) -> None:
+    turn = hub.bind(Asker).begin_turn()
+    assert turn.tool_names == ("weather", "request_tools", "request_skill")
+    assert _members(_schema_of(turn.tools, "request_tools"), "names") == [
+        {"const": "send_mail", "description": "Send an e-mail to one address."},
+        {"const": "read_page", "description": "Fetch a web page and return its text."},
+    ]
+    assert _members(_schema_of(turn.tools, "request_skill"), "skills") == [
+        {"const": "io.example.db/write-sql", "description": "Write safe SQL queries."},
+        {"const": "io.example.notes/tidy-notes", "description": "Keep notes tidy."},
+    ]
+
+
+def test_the_catalog_never_enters_the_prompt_as_free_text(hub: ToolHub) -> None:
+    turn = hub.bind(Asker).begin_turn()
+    assert turn.preamble == ""
+    for provider in turn.tools:
+        assert "send_mail" not in provider.description
+        assert "write-sql" not in provider.description
+
+
+def test_meta_tools_are_offered_only_with_a_non_empty_catalog(hub: ToolHub) -> None:
+    assert hub.bind(Plain).begin_turn().tool_names == ("weather",)
+
+
+async def test_the_catalog_shrinks_as_members_are_granted(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    result = await asker.call("request_tools", {"names": ["send_mail"]})
+    assert json.loads(result.text)["granted"] == ["send_mail"]
+    turn = asker.begin_turn()
+    assert [m["const"] for m in _members(_schema_of(turn.tools, "request_tools"), "names")] == [
+        "read_page"
+    ]
+    await asker.call("request_tools", {"names": ["read_page"]})
+    await asker.call(
+        "request_skill", {"skills": ["io.example.db/write-sql", "io.example.notes/tidy-notes"]}
+    )
+    turn = asker.begin_turn()
+    assert turn.tool_names == ("weather", "send_mail", "read_page")
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["delete_everything"],
+        ["SEND_MAIL"],
+        ["send_mail "],
+        ["s\u0435nd_mail"],  # a Cyrillic e
+        ["send_mail", "delete_everything"],
+        [],
+        ["send_mail", "send_mail"],
+        [7],
+        "send_mail",
+        ["weather"],  # offered, but not in the request catalog
+    ],
+)
+async def test_names_off_the_catalog_are_refused_by_validation(hub: ToolHub, names: object) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    result = await asker.call("request_tools", {"names": names})
+    assert (result.status, result.code) == (400, "invalid_input")
+    assert hub.grants() == []
+    assert "send_mail" not in asker.begin_turn().tool_names
+
+
+async def test_skill_ids_off_the_catalog_are_refused_by_validation(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    for skills in (["io.example.db/drop-tables"], ["write-sql"], [{"id": "x"}]):
+        result = await asker.call("request_skill", {"skills": skills})
+        assert (result.status, result.code) == (400, "invalid_input")
+    assert hub.grants() == []
+    assert asker.conversation.attached == ()
+
+
+def test_names_off_the_catalog_are_refused_by_admit_itself(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    outcome = asker.admit("tool", ["delete_everything", "SEND_MAIL"])
+    assert outcome["granted"] == []
+    assert [r["name"] for r in outcome["refused"]] == ["delete_everything", "SEND_MAIL"]
+    assert all("catalog" in r["reason"] for r in outcome["refused"])
+    outcome = asker.admit("skill", ["io.example.db/drop-tables"])
+    assert [r["name"] for r in outcome["refused"]] == ["io.example.db/drop-tables"]
+    assert asker.conversation.attached == ()
+    assert "delete_everything" not in asker.begin_turn().tool_names
+    assert [(g.kind, g.name, g.decision) for g in hub.grants()] == [
+        ("tool", "delete_everything", "refused"),
+        ("tool", "SEND_MAIL", "refused"),
+        ("skill", "io.example.db/drop-tables", "refused"),
+    ]
+
+
+def test_an_offered_name_reads_as_already_present(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    outcome = asker.admit("tool", ["weather"])
+    assert (outcome["granted"], outcome["already_present"]) == ([], ["weather"])
+    assert [g.decision for g in hub.grants()] == ["present"]
+
+
+async def test_a_granted_name_asked_again_reads_as_already_present(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    first = asker.admit("tool", ["send_mail"])
+    again = asker.admit("tool", ["send_mail"])
+    assert (first["granted"], again["already_present"]) == (["send_mail"], ["send_mail"])
+    asker.admit("skill", ["io.example.db/write-sql"])
+    assert asker.admit("skill", ["io.example.db/write-sql"])["already_present"] == [
+        "io.example.db/write-sql"
+    ]
+
+
+def test_a_repeated_name_in_one_request_is_decided_once(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    outcome = asker.admit("tool", ["send_mail", "send_mail"])
+    assert outcome["granted"] == ["send_mail"]
+    assert len(hub.grants()) == 1
+
+
+async def test_the_schema_validates_what_the_catalog_allows(hub: ToolHub) -> None:
+    turn = hub.bind(Asker).begin_turn()
+    validator = jsonschema.Draft202012Validator(_schema_of(turn.tools, "request_tools"))
+    assert validator.is_valid({"names": ["send_mail", "read_page"]})
+    assert not validator.is_valid({"names": ["weather"]})
+    assert not validator.is_valid({"names": ["send_mail"], "extra": 1})
