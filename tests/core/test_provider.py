@@ -672,3 +672,31 @@ def test_integral_floats_beyond_int64_are_refused_for_integer_fields(number: flo
         MANY.parse_input({**GOOD, "i": number})
     assert [str(p) for p in info.value.problems] == ["at i: expected integer"]
     assert MANY.parse_input({**GOOD, "i": 10**40}).i == 10**40
+
+
+CANARY = "CNRY-3f9a"
+canary_text = st.sampled_from([CANARY, f"{CANARY}-long-{'x' * 40}", f"pre {CANARY}", "a", "b"])
+canary_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | canary_text,
+    lambda c: (
+        st.lists(c, max_size=3)
+        | st.dictionaries(canary_text | st.sampled_from(["n", "tag"]), c, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    override=st.dictionaries(
+        st.sampled_from([*GOOD, "o", "inner", "lit", "t"]) | canary_text, canary_values, max_size=4
+    ),
+    as_text=st.booleans(),
+)
+def test_no_refusal_ever_echoes_a_planted_value(override: dict[str, Any], as_text: bool) -> None:
+    data = {**GOOD, **override}
+    try:
+        MANY.parse_input(json.dumps(data) if as_text else data)
+    except InvalidInputError as error:
+        assert CANARY not in str(error)  # noqa: PT017 - the property is about the error
+        assert all(CANARY not in p.path + p.expected for p in error.problems)  # noqa: PT017
