@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
+import subprocess
 import sys
 import textwrap
 import uuid
@@ -486,3 +488,54 @@ def test_a_class_tool_handle_outlives_its_registration(tool_registry: ToolRegist
     bound = tool_registry.create_tool("read_note")
     tool_registry.unregister(ReadNote)
     assert bound.invoke(Note(text="still here")) == "still here"
+
+
+SURFACE_SCRIPT = """
+import enum, hashlib, sys
+from typing import Literal
+import pydantic
+from toolpalette import Tool, ToolRegistry, tool
+from toolpalette.testing import fake_tool
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+class Options(pydantic.BaseModel):
+    tags: frozenset[str] = frozenset()
+    colour: Colour = Colour.RED
+    mode: Literal["z", "a", "m"] = "z"
+
+@tool(read_only=True)
+class Paint(Tool):
+    '''Paint things.'''
+    def run(self, input: Options) -> str:
+        return ""
+
+@tool
+def search(query: str, limit: int = 10, fields: set[str] | None = None) -> list[str]:
+    '''Search.
+
+    Args:
+        query: What to look for.
+    '''
+    return []
+
+registry = ToolRegistry([Paint, search, fake_tool("fake", metadata={"b": 1, "a": 2})])
+sys.stdout.write(hashlib.sha256(registry.versioned_surface().serialized()).hexdigest())
+"""
+
+
+def test_serialization_is_byte_equal_across_processes_and_hash_seeds() -> None:
+    digests = set()
+    for seed in ("0", "1", "12345"):
+        result = subprocess.run(
+            [sys.executable, "-c", SURFACE_SCRIPT],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        digests.add(result.stdout)
+    assert len(digests) == 1
