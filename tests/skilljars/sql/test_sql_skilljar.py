@@ -60,7 +60,37 @@ def test_migrations_use_bound_parameters(registry):
     assert "execute" in skill.allowed_tools
     body = skill.body()
     assert "bound parameters" in body.lower()
-    assert "ROLLBACK" in body
+    assert "`params`" in body
+
+
+def test_migrations_never_ask_for_transaction_control(registry):
+    # execute commits each statement and refuses BEGIN/COMMIT/ROLLBACK/SAVEPOINT, so
+    # the skill must not tell a model to use them, and must say why.
+    skill = registry.skill(f"{BUNDLE}/write-parameterized-migrations")
+    texts = [skill.body(), skill.read_text("references/rebuild-table.md")]
+    for text in texts:
+        for line in text.splitlines():
+            if re.search(r"\b(BEGIN|COMMIT|ROLLBACK|SAVEPOINT)\b", line):
+                assert "There is no `BEGIN`" in line or "refuses" in line, line
+    assert "refuses transaction control" in texts[0]
+
+
+def test_the_sqlite_pack_really_behaves_as_the_skills_say(registry):
+    tools = pytest.importorskip("toolpalette_sqlite.tools")
+    assert [t.__name__ for t in tools.TOOLS] == [
+        "list_tables",
+        "describe_table",
+        "query",
+        "execute",
+    ]
+    # If the pack's documented behaviour changes, the skills must be re-read against it.
+    doc = " ".join(tools.execute.__doc__.split())
+    assert "commits on its own" in doc
+    assert "transaction control (BEGIN, COMMIT, SAVEPOINT) are refused" in doc
+    for name in ("explore-sqlite-schema", "write-parameterized-migrations"):
+        assert set(registry.skill(f"{BUNDLE}/{name}").allowed_tools) <= {
+            t.__name__ for t in tools.TOOLS
+        }
 
 
 def test_every_front_matter_conforms_to_the_shipped_schema():
