@@ -83,6 +83,9 @@ class _Ready:
 
 
 Admission = tuple[_Ready | ToolResult, BaseException | None]
+_Entry = tuple["ToolProvider", Any, "BoundTool", "float | None", "int | None"]
+"""What an executor keeps per provider: provider, parent, the built tool, and the
+provider's own timeout and output cap (read once: they are properties)."""
 
 
 class Executor:
@@ -148,7 +151,7 @@ class Executor:
         self.concurrency = concurrency
         self.pool: WorkerPool = pool or _shared("pool", WorkerPool)
         self.reports: ReportQueue = reports or _shared("reports", ReportQueue)
-        self._bound: dict[int, tuple[ToolProvider, Any, BoundTool]] = {}
+        self._bound: dict[int, _Entry] = {}
         self._guarded = read_only or require_read_only is not None
 
     # -- public ----------------------------------------------------------------------
@@ -329,7 +332,7 @@ class Executor:
 
     def _prepare(
         self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
-    ) -> tuple[BoundTool, ToolContext]:
+    ) -> tuple[_Entry, ToolContext]:
         """The tool for this provider and parent, and the context it runs with.
 
         The tool is built once and kept while provider and parent stay the same; a tool
@@ -338,12 +341,12 @@ class Executor:
         parent = ctx.parent if ctx is not None else None
         entry = self._bound.get(id(provider))
         if entry is None or entry[0] is not provider or entry[1] is not parent:
-            entry = (provider, parent, provider.create(parent))
+            bound = provider.create(parent)
+            entry = (provider, parent, bound, provider.timeout, provider.output_cap)
             self._bound[id(provider)] = entry
-        bound = entry[2]
-        if bound.takes_context:
-            return bound, self._tool_context(provider, ctx, call_id)
-        return bound, _NO_CONTEXT
+        if entry[2].takes_context:
+            return entry, self._tool_context(provider, ctx, call_id)
+        return entry, _NO_CONTEXT
 
     async def _perform(
         self,
@@ -356,14 +359,15 @@ class Executor:
         if abort is not None and abort.aborted:
             return _aborted(abort.reason or ""), None
         provider = ready.provider
-        timeout = provider.timeout or self.timeout
+        timeout = self.timeout
         try:
-            bound, tool_ctx = self._prepare(provider, ctx, call_id)
+            entry, tool_ctx = self._prepare(provider, ctx, call_id)
+            bound, timeout = entry[2], entry[3] or timeout
             event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
             if bound.is_async:
-                outcome = await _running.run_async(
-                    bound.invoke(ready.value, tool_ctx), timeout, abort, event
-                )
+                outcome = _running.start_async(bound.invoke(ready.value, tool_ctx))
+                if outcome[0] is _running.PENDING:
+                    outcome = await _running.finish_async(outcome[1], timeout, abort, event)
             else:
                 call = partial(bound.invoke, ready.value, tool_ctx)
                 outcome = await _running.run_sync(call, self.pool, timeout, abort, event)
@@ -372,9 +376,8 @@ class Executor:
         except Exception as exc:  # create() or invoke() itself failed
             outcome = (_running.RAISED, exc)
         if outcome[0] is _running.OK:
-            return _shaping.render_output(
-                provider, outcome[1], provider.output_cap or self.output_cap
-            )
+            cap = entry[4] or self.output_cap
+            return _shaping.render_output(provider, outcome[1], cap)
         return self._settle(provider, outcome, timeout)
 
     def _perform_blocking(
@@ -387,9 +390,10 @@ class Executor:
         if abort is not None and abort.aborted:
             return _aborted(abort.reason or ""), None
         provider = ready.provider
-        timeout = provider.timeout or self.timeout
+        timeout = self.timeout
         try:
-            bound, tool_ctx = self._prepare(provider, ctx, call_id)
+            entry, tool_ctx = self._prepare(provider, ctx, call_id)
+            bound, timeout = entry[2], entry[3] or timeout
             event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
             call = partial(bound.invoke, ready.value, tool_ctx)
             fn = partial(_run_coroutine, call) if bound.is_async else call

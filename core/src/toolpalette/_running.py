@@ -47,6 +47,8 @@ TIMEOUT: Final = _Marker("TIMEOUT")
 """The deadline passed; the call was abandoned."""
 BUSY: Final = _Marker("BUSY")
 """The worker pool refused the call."""
+PENDING: Final = _Marker("PENDING")
+"""An async tool suspended in its first step; it continues in a task."""
 _DONE: Final = _Marker("DONE")
 
 
@@ -165,16 +167,12 @@ def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -
     task.add_done_callback(_forget)
 
 
-async def run_async(
-    awaitable: Any,
-    timeout: float | None,
-    abort: AbortSignal | None,
-    abort_event: threading.Event | None,
-) -> Outcome:
-    """Run an async tool's awaitable: eagerly, then under ``timeout`` and ``abort``.
+def start_async(awaitable: Any) -> Outcome:
+    """Run an async tool's first step now, in a context of its own.
 
-    A ``timeout`` of None waits without a deadline (used for approvals). On the
-    caller's own cancellation the task is abandoned and ``CancelledError`` propagates.
+    Returns ``(OK, value)`` or ``(RAISED, exc)`` when the tool finished without
+    suspending (no task, no timer), else ``(PENDING, state)`` for :func:`finish_async`.
+    A plain function, not a coroutine: the common case costs no coroutine frame.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
     context = contextvars.copy_context()
@@ -186,8 +184,22 @@ async def run_async(
         raise  # on the loop's thread this may be a real Ctrl-C: the process decides
     except BaseException as exc:
         return RAISED, exc
+    return PENDING, (coro, first, context)
+
+
+async def finish_async(
+    state: tuple[Any, Any, contextvars.Context],
+    timeout: float | None,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Continue a suspended tool in a task, under ``timeout`` and ``abort``.
+
+    A ``timeout`` of None waits without a deadline (used for approvals). On the
+    caller's own cancellation the task is abandoned and ``CancelledError`` propagates.
+    """
     loop = asyncio.get_running_loop()
-    task = loop.create_task(_resume(coro, first, context))
+    task = loop.create_task(_resume(*state))
     signal = await _wait(loop, task, timeout, abort, abort_event)
     if signal is not _DONE:
         abandon_task(task, abort_event)
@@ -201,6 +213,19 @@ async def run_async(
     if isinstance(error, _ToolExit):
         return RAISED, error.original
     return (RAISED, error) if error is not None else (OK, task.result())
+
+
+async def run_async(
+    awaitable: Any,
+    timeout: float | None,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Run an async tool's awaitable: eagerly, then under ``timeout`` and ``abort``."""
+    outcome = start_async(awaitable)
+    if outcome[0] is PENDING:
+        return await finish_async(outcome[1], timeout, abort, abort_event)
+    return outcome
 
 
 async def _wait(

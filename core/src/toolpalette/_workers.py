@@ -35,7 +35,7 @@ class Job:
     ``(False, exception)``, unless the job was abandoned first.
     """
 
-    __slots__ = ("abandoned", "deliver", "fn", "released")
+    __slots__ = ("abandoned", "deliver", "finished", "fn", "released")
 
     def __init__(self, fn: Callable[[], Any], deliver: Callable[[bool, Any], None]) -> None:
         self.fn = fn
@@ -44,6 +44,8 @@ class Job:
         """Set by the caller that stopped waiting; the outcome is then dropped."""
         self.released = False
         """Whether abandoning this job gave its slot back to the pool."""
+        self.finished = False
+        """Whether the worker has accounted for the job's end (its slot is free)."""
 
 
 class WorkerPool:
@@ -107,6 +109,8 @@ class WorkerPool:
             if job.abandoned:
                 return
             job.abandoned = True
+            if job.finished:  # it ended as the caller gave up: nothing is left running
+                return
             self.abandoned_total += 1
             if self.abandoned < self.max_abandoned:
                 job.released = True
@@ -125,13 +129,19 @@ class WorkerPool:
                 if self._retire_idle():
                     return
                 continue
-            _run(job)
-            if self._finish(job):
+            ok, outcome = _run(job)
+            # Account first, deliver last: the caller then wakes to a worker that is
+            # about to block, not one still holding the GIL for its bookkeeping.
+            retire = self._finish(job)
+            if not job.abandoned:
+                _deliver(job, ok, outcome)
+            if retire:
                 return
 
     def _finish(self, job: Job) -> bool:
         """Account for a finished job; returns whether this thread should exit."""
         with self._lock:
+            job.finished = True
             if job.released:
                 self.abandoned -= 1
                 self._threads -= 1
@@ -151,13 +161,14 @@ class WorkerPool:
             return False
 
 
-def _run(job: Job) -> None:
+def _run(job: Job) -> tuple[bool, Any]:
     try:
-        outcome, ok = job.fn(), True
+        return True, job.fn()
     except BaseException as exc:  # SystemExit and KeyboardInterrupt from a tool included
-        outcome, ok = exc, False
-    if job.abandoned:
-        return
+        return False, exc
+
+
+def _deliver(job: Job, ok: bool, outcome: Any) -> None:
     try:
         job.deliver(ok, outcome)
     except Exception:  # pragma: no cover - delivery targets are ours and do not raise
