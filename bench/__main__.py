@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-MODULES: tuple[str, ...] = ("bench_import", "bench_discovery")
+MODULES: tuple[str, ...] = ("bench_import", "bench_discovery", "bench_pipeline")
 
 
 def main(argv: list[str]) -> None:

@@ -1,0 +1,245 @@
+"""One tool call through toolpalette's pipeline, beside the anchors, in one run.
+
+A trivial ``add(a, b)`` tool (sync and async) runs through:
+
+- a raw call (the floor);
+- pydantic validation of the arguments, then the call;
+- langchain-core ``StructuredTool.invoke`` / ``ainvoke``;
+- the mcp SDK's ``MCPServer.call_tool`` (``FastMCP`` on mcp 1.x);
+- toolpalette: ``Executor.execute`` (validation, deadline, output cap, error shaping),
+  and ``Executor.execute_sync`` for a sync caller;
+- for sync tools, the bare thread hop: ``ThreadPoolExecutor.submit().result()`` and
+  ``loop.run_in_executor``;
+
+plus an invalid-input call on each. Every case runs in interleaved rounds (so machine
+noise hits all cases alike); the table shows per-call medians over the rounds and the
+ratios the targets are stated in. ``BENCH_ROUNDS`` / ``BENCH_CALLS`` scale the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pydantic
+import toolpalette
+from toolpalette import Executor, ToolRegistry
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
+CALLS = int(os.environ.get("BENCH_CALLS", "400"))
+GOOD = {"a": 1, "b": 2}
+BAD = {"a": "one", "b": 2}
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def aadd(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class AddArgs(pydantic.BaseModel):
+    a: int
+    b: int
+
+
+Case = tuple[str, Callable[[], Any], bool]  # label, call, is_async
+
+
+def _swallow(call: Callable[[], Any]) -> Callable[[], Any]:
+    def run() -> Any:
+        try:
+            return call()
+        except Exception as exc:
+            return exc
+
+    return run
+
+
+def _aswallow(call: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+    async def run() -> Any:
+        try:
+            return await call()
+        except Exception as exc:
+            return exc
+
+    return run
+
+
+def _toolpalette_cases() -> list[Case]:
+    registry = ToolRegistry(
+        [toolpalette.tool(name="add")(add), toolpalette.tool(name="aadd")(aadd)]
+    )
+    executor = Executor(registry, timeout=30)
+    return [
+        ("toolpalette async tool", lambda: executor.execute("aadd", GOOD), True),
+        ("toolpalette sync tool, async caller", lambda: executor.execute("add", GOOD), True),
+        ("toolpalette sync tool, execute_sync", lambda: executor.execute_sync("add", GOOD), False),
+        ("toolpalette invalid input (async)", lambda: executor.execute("aadd", BAD), True),
+        ("toolpalette invalid input (sync)", lambda: executor.execute_sync("add", BAD), False),
+    ]
+
+
+def _baseline_cases(pool: ThreadPoolExecutor) -> list[Case]:
+    async def in_executor() -> int:
+        return await asyncio.get_running_loop().run_in_executor(pool, add, 1, 2)
+
+    def validated() -> int:
+        args = AddArgs.model_validate(GOOD)
+        return add(args.a, args.b)
+
+    async def avalidated() -> int:
+        args = AddArgs.model_validate(GOOD)
+        return await aadd(args.a, args.b)
+
+    return [
+        ("raw sync call", lambda: add(1, 2), False),
+        ("raw async call", lambda: aadd(1, 2), True),
+        ("pydantic validate + call", validated, False),
+        ("pydantic validate + async call", avalidated, True),
+        ("pydantic invalid input", _swallow(lambda: AddArgs.model_validate(BAD)), False),
+        ("ThreadPoolExecutor.submit().result()", lambda: pool.submit(add, 1, 2).result(), False),
+        ("loop.run_in_executor", in_executor, True),
+    ]
+
+
+def _langchain_cases() -> list[Case]:
+    try:
+        from langchain_core.tools import StructuredTool
+    except ImportError:
+        return []
+    lc_tool = StructuredTool.from_function(func=add, coroutine=aadd, name="add")
+    return [
+        ("langchain StructuredTool.invoke", lambda: lc_tool.invoke(GOOD), False),
+        ("langchain StructuredTool.ainvoke", lambda: lc_tool.ainvoke(GOOD), True),
+        ("langchain invalid input", _swallow(lambda: lc_tool.invoke(BAD)), False),
+    ]
+
+
+def _mcp_cases() -> list[Case]:
+    try:
+        from mcp.server.mcpserver import MCPServer as Server
+    except ImportError:
+        try:
+            from mcp.server.fastmcp import FastMCP as Server
+        except ImportError:
+            return []
+    server = Server("bench")
+    server.add_tool(add, name="add")
+    server.add_tool(aadd, name="aadd")
+    return [
+        ("mcp call_tool, async tool", lambda: server.call_tool("aadd", GOOD), True),
+        ("mcp call_tool, sync tool", lambda: server.call_tool("add", GOOD), True),
+        ("mcp invalid input", _aswallow(lambda: server.call_tool("aadd", BAD)), True),
+    ]
+
+
+async def _time(call: Callable[[], Any], is_async: bool, n: int) -> float:
+    """Microseconds per call over ``n`` calls."""
+    started = time.perf_counter()
+    if is_async:
+        for _ in range(n):
+            await call()
+    else:
+        for _ in range(n):
+            call()
+    return (time.perf_counter() - started) / n * 1e6
+
+
+async def measure(cases: list[Case]) -> dict[str, float]:
+    """Per-call medians over interleaved rounds (a warm-up round is discarded)."""
+    samples: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+    for _label, call, is_async in cases:
+        await _time(call, is_async, max(CALLS // 4, 10))
+    for _ in range(ROUNDS):
+        for label, call, is_async in cases:
+            samples[label].append(await _time(call, is_async, CALLS))
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
+def _targets(m: dict[str, float]) -> list[tuple[str, str, str]]:
+    rows: list[tuple[str, str, str]] = []
+
+    def check(label: str, value: float | None, goal: str, ok: bool | None) -> None:
+        shown = "n/a" if value is None else f"{value:.2f}"
+        rows.append(
+            (label, f"{shown} ({goal})", "n/a" if ok is None else ("met" if ok else "MISSED"))
+        )
+
+    tp_async = m["toolpalette async tool"]
+    overhead = tp_async - m["raw async call"]
+    check("async tool: pipeline overhead, µs", overhead, "≤ 20", overhead <= 20)
+    mcp_async = m.get("mcp call_tool, async tool")
+    ratio = mcp_async / tp_async if mcp_async else None
+    check(
+        "async tool: mcp call_tool / toolpalette",
+        ratio,
+        "≥ 3x",
+        None if ratio is None else ratio >= 3,
+    )
+    lc_async = m.get("langchain StructuredTool.ainvoke")
+    ratio = lc_async / tp_async if lc_async else None
+    check(
+        "async tool: langchain ainvoke / toolpalette",
+        ratio,
+        "≥ 30x",
+        None if ratio is None else ratio >= 30,
+    )
+    tpe = m["ThreadPoolExecutor.submit().result()"]
+    ratio = m["toolpalette sync tool, execute_sync"] / tpe
+    check("sync tool: execute_sync / TPE round trip", ratio, "≤ 1.2x", ratio <= 1.2)
+    ratio = m["toolpalette sync tool, async caller"] / m["loop.run_in_executor"]
+    check("sync tool: async caller / run_in_executor", ratio, "info", None)
+    mcp_sync = m.get("mcp call_tool, sync tool")
+    ratio = mcp_sync / m["toolpalette sync tool, async caller"] if mcp_sync else None
+    check(
+        "sync tool: mcp call_tool / toolpalette (async caller)",
+        ratio,
+        "≥ 5x",
+        None if ratio is None else ratio >= 5,
+    )
+    ratio = mcp_sync / m["toolpalette sync tool, execute_sync"] if mcp_sync else None
+    check(
+        "sync tool: mcp call_tool / toolpalette execute_sync",
+        ratio,
+        "≥ 5x",
+        None if ratio is None else ratio >= 5,
+    )
+    return rows
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    """Print the medians table and the targets table."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        cases = _baseline_cases(pool) + _toolpalette_cases() + _langchain_cases() + _mcp_cases()
+        medians = asyncio.run(measure(cases))
+    floor = {False: medians["raw sync call"], True: medians["raw async call"]}
+    tp_async = medians["toolpalette async tool"]
+    rows = [
+        (label, f"{value:.2f}", f"{value - floor[is_async]:.2f}", f"{value / tp_async:.2f}x")
+        for (label, _, is_async), value in ((c, medians[c[0]]) for c in cases)
+    ]
+    print(f"{ROUNDS} rounds x {CALLS} calls per case; per-call medians in microseconds.\n")
+    print(_table(("case", "median µs", "over raw µs", "vs toolpalette async"), rows))
+    print()
+    print(_table(("target", "measured", "status"), _targets(medians)))
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
