@@ -148,8 +148,12 @@ def _provider(
         reason = f"reading the tool raised {describe_exception(exc)}"
         problems.append(_problem(origin, "invalid-tool", reason, item=_label(item)))
         return None
-    provider.origin = Origin(origin.pack, origin.distribution, origin.version, _module(item, impl))
-    return provider
+    stamped = Origin(origin.pack, origin.distribution, origin.version, _module(item, impl))
+    if provider is not item:  # built (and shared) by as_provider: stamp a copy
+        return provider.with_origin(stamped)
+    own: ToolProvider = provider  # the pack's own provider object: stamp it
+    own.origin = stamped
+    return own
 
 
 def _check_foreign(provider: ToolProvider) -> None:

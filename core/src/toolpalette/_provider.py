@@ -9,14 +9,18 @@ their own JSON Schema.
 from __future__ import annotations
 
 import abc
+import contextlib
+import copy
 import inspect
 import re
+import weakref
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, get_type_hints
 
 import pydantic
+from typing_extensions import Self
 
 from toolpalette import _json, _schema
 from toolpalette._tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
@@ -35,6 +39,8 @@ __all__ = [
 ]
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+_BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionary()
+"""Providers already built for @tool functions and classes (see ``as_provider``)."""
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,16 @@ class ToolProvider(abc.ABC):
     @abc.abstractmethod
     def create(self, parent: Any = None) -> BoundTool:
         """Build the runnable tool for ``parent`` (usually the bound thinker)."""
+
+    def with_origin(self, origin: Origin) -> Self:
+        """A shallow copy of this provider that knows where it comes from.
+
+        Providers of ``@tool`` objects are shared (see :func:`as_provider`); the hub
+        stamps each pack's copy, so provenance never leaks from one pack to another.
+        """
+        clone = copy.copy(self)
+        clone.origin = origin
+        return clone
 
     def describe(self) -> str:
         """Who provides this tool, for collision reports: class, module, distribution."""
@@ -437,22 +453,38 @@ def _input_model(run: Callable[..., Any], name: str) -> type[pydantic.BaseModel]
 def as_provider(obj: object) -> ToolProvider:
     """Turn what a pack returns (an ``@tool`` function or class, or a provider) into a provider.
 
+    The provider of a function or class is built once (its schema generated once) and
+    reused while the object lives and its ``@tool`` spec is unchanged.
+
     Raises:
         ToolDefinitionError: ``obj`` is none of those.
     """
     if isinstance(obj, ToolProvider):
         return obj
     spec = get_spec(obj)
+    cached = _BUILT.get(obj) if spec is not None else None
+    if cached is not None and cached._spec is spec:
+        return cached
     if isinstance(obj, type) and issubclass(obj, Tool):
         if spec is None:
             raise ToolDefinitionError(
                 tool_name=obj.__qualname__, reason="a Tool subclass needs the @tool decorator"
             )
-        return ClassToolProvider(obj, spec)
+        provider: _SpecProvider = ClassToolProvider(obj, spec)
+        _remember(obj, provider)
+        return provider
     if spec is not None and callable(obj):
-        return FunctionToolProvider(obj, spec)
+        provider = FunctionToolProvider(obj, spec)
+        _remember(obj, provider)
+        return provider
     label = getattr(obj, "__qualname__", type(obj).__name__)
     raise ToolDefinitionError(
         tool_name=str(label),
         reason="expected an @tool function, an @tool Tool subclass, or a ToolProvider",
     )
+
+
+def _remember(obj: object, provider: _SpecProvider) -> None:
+    # An object that cannot be weakly referenced is simply built again next time.
+    with contextlib.suppress(TypeError):
+        _BUILT[obj] = provider
