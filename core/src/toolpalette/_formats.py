@@ -19,21 +19,64 @@ __all__ = ["FORMATS", "Format", "export", "export_json", "qualifies_strict"]
 Format = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 
 
+_NOT_STRICT: frozenset[str] = frozenset(
+    {
+        "allOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentRequired",
+        "dependentSchemas",
+        "patternProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "uniqueItems",
+    }
+)
+"""Keywords OpenAI's strict mode refuses (a schema using one is sent without ``strict``)."""
+_SCHEMA_MAPS = ("properties", "$defs", "definitions")
+"""Keywords whose value maps names to subschemas (the names are not keywords)."""
+_DATA = ("const", "enum", "examples", "description", "title", "required")
+"""Keywords whose value is data, not a subschema."""
+
+
 def qualifies_strict(schema: Any) -> bool:
-    """Whether OpenAI's strict mode accepts ``schema`` as it stands."""
-    if isinstance(schema, list):
-        return all(qualifies_strict(item) for item in schema)
+    """Whether OpenAI's strict mode accepts ``schema`` as it stands.
+
+    Conservative: when in doubt (a keyword strict mode refuses), it says no, and the
+    tool is sent without ``strict``; the pipeline validates its input either way.
+    """
     if not isinstance(schema, dict):
         return True
-    if "default" in schema:
+    if "default" in schema or not _NOT_STRICT.isdisjoint(schema):
         return False
-    if schema.get("type") == "object" or "properties" in schema:
+    kind = schema.get("type")
+    if kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in schema:
         properties = schema.get("properties") or {}
         if schema.get("additionalProperties") is not False:
             return False
         if sorted(schema.get("required") or []) != sorted(properties):
             return False
-    return all(qualifies_strict(v) for k, v in schema.items() if k != "const")
+    for key, value in schema.items():
+        if key in _DATA:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            children: list[Any] = list(value.values())
+        elif isinstance(value, list):
+            children = value
+        else:
+            children = [value]
+        if not all(qualifies_strict(child) for child in children):
+            return False
+    return True
 
 
 def _openai_chat(p: ToolProvider) -> dict[str, Any]:

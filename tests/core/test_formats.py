@@ -1,0 +1,180 @@
+"""Palette schemas in each provider's format: order, reproducible bytes, honest ``strict``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from toolpalette import FunctionToolProvider, RequestSkillProvider, RequestToolsProvider, tool
+from toolpalette._formats import FORMATS, export, export_json, qualifies_strict
+
+
+@tool(read_only=True)
+def closed(a: int, b: str) -> str:
+    """Every field required."""
+    return b * a
+
+
+@tool
+def with_default(a: int, b: str = "x") -> dict[str, int]:
+    """One field optional.
+
+    Args:
+        a: How many.
+        b: What.
+    """
+    return {b: a}
+
+
+@tool(read_only=True)
+def odd_names(default: str, properties: int, contains: bool) -> str:
+    """Parameters named like JSON Schema keywords."""
+    return default
+
+
+CLOSED = FunctionToolProvider(closed)
+DEFAULTED = FunctionToolProvider(with_default)
+ODD = FunctionToolProvider(odd_names)
+META = RequestToolsProvider([("closed", "Every field required.")])
+
+
+def _name(fmt: str, entry: dict[str, Any]) -> str:
+    return entry["function"]["name"] if fmt == "openai_chat" else entry["name"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_every_format_keeps_the_order_given(fmt: str) -> None:
+    for order in ([CLOSED, DEFAULTED, META], [META, DEFAULTED, CLOSED]):
+        exported = export(order, fmt)  # type: ignore[arg-type]
+        assert [_name(fmt, e) for e in exported] == [p.name for p in order]
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_export_json_is_byte_reproducible(fmt: str) -> None:
+    first = export_json([CLOSED, DEFAULTED, META], fmt)  # type: ignore[arg-type]
+    again = export_json(
+        [FunctionToolProvider(closed), FunctionToolProvider(with_default), META],
+        fmt,  # type: ignore[arg-type]
+    )
+    assert first == again
+    assert json.loads(first) == export([CLOSED, DEFAULTED, META], fmt)  # type: ignore[arg-type]
+    assert export_json([DEFAULTED, CLOSED], fmt) != export_json([CLOSED, DEFAULTED], fmt)  # type: ignore[arg-type]
+
+
+def test_an_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="openai_chat"):
+        export([CLOSED], "gemini")  # type: ignore[arg-type]
+
+
+def test_openai_chat_shape() -> None:
+    [entry] = export([CLOSED], "openai_chat")
+    assert entry == {
+        "type": "function",
+        "function": {
+            "name": "closed",
+            "description": "Every field required.",
+            "parameters": CLOSED.input_schema,
+            "strict": True,
+        },
+    }
+    [entry] = export([DEFAULTED], "openai_chat")
+    assert "strict" not in entry["function"]
+
+
+def test_openai_responses_shape() -> None:
+    entries = export([CLOSED, DEFAULTED], "openai_responses")
+    assert entries[0] == {
+        "type": "function",
+        "name": "closed",
+        "description": "Every field required.",
+        "parameters": CLOSED.input_schema,
+        "strict": True,
+    }
+    assert entries[1]["strict"] is False
+
+
+def test_anthropic_shape() -> None:
+    assert export([DEFAULTED], "anthropic") == [
+        {
+            "name": "with_default",
+            "description": DEFAULTED.description,
+            "input_schema": DEFAULTED.input_schema,
+        }
+    ]
+
+
+def test_mcp_shape_carries_read_only_and_output_schema() -> None:
+    closed_entry, defaulted_entry = export([CLOSED, DEFAULTED], "mcp")
+    assert closed_entry["inputSchema"] == CLOSED.input_schema
+    assert closed_entry["annotations"]["readOnlyHint"] is True
+    assert defaulted_entry["annotations"]["readOnlyHint"] is False
+    assert closed_entry["title"] == CLOSED.display_name
+    assert ("outputSchema" in defaulted_entry) is (DEFAULTED.output_schema is not None)
+    assert "outputSchema" not in closed_entry or CLOSED.output_schema is not None
+
+
+# -- strict ------------------------------------------------------------------------------
+
+
+def _obj(**props: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+def test_closed_objects_with_every_property_required_qualify() -> None:
+    assert qualifies_strict(_obj(a={"type": "integer"}, b=_obj(c={"type": "string"})))
+    assert qualifies_strict(_obj())
+    assert qualifies_strict(_obj(xs={"type": "array", "items": _obj(k={"enum": ["a", "b"]})}))
+    assert qualifies_strict(_obj(u={"anyOf": [{"type": "string"}, {"type": "null"}]}))
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+        {**_obj(a={"type": "integer"}), "required": []},
+        _obj(a={"type": "integer", "default": 1}),
+        _obj(inner={"type": "object", "properties": {"x": {"type": "string"}}}),
+        _obj(xs={"type": "array", "items": {"type": "object", "properties": {}}}),
+        _obj(opt={"type": ["object", "null"], "properties": {"x": {"type": "string"}}}),
+    ],
+)
+def test_open_objects_optional_fields_and_defaults_do_not(schema: dict[str, Any]) -> None:
+    assert not qualifies_strict(schema)
+
+
+@pytest.mark.parametrize("keyword", ["oneOf", "allOf", "not", "if", "patternProperties"])
+def test_keywords_strict_mode_rejects_do_not_qualify(keyword: str) -> None:
+    value: Any = {"not": {"type": "string"}, "if": {"type": "string"}}.get(keyword)
+    if keyword in ("oneOf", "allOf"):
+        value = [{"type": "string"}, {"type": "integer"}]
+    if keyword == "patternProperties":
+        value = {"^x": {"type": "string"}}
+    assert not qualifies_strict(_obj(field={keyword: value}))
+
+
+def test_property_names_are_not_read_as_keywords() -> None:
+    # Regression: the walk treated a "properties" map as a schema, so a parameter named
+    # "default" (or "properties") cost the tool its strict flag.
+    assert qualifies_strict(ODD.input_schema)
+    [entry] = export([ODD], "openai_chat")
+    assert entry["function"]["strict"] is True
+
+
+def test_the_meta_tools_are_not_marked_strict() -> None:
+    # Regression: their catalog is a oneOf of consts, which OpenAI strict mode rejects,
+    # so claiming strict made the whole request fail at the provider.
+    for provider in (META, RequestSkillProvider([("io.x/a", "A.")])):
+        assert not qualifies_strict(provider.input_schema)
+        assert export([provider], "openai_responses")[0]["strict"] is False
+        assert "strict" not in export([provider], "openai_chat")[0]["function"]
+
+
+def test_real_tool_schemas() -> None:
+    assert qualifies_strict(CLOSED.input_schema)
+    assert not qualifies_strict(DEFAULTED.input_schema)
