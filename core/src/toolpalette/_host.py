@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolpalette import _collect
 from toolpalette._discovery import SKILLJAR_GROUP, discover, env_names
 from toolpalette._grants import GrantLog, GrantRecord
+from toolpalette._problems import Problem
 from toolpalette._provider import ToolProvider, as_provider
 from toolpalette._registry import ToolRegistry
 from toolpalette._reports import Reporter
@@ -85,6 +86,11 @@ class HostSide:
                     self._collect_skills(pack, state.skills)
             return state.skills
 
+    def _skill_problems(self) -> list[Problem]:
+        """The skill registry's problems so far (none before ``skills()`` is first used)."""
+        registry = self._state().skills
+        return registry.problems() if registry is not None else []
+
     def _jars_enabled(self) -> bool:
         return self.autoload and not (
             env_names("TOOLPALETTE_PLUGINS") is None
@@ -134,13 +140,21 @@ class HostSide:
         return selector.resolve(self)  # type: ignore[arg-type]
 
     def known_provider(self, provider: ToolProvider) -> ToolProvider:
-        """The hub's own provider equal to ``provider`` (with its origin), else ``provider``."""
-        catalog = getattr(self, "_catalog", None)
-        if isinstance(catalog, ToolRegistry):
-            known = catalog.get(provider.name)
-            if known is not None and known == provider:
-                return known
+        """The loaded pack's own provider of ``provider``'s tool, else ``provider`` itself.
+
+        The pack's provider carries its origin and the host's rename. It is looked up
+        among the packs loaded so far, whether or not ``catalog()`` was built: without
+        the origin, a pack's tool selected by object would run without the host's
+        configuration for its pack.
+        """
+        for pack in self.loaded_packs():
+            for known in self.providers_for_pack(pack):
+                if known == provider or getattr(known, "inner", None) == provider:
+                    return known
         return provider
+
+    def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:  # provided by ToolHub
+        raise NotImplementedError
 
     def resolve_thinker(self, cls: type[Thinker]) -> _Palette:
         """``cls``'s tools and skills, resolved once and cached until the hub changes."""
