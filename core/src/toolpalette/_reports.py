@@ -158,7 +158,7 @@ class ReportQueue:
         while True:
             report, hook, callbacks = self._queue.get()
             try:
-                for label, sink in sinks_for(hook, callbacks):
+                for label, sink in _sinks_or_none(hook, callbacks):
                     with self._lock:
                         self._busy_since, self._busy_label = time.monotonic(), label
                     _deliver_one(label, sink, report)
@@ -188,3 +188,11 @@ def sinks_for(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, Repor
     for callback in callbacks:
         sinks.append((getattr(callback, "__qualname__", repr(callback)), callback))
     return sinks
+
+
+def _sinks_or_none(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, Reporter]]:
+    try:
+        return sinks_for(hook, callbacks)
+    except Exception:
+        logger.exception("failure reporters could not be listed; report dropped")
+        return []

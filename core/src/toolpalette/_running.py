@@ -82,11 +82,15 @@ def abandoned_tasks_total() -> int:
 # -- async tools ---------------------------------------------------------------------
 
 
-class _ToolExit(Exception):
-    """Carries a tool's ``SystemExit`` out of its task (asyncio would re-raise it)."""
+class _Carried(Exception):
+    """Carries a tool's own ``SystemExit`` or ``CancelledError`` out of its task.
 
-    def __init__(self, original: SystemExit) -> None:
-        super().__init__("the tool raised SystemExit")
+    asyncio re-raises ``SystemExit`` from a task into the loop, and turns a task's own
+    ``CancelledError`` into a cancelled task (losing the original on Python 3.10).
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(type(original).__name__)
         self.original = original
 
 
@@ -113,14 +117,14 @@ class _Resume:
                 except StopIteration as stop:
                     return stop.value
                 except SystemExit as exit_:
-                    raise _ToolExit(exit_) from None
+                    raise _Carried(exit_) from None
             else:
                 try:
                     value = run(coro.send, sent)
                 except StopIteration as stop:
                     return stop.value
-                except SystemExit as exit_:
-                    raise _ToolExit(exit_) from None
+                except (SystemExit, asyncio.CancelledError) as own:  # not our cancel
+                    raise _Carried(own) from None
 
 
 async def _resume(coro: Any, first: Any, context: contextvars.Context) -> Any:
@@ -210,7 +214,7 @@ async def finish_async(
         except asyncio.CancelledError as exc:
             return RAISED, exc
     error = task.exception()
-    if isinstance(error, _ToolExit):
+    if isinstance(error, _Carried):
         return RAISED, error.original
     return (RAISED, error) if error is not None else (OK, task.result())
 
