@@ -302,6 +302,7 @@ class ToolHub(HostSide):
             for pack in self._sorted_packs():
                 found.extend(pack.problems)
             found.extend(c.problem() for c in self._resolve(self._loaded())[1])
+            found.extend(self._skill_problems())
         return sorted(found, key=_problem_key)
 
     def plugins(self, *, load: bool = False) -> list[PluginInfo]:

@@ -1,10 +1,10 @@
-"""``toolpalette check``: the doctor. Loads everything and reports every problem.
+"""``toolpalette check``: the doctor. Loads every pack and skilljar and reports every problem.
 
 Collisions (naming both distributions), packs that failed to import or are
 incompatible with this core, hooks that raised or returned garbage, invalid tools,
-unknown hooks: everything ``hub.problems()`` holds. Exit status 1 when any of them is
-fatal, 0 otherwise (a pack blocked on purpose, or a cosmetic skill warning, is shown
-but does not fail the check).
+unknown hooks, skipped skills and skilljars: everything ``hub.problems()`` holds.
+Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
+cosmetic skill warning, is shown but does not fail the check).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     """Report; exit status 1 when a fatal problem was found, else 0."""
     hub = hub_from_args(args)
     tools = len(hub.catalog())
+    hub.skills().load_all()
     problems = hub.problems()
     fatal = sum(1 for p in problems if is_fatal(p))
     if args.json:

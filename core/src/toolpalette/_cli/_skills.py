@@ -13,7 +13,6 @@ import json
 import sys
 from typing import Any
 
-from toolpalette._discovery import SKILLJAR_GROUP, discover
 from toolpalette._problems import Problem
 from toolpalette._skills import Skill, SkillRegistry
 from toolpalette.errors import SkillNotFoundError
@@ -38,7 +37,9 @@ def register(subparsers: Any) -> None:
 
 
 def _registry() -> SkillRegistry:
-    return SkillRegistry.from_entry_points(discover(SKILLJAR_GROUP))
+    from toolpalette._hub import ToolHub
+
+    return ToolHub().skills()
 
 
 def run_list(args: argparse.Namespace) -> int:
