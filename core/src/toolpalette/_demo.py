@@ -267,10 +267,9 @@ async def _approval(editor: Editor, script: _Script, approvals: list[str]) -> No
     task = asyncio.ensure_future(editor.call("move_path", args))
     while not approvals:
         await asyncio.sleep(0.01)
-    pending = editor.pending_approvals()
-    script.say(
-        f"    host sees    approval needed: {pending[0].kind} {pending[0].name} {dict(pending[0].input or {})}"
-    )
+    pending = editor.pending_approvals()[0]
+    asked = _compact(dict(pending.input or {}))
+    script.say(f"    host sees    approval needed: {pending.kind} {pending.name} {asked}")
     editor.resolve_approval(approvals[0], approve=True)
     script.say("    host         approves")
     script.show(await task)
@@ -299,7 +298,7 @@ def run(out: TextIO, *, hub_factory: Callable[..., ToolHub] = ToolHub) -> int:
         if missing:
             print(
                 f"The demo needs the first-party packs ({', '.join(missing)} missing). "
-                "Install them: pip install ./plugins/toolpalette-files ./plugins/toolpalette-sqlite",
+                "Install them: pip install toolpalette-files toolpalette-sqlite",
                 file=out,
             )
             return 1
