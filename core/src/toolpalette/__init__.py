@@ -27,6 +27,7 @@ from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
 from toolpalette._reports import ToolErrorReport
 from toolpalette._result import ToolResult
 from toolpalette._selector import ResolvedTools, ToolSelector
+from toolpalette._servers import MCPServerSpec
 from toolpalette._skills import (
     Conversation,
     Skill,
@@ -56,6 +57,7 @@ __all__ = [
     "FunctionToolProvider",
     "GrantRecord",
     "InvalidInputError",
+    "MCPServerSpec",
     "Origin",
     "PluginInfo",
     "Problem",

@@ -21,6 +21,7 @@ from toolpalette._provider import ToolProvider, as_provider
 from toolpalette._registry import ToolRegistry
 from toolpalette._reports import Reporter
 from toolpalette._selector import ResolvedTools, ToolSelector
+from toolpalette._servers import MCPServerSpec, parse_server
 from toolpalette._skills import Conversation, SkillRegistry
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class _HostState:
     palettes: dict[type[Any], tuple[tuple[int, int], _Palette]] = field(default_factory=dict)
     grants: GrantLog = field(default_factory=GrantLog)
     on_tool_error: list[Reporter] = field(default_factory=list)
+    servers: list[MCPServerSpec] | None = None
+    server_problems: list[Problem] = field(default_factory=list)
 
 
 class HostSide:
@@ -87,9 +90,12 @@ class HostSide:
             return state.skills
 
     def _skill_problems(self) -> list[Problem]:
-        """The skill registry's problems so far (none before ``skills()`` is first used)."""
-        registry = self._state().skills
-        return registry.problems() if registry is not None else []
+        """The host side's problems so far: skills (once used) and MCP server descriptions."""
+        state = self._state()
+        found = list(state.server_problems)
+        if state.skills is not None:
+            found.extend(state.skills.problems())
+        return found
 
     def _jars_enabled(self) -> bool:
         return self.autoload and not (
@@ -112,6 +118,46 @@ class HostSide:
             if info.name == pack:
                 return info.distribution, info.version
         return None, None
+
+    # -- MCP servers -------------------------------------------------------------------
+
+    def mcp_servers(self) -> list[MCPServerSpec]:
+        """The MCP servers installed packs describe, checked, sorted by name.
+
+        Imports every pack (like ``catalog()``). A description of the wrong shape, or a
+        name two packs use, is recorded in ``hub.problems()`` and left out.
+        """
+        self.catalog()
+        state = self._state()
+        with state.lock:
+            if state.servers is None:
+                state.servers = self._collect_servers(state.server_problems)
+            return list(state.servers)
+
+    def _collect_servers(self, problems: list[Problem]) -> list[MCPServerSpec]:
+        claims: dict[str, list[MCPServerSpec]] = {}
+        hook = "toolpalette_register_mcp_servers"
+        for pack in self.loaded_packs():
+            dist, version = self._distribution_of(pack)
+            label = f"{dist} {version}" if dist else None
+            for _impl, result, exc in _collect.call_each(self.pm, hook, pack):
+                items, error = _collect.items_of(result) if exc is None else ([], exc)
+                if error is not None:
+                    reason = f"{hook} raised {_collect.describe_exception(error)}"
+                    problems.append(Problem("hook", reason, pack, label))
+                for item in items:
+                    try:
+                        spec = parse_server(item, pack)
+                    except ValueError as invalid:
+                        problems.append(Problem("garbage", str(invalid), pack, label))
+                        continue
+                    claims.setdefault(spec.name, []).append(spec)
+        for name, specs in claims.items():
+            if len(specs) > 1:  # like tools: neither is used, whatever the load order
+                packs = ", ".join(sorted(s.pack for s in specs))
+                reason = f"MCP server name {name!r} is described by several packs: {packs}"
+                problems.append(Problem("collision", reason, specs[0].pack, None, name))
+        return [specs[0] for name, specs in sorted(claims.items()) if len(specs) == 1]
 
     # -- system-wide tools -----------------------------------------------------------
 
