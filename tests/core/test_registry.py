@@ -539,3 +539,11 @@ def test_serialization_is_byte_equal_across_processes_and_hash_seeds() -> None:
         )
         digests.add(result.stdout)
     assert len(digests) == 1
+
+
+def test_a_lone_surrogate_in_one_tool_does_not_break_the_surface() -> None:
+    registry = make_registry(fake_tool("ok"), fake_tool("odd", description="Odd \ud800 text"))
+    data = registry.versioned_surface().serialized()
+    data.decode("utf-8")  # valid UTF-8: the surrogate is escaped
+    assert b"\\ud800" in data
+    assert json.loads(data) == registry.versioned_surface().schemas

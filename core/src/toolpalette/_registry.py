@@ -67,7 +67,9 @@ class Surface:
             text = json.dumps(
                 self.schemas, sort_keys=True, separators=(",", ":"), ensure_ascii=False
             )
-            self._json.append(text.encode("utf-8"))
+            # A lone surrogate (in a description, say) becomes its JSON escape instead of
+            # making the whole surface unencodable.
+            self._json.append(text.encode("utf-8", "backslashreplace"))
         return self._json[0]
 
     @property
