@@ -17,7 +17,7 @@ import jsonschema
 import pydantic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolpalette import ToolContext, ToolRegistry, tool
+from toolpalette import ToolContext, ToolError, ToolRegistry, tool
 from toolpalette._executor import Executor
 from toolpalette._provider import FunctionToolProvider
 from toolpalette._result import RESULT_KEYS
@@ -337,3 +337,54 @@ def _flatten(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     return walk({k: v for k, v in schema.items() if k != "$defs"})
+
+
+# -- bonus: no cross-talk ---------------------------------------------------------------
+
+plans = st.lists(
+    st.tuples(st.floats(0, 0.005), st.sampled_from(["ok", "tool_error", "crash", "invalid"])),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(plan=plans, together=st.booleans())
+def test_property_no_cross_talk(plan: list[tuple[float, str]], together: bool):
+    """Concurrent calls with random delays and failures each get their own result."""
+
+    async def behave(value: Any) -> Any:
+        await asyncio.sleep(value["delay"])
+        if value["kind"] == "tool_error":
+            raise ToolError(f"call {value['i']} refused", code=f"c{value['i']}")
+        if value["kind"] == "crash":
+            raise RuntimeError(f"call {value['i']} crashed")
+        return {"i": value["i"]}
+
+    schema = {"type": "object", "required": ["i"], "properties": {"i": {"type": "integer"}}}
+    tool_ = FakeTool("t", input_schema=schema, result=behave, is_async=True, read_only=True)
+    executor = Executor(ToolRegistry([tool_]), concurrency=8)
+    calls = [
+        ("t", {"i": "bad" if kind == "invalid" else i, "delay": delay, "kind": kind}, f"id{i}")
+        for i, (delay, kind) in enumerate(plan)
+    ]
+
+    async def go() -> list[Any]:
+        if together:
+            return await executor.execute_many(calls)
+        return list(await asyncio.gather(*(executor.execute(n, v, call_id=c) for n, v, c in calls)))
+
+    results = run(go())
+    assert len(results) == len(plan)
+    for i, ((_, kind), result) in enumerate(zip(plan, results, strict=False)):
+        expected = {
+            "ok": (200, "ok", f'{{"i":{i}}}'),
+            "tool_error": (422, f"c{i}", f"call {i} refused"),
+            "crash": (500, "internal_error", "Tool 't' failed with an internal error."),
+            "invalid": (400, "invalid_input", None),
+        }[kind]
+        assert (result.status, result.code) == expected[:2]
+        if kind in ("ok", "tool_error"):
+            assert result.text == expected[2]
+    ran = sorted(call.context.call_id for call in tool_.calls)
+    assert ran == sorted(f"id{i}" for i, (_, kind) in enumerate(plan) if kind != "invalid")
