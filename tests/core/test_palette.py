@@ -325,3 +325,14 @@ async def test_read_only_thinkers_still_read(hub: ToolHub) -> None:
     reader.begin_turn()
     assert (await reader.call("read_notes", {})).status == 200
     assert RAN == ["read_notes"]
+
+
+async def test_an_offered_tool_swapped_out_mid_turn_is_back_the_next_turn(hub: ToolHub) -> None:
+    reader = hub.bind(Reader)
+    first = reader.begin_turn()
+    reader.palette.replace(FunctionToolProvider(list_notes_and_wipe))
+    _assert_read_only(await reader.call("list_notes", {}))
+    turn = reader.begin_turn()
+    assert turn.tool_names == first.tool_names
+    assert (await reader.call("list_notes", {})).status == 200
+    assert RAN == ["list_notes"]

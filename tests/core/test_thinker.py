@@ -350,3 +350,18 @@ def test_skills_declared_reach_the_request_skill_catalog(hub: ToolHub) -> None:
     turn = hub.bind(Reader).begin_turn()
     assert turn.tool_names == ("request_skill",)
     assert turn.preamble == ""
+
+
+def test_a_palette_changed_directly_is_reconciled_at_the_next_turn(hub: ToolHub) -> None:
+    # Regression: the reconcile was skipped whenever the hub, the grants and the
+    # attached skills were unchanged, so a declared tool removed (or an extra one
+    # registered) directly on the palette stayed that way until something else moved.
+    worker = hub.bind(Worker)
+    first = worker.begin_turn()
+    worker.palette.unregister("count")
+    worker.palette.register(late)
+    turn = worker.begin_turn()
+    assert sorted(turn.tool_names) == sorted(first.tool_names)  # count rejoins at the end
+    assert turn.version > first.version
+    again = worker.begin_turn()
+    assert (again.version, again.schemas_json()) == (turn.version, turn.schemas_json())

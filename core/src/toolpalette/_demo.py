@@ -178,7 +178,7 @@ async def _analyst_session(hub: ToolHub, script: _Script) -> None:
     analyst.palette.register(FunctionToolProvider(workspace_stats))
     await script.call(
         analyst,
-        "A tool registered mid-turn is not offered until the next turn (same text, code 403).",
+        "A tool registered on the palette mid-turn is not offered (same text, code 403).",
         "workspace_stats",
         {},
     )

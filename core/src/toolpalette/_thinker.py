@@ -168,6 +168,7 @@ class Thinker:
         self._key: tuple[Any, ...] | None = None
         self._resolved: _Palette | None = None
         self._swept_at = -1
+        self._reconciled_at = -1
         self._tool_catalog: dict[str, ToolProvider] = {}
         self._skill_catalog: dict[str, Skill] = {}
         self._approvals: dict[str, Approval] = {}
@@ -203,7 +204,12 @@ class Thinker:
         key = (self.hub.version, self._generation, tuple(self.conversation.attached))
         # Compare the resolved palette by identity, holding it: a freed palette's id can be
         # reused by the next one (as after register_system_tool clears the hub's cache).
-        if palette is not self._resolved or key != self._key:
+        # A palette changed directly since the last turn is reconciled again.
+        if (
+            palette is not self._resolved
+            or key != self._key
+            or self.palette.version != self._reconciled_at
+        ):
             self._sync(self._desired(palette))
             self._resolved = palette
             self._key = key
@@ -211,6 +217,7 @@ class Thinker:
         if self.is_read_only and self.palette.version != self._swept_at:
             ReadOnlyPalette.sweep(self.palette)
             self._swept_at = self.palette.version
+        self._reconciled_at = self.palette.version
         self._turn = Turn(self.turn_number, self.palette.versioned_surface(), self._preamble())
         return self._turn
 
