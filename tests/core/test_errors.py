@@ -150,3 +150,28 @@ def test_plugin_load_error_names_distribution_when_known() -> None:
 def test_public_errors_are_reexported_from_the_package() -> None:
     for name in ("InvalidInputError", "ToolCollisionError", "ToolError", "ToolNotFoundError"):
         assert getattr(toolpalette, name) is getattr(errors, name)
+
+
+class FileMissing(ToolError):
+    """What a pack might define: its own ToolError with its own constructor."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"No file at {path}", code="not_found", status=404)
+
+
+class BadDeclaration(ToolDefinitionError):
+    """A subclass of a structured error with its own constructor."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        super().__init__(tool_name="t", reason=f"bad at {where}")
+
+
+@pytest.mark.parametrize("error", [FileMissing("a.txt"), BadDeclaration("line 3")])
+def test_subclasses_with_their_own_constructor_pickle(error: ToolpaletteError) -> None:
+    clone = pickle.loads(pickle.dumps(error))
+    assert type(clone) is type(error)
+    assert str(clone) == str(error)
+    assert clone.args == error.args
+    assert vars(clone) == vars(error)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "IncompatiblePluginError",
@@ -66,14 +66,28 @@ class ToolpaletteError(Exception):
         # A class without fields of its own takes its message: pickle it as usual.
         if type(self)._fields is ToolpaletteError._fields:
             return super().__reduce__()
-        return (_rebuild, (type(self), self._fields()))
+        return (_rebuild, (type(self), self._fields(), self.args), self.__dict__)
 
     def _fields(self) -> dict[str, Any]:
         return {}
 
 
-def _rebuild(cls: type[ToolpaletteError], fields: dict[str, Any]) -> ToolpaletteError:
-    return cls(**fields)
+_E = TypeVar("_E", bound=ToolpaletteError)
+
+
+def _rebuild(
+    cls: type[ToolpaletteError], fields: dict[str, Any], args: tuple[Any, ...] = ()
+) -> ToolpaletteError:
+    try:
+        return cls(**fields)
+    except TypeError:  # a subclass with its own constructor: the pickled state restores it
+        return _bare(cls, args)
+
+
+def _bare(cls: type[_E], args: tuple[Any, ...]) -> _E:
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class UserError(ToolpaletteError):
@@ -296,12 +310,17 @@ class ToolError(ToolpaletteError):
         return {"user_message": self.user_message, "code": self.code, "status": self.status}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_tool_error, (type(self), self._fields()))
+        return (_rebuild_tool_error, (type(self), self._fields(), self.args), self.__dict__)
 
 
-def _rebuild_tool_error(cls: type[ToolError], fields: dict[str, Any]) -> ToolError:
+def _rebuild_tool_error(
+    cls: type[ToolError], fields: dict[str, Any], args: tuple[Any, ...] = ()
+) -> ToolError:
     message = fields.pop("user_message")
-    return cls(message, **fields)
+    try:
+        return cls(message, **fields)
+    except TypeError:  # a subclass with its own constructor: the pickled state restores it
+        return _bare(cls, args)
 
 
 class ToolpaletteWarning(UserWarning):
