@@ -140,3 +140,11 @@ def test_property_output_cap(value: Any, cap: int):
         assert len(encoded) <= cap
         if not isinstance(value, str):
             assert json.loads(result.text) == value or value != value
+
+
+def test_a_sync_tool_returning_a_coroutine_is_a_500_and_the_coroutine_is_closed():
+    async def never_awaited() -> str:
+        return "x"
+
+    result = run(never_awaited())  # filterwarnings=error would catch a "never awaited"
+    assert (result.status, result.code) == (500, "invalid_output")

@@ -37,7 +37,8 @@ async def test_a_report_has_the_whole_picture():
     assert isinstance(report.error, ValueError)
     assert (report.status, report.code, report.text) == (500, "internal_error", result.text)
     assert report.duration >= 0
-    assert report.context is RUN
+    assert report.context is not None
+    assert (report.context.run_id, report.context.call_id) == ("run-9", "c7")
 
 
 @pytest.mark.parametrize(
@@ -177,3 +178,13 @@ async def test_a_stalled_reporter_is_replaced(
     assert "is blocking" in caplog.text
     gate.set()
     assert queue.join()
+
+
+async def test_a_report_names_the_call_id_of_its_call():
+    reports: list[ToolErrorReport] = []
+    executor = Executor(registry(), on_tool_error=reports.append, context=RUN)
+    await executor.execute_many([("fine", {}, "c1"), ("fails", {}, "c2")])
+    await executor.execute("fails", {}, call_id="c3")
+    assert executor.reports.join()
+    assert [r.context.call_id for r in reports if r.context] == ["c2", "c3"]
+    assert [r.context.run_id for r in reports if r.context] == ["run-9", "run-9"]

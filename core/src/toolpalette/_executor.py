@@ -11,6 +11,7 @@ in the background; the caller's own abort (499) is not.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import threading
@@ -180,7 +181,7 @@ class Executor:
             if type(admitted) is _Ready:
                 admitted, error = await self._perform(admitted, ctx, abort, call_id)
         if admitted.is_error:  # type: ignore[union-attr]
-            return self._finish(name, input, admitted, error, ctx, started)  # type: ignore[arg-type]
+            return self._finish(name, input, admitted, error, ctx, started, call_id)  # type: ignore[arg-type]
         return admitted  # type: ignore[return-value]
 
     async def execute_many(
@@ -221,7 +222,7 @@ class Executor:
             admitted, error = asyncio.run(self._authorize(admitted, ctx, abort))
         if type(admitted) is _Ready:
             admitted, error = self._perform_blocking(admitted, ctx, abort, call_id)
-        return self._finish(name, input, admitted, error, ctx, started)  # type: ignore[arg-type]
+        return self._finish(name, input, admitted, error, ctx, started, call_id)  # type: ignore[arg-type]
 
     def stats(self) -> dict[str, int]:
         """Counters for health checks: abandoned work and undelivered reports."""
@@ -427,9 +428,13 @@ class Executor:
         error: BaseException | None,
         ctx: ToolContext | None,
         started: float,
+        call_id: str | None = None,
     ) -> ToolResult:
+        """Report a failed call (in the background) and return its result."""
         reported = self.hook is not None or self.on_tool_error
         if reported and result.is_error and ctx is not None and result.code != "aborted":
+            if call_id is not None and call_id != ctx.call_id:
+                ctx = dataclasses.replace(ctx, call_id=call_id)
             report = ToolErrorReport(
                 tool=name if isinstance(name, str) else repr(name),
                 input=raw,

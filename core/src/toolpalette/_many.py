@@ -148,4 +148,6 @@ async def _run_one(
 
 def _finish(executor: Executor, slot: _Slot, ctx: ToolContext | None) -> ToolResult:
     assert slot.result is not None
-    return executor._finish(slot.name, slot.input, slot.result, slot.error, ctx, slot.started)
+    return executor._finish(
+        slot.name, slot.input, slot.result, slot.error, ctx, slot.started, slot.call_id
+    )

@@ -12,6 +12,7 @@ import builtins
 import importlib
 import json
 import re
+import types
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._result import ToolResult
@@ -148,6 +149,8 @@ def render_output(
         if size <= cap:
             size = len(text.encode("utf-8"))  # also refuses lone surrogates
     except (Exception, RecursionError) as exc:
+        if isinstance(value, types.CoroutineType):  # a sync tool returned a coroutine
+            value.close()
         return _invalid_output(provider.name), exc
     if size > cap:
         return failure(
