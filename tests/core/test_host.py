@@ -236,3 +236,30 @@ def test_a_renamed_pack_tool_selected_by_object_keeps_the_hosts_name() -> None:
     resolved = hub.resolve(ToolSelector().tool(settings).tool(fail, deferred=True))
     assert [p.name for p in resolved.offered] == ["office_settings"]
     assert [p.name for p in resolved.deferred] == ["office_fail"]
+
+
+def test_a_skill_added_after_bind_joins_the_next_turns_catalog(hub: ToolHub) -> None:
+    # Regression: the per-class resolution was keyed on the tool catalog only, so a
+    # skill the host added to hub.skills() after bind was never offered (served stale).
+    from toolpalette import SkillSelector
+
+    class Reader(Thinker):
+        @classmethod
+        def declare_skills(cls) -> SkillSelector:
+            return SkillSelector().prefix("io.example.later")
+
+    reader = hub.bind(Reader)
+    assert reader.begin_turn().tool_names == ()
+    hub.skills().add_skills(
+        [Skill("late", "Arrived late.", bundle="io.example.later", body="Hello.")],
+        pack="code",
+        distribution=None,
+    )
+    turn = reader.begin_turn()
+    assert turn.tool_names == ("request_skill",)
+    schema = turn.tools[0].input_schema
+    assert [m["const"] for m in schema["properties"]["skills"]["items"]["oneOf"]] == [
+        "io.example.later/late"
+    ]
+    again = reader.begin_turn()
+    assert (again.version, again.schemas_json()) == (turn.version, turn.schemas_json())

@@ -41,7 +41,7 @@ class _HostState:
     system: ToolRegistry = field(default_factory=ToolRegistry)
     skills: SkillRegistry | None = None
     skill_packs: set[str] = field(default_factory=set)
-    palettes: dict[type[Any], tuple[tuple[int, int], _Palette]] = field(default_factory=dict)
+    palettes: dict[type[Any], tuple[tuple[int, int, int], _Palette]] = field(default_factory=dict)
     grants: GrantLog = field(default_factory=GrantLog)
     on_tool_error: list[Reporter] = field(default_factory=list)
     servers: list[MCPServerSpec] | None = None
@@ -208,14 +208,17 @@ class HostSide:
 
         state = self._state()
         with state.lock:
-            key = (self.version, state.system.version)
             cached = state.palettes.get(cls)
-            if cached is not None and cached[0] == key:
+            if cached is not None and cached[0] == self._palette_key(state):
                 return cached[1]
             palette = resolve_palette(self, cls)  # type: ignore[arg-type]
-            # Resolving may import packs (and so move the version): key on the result.
-            state.palettes[cls] = ((self.version, state.system.version), palette)
+            # Resolving may import packs and open jars (moving the versions): key on the result.
+            state.palettes[cls] = (self._palette_key(state), palette)
             return palette
+
+    def _palette_key(self, state: _HostState) -> tuple[int, int, int]:
+        skills = state.skills.version if state.skills is not None else -1
+        return (self.version, state.system.version, skills)
 
     def bind(self, cls: type[T], conversation: Conversation | None = None, **options: Any) -> T:
         """A thinker of class ``cls`` bound to this hub and ``conversation``.

@@ -85,6 +85,15 @@ class SkillRegistry:
         self._contested: set[str] = set()
         self._code_bundles: set[str] = set()
         self._problems: list[Problem] = []
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """A counter that grows whenever a bundle is declared or a skill joins or leaves.
+
+        Caches of resolved selectors key on it (``hub.bind`` does).
+        """
+        return self._version
 
     @classmethod
     def from_entry_points(cls, infos: Iterable[EntryPointInfo]) -> SkillRegistry:
@@ -260,6 +269,7 @@ class SkillRegistry:
                 return
             claims = self._claims.setdefault(jar.bundle, [])
             claims.append(jar)
+            self._version += 1
             if len(claims) == 1:
                 self._jars[jar.bundle] = jar
                 return
@@ -309,6 +319,7 @@ class SkillRegistry:
 
     def _admit(self, skill: Skill, label: str, dist: str | None) -> None:
         skill_id = skill.id
+        self._version += 1
         if skill_id not in self._skills and skill_id not in self._contested:
             self._skills[skill_id] = skill
             self._holders[skill_id] = label
