@@ -480,3 +480,27 @@ async def test_concurrent_identical_model_requests_make_one_grant(hub: ToolHub) 
     granted = [json.loads(r.text)["granted"] for r in results]
     assert granted.count(["read_page"]) == 1
     assert [d for d in decisions(hub) if d[2] == "granted"] == [("tool", "read_page", "granted")]
+
+
+def test_an_approval_for_a_name_that_left_the_catalog_grants_nothing(hub: ToolHub) -> None:
+    # Regression: the record said granted although nothing was admitted, because the
+    # name was no longer in the catalog when the person approved.
+    assistant = hub.bind(Assistant, policy=ToolPolicy(ask=["read_page"]))
+    assistant.begin_turn()
+    assistant.admit("tool", ["read_page"])
+    [approval] = assistant.pending_approvals()
+    hub.register_system_tool(read_page)  # now offered to everyone: out of the catalog
+    assistant.begin_turn()
+    assistant.resolve_approval(approval.token, approve=True)
+    last = hub.grants()[-1]
+    assert (last.name, last.decision) == ("read_page", "refused")
+    assert "catalog" in last.reason
+    assert [g for g in hub.grants() if g.decision == "granted"] == []
+
+
+def test_a_denied_meta_tool_is_not_offered(hub: ToolHub) -> None:
+    # Regression: the meta-tools skipped policy.offers, so a host that denied
+    # request_tools still saw it offered (and every call of it refused).
+    policy = ToolPolicy(deny=["request_tools", "request_skill"])
+    turn = hub.bind(Assistant, policy=policy).begin_turn()
+    assert turn.tool_names == ("weather",)

@@ -240,12 +240,16 @@ class Thinker:
             if p.name not in desired and self.policy.offers(p)
         }
         self._skill_catalog = {s.id: s for s in palette.skills if s.id not in attached}
+        meta: list[ToolProvider] = []
         if self._tool_catalog:
             entries = [(p.name, p.description) for p in self._tool_catalog.values()]
-            desired["request_tools"] = RequestToolsProvider(entries)
+            meta.append(RequestToolsProvider(entries))
         if self._skill_catalog:
             entries = [(s.id, s.description) for s in self._skill_catalog.values()]
-            desired["request_skill"] = RequestSkillProvider(entries)
+            meta.append(RequestSkillProvider(entries))
+        for provider in meta:
+            if self.policy.offers(provider):
+                desired[provider.name] = provider
         return list(desired.values())
 
     def _sync(self, desired: Sequence[ToolProvider]) -> None:
@@ -437,11 +441,15 @@ class Thinker:
                 self._tool_catalog if approval.kind == "tool" else self._skill_catalog
             )
             item = catalog.get(approval.name)
+            reason = "a person's decision"
             if approve and self._has(approval.kind, approval.name):
                 decision = "present"  # granted meanwhile (another approval): one grant
-            elif approve and item is not None:
+            elif approve and item is None:
+                decision = "refused"
+                reason = f"approved, but no longer in this agent's {approval.kind} catalog"
+            elif approve:
                 self._grant(approval.kind, approval.name, item)
-            self._record(approval.kind, approval.name, decision, "a person's decision")
+            self._record(approval.kind, approval.name, decision, reason)
         return approval
 
     def __repr__(self) -> str:
