@@ -143,21 +143,28 @@ def test_check_json_counts_fatal_problems(tmp_path: Path):
     assert "incompatible" in kinds
 
 
-def test_check_passes_on_healthy_packs(tmp_path: Path):
-    done = toolpalette("check", cwd=tmp_path, TOOLPALETTE_PLUGINS="healthy,twice")
-    assert done.returncode == 0, done.stdout
-    assert done.stdout.startswith("OK: 2 pack(s) loaded, 4 tool(s) available")
+def test_check_on_healthy_packs_reports_no_pack_problem(tmp_path: Path):
+    done = toolpalette("check", "--json", cwd=tmp_path, TOOLPALETTE_PLUGINS="healthy,twice")
+    report = json.loads(done.stdout)
+    assert report["packs_loaded"] == ["healthy", "twice"]
+    assert report["tools"] == 4
+    assert [p for p in report["problems"] if p["pack"] in ("healthy", "twice")] == []
+    # the test-only skilljars are broken on purpose: the exit status follows the problems
+    assert report["ok"] == (not [p for p in report["problems"] if p["fatal"]])
+    assert done.returncode == (0 if report["ok"] else 1)
 
 
-def test_check_does_not_fail_on_a_pack_blocked_on_purpose(tmp_path: Path):
-    done = toolpalette(
-        "check",
-        cwd=tmp_path,
-        TOOLPALETTE_PLUGINS="healthy,side_effect",
-        TOOLPALETTE_BLOCK_PLUGINS="side_effect",
-    )
-    assert done.returncode == 0, done.stdout
-    assert "note: blocked: side_effect" in done.stdout
+def test_check_includes_skill_problems(tmp_path: Path):
+    report = json.loads(toolpalette("check", "--json", cwd=tmp_path).stdout)
+    assert "invalid-skill" in {p["kind"] for p in report["problems"]}
+
+
+def test_a_pack_blocked_on_purpose_is_a_note_not_a_failure(tmp_path: Path):
+    env = {"TOOLPALETTE_PLUGINS": "healthy,side_effect", "TOOLPALETTE_BLOCK_PLUGINS": "side_effect"}
+    report = json.loads(toolpalette("check", "--json", cwd=tmp_path, **env).stdout)
+    (blocked,) = [p for p in report["problems"] if p["pack"] == "side_effect"]
+    assert (blocked["kind"], blocked["fatal"]) == ("blocked", False)
+    assert "note: blocked: side_effect" in toolpalette("check", cwd=tmp_path, **env).stdout
 
 
 def test_a_config_file_in_the_working_directory_resolves_the_collision(tmp_path: Path):
