@@ -344,3 +344,8 @@ async def test_module_level_functions(registry: ToolRegistry):
         registry, [("add", {"a": 1, "b": 2}), ("nope", {})], offered=["add"]
     )
     assert [r.status for r in results] == [200, 404]
+
+
+async def test_execute_sync_with_a_policy_works_inside_a_running_loop(registry: ToolRegistry):
+    executor = Executor(registry, policy=lambda p, v: "allow")
+    assert executor.execute_sync("add", {"a": 1, "b": 2}).text == "3"

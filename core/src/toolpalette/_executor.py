@@ -10,7 +10,6 @@ in the background; the caller's own abort (499) is not.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import logging
@@ -219,7 +218,7 @@ class Executor:
         ctx = context if context is not None else self.context
         admitted, error = self._admit(name, input)
         if type(admitted) is _Ready and self.policy is not None:
-            admitted, error = asyncio.run(self._authorize(admitted, ctx, abort))
+            admitted, error = _running.run_apart(self._authorize(admitted, ctx, abort))
         if type(admitted) is _Ready:
             admitted, error = self._perform_blocking(admitted, ctx, abort, call_id)
         return self._finish(name, input, admitted, error, ctx, started, call_id)  # type: ignore[arg-type]
@@ -397,7 +396,7 @@ class Executor:
             bound, timeout = entry[2], entry[3] or timeout
             event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
             call = partial(bound.invoke, ready.value, tool_ctx)
-            fn = partial(_run_coroutine, call) if bound.is_async else call
+            fn = partial(_running.run_to_end, call) if bound.is_async else call
             outcome = _running.run_blocking(fn, self.pool, timeout, abort, event)
         except Exception as exc:
             outcome = (_running.RAISED, exc)
@@ -466,11 +465,6 @@ def _decision(decision: Any) -> tuple[Decision, str | None]:
         if action == known:
             return known, reason if isinstance(reason, str) else None
     return "deny", None
-
-
-def _run_coroutine(call: Callable[[], Any]) -> Any:
-    """Run an async tool to completion on a loop of this (worker) thread."""
-    return asyncio.run(_running._await_any(call()))
 
 
 async def execute(

@@ -17,7 +17,7 @@ import contextvars
 import logging
 import threading
 import types
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from functools import partial
 from typing import Any, Final
 
@@ -354,3 +354,24 @@ def run_blocking(
         return signal
     _abandon_job(pool, job, abort_event)
     return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+
+
+# -- from sync code ------------------------------------------------------------------
+
+
+def run_apart(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` to completion from sync code, even on a thread whose loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(asyncio.run(coro)), daemon=True)
+    thread.start()
+    thread.join()
+    return box[0]
+
+
+def run_to_end(call: Callable[[], Any]) -> Any:
+    """Run an async tool to completion on a loop of this (worker) thread."""
+    return asyncio.run(_await_any(call()))
