@@ -350,3 +350,22 @@ def test_pack_config_comes_from_the_configuration():
     hub = ToolHub(autoload=False, config={"packs": {"files": {"root": "/srv"}}})
     assert hub.pack_config("files") == {"root": "/srv"}
     assert hub.pack_config("other") == {}
+
+
+class UnreadableDist:
+    @property
+    def requires(self) -> list[str]:
+        raise OSError("METADATA vanished")
+
+
+def test_unreadable_metadata_fails_the_pack_before_import(installed: list[EntryPointInfo]):
+    info = fake_pack("a", plugin_of(search))
+    info.entry_point.dist = UnreadableDist()
+    installed.append(info)
+    hub = ToolHub(config={})
+    assert len(hub.catalog()) == 0
+    assert loads(info) == 0
+    (problem,) = hub.problems()
+    assert problem.kind == "import"
+    assert "OSError: METADATA vanished" in problem.reason
+    assert [p.status for p in hub.plugins()] == ["failed"]

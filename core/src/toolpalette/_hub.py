@@ -150,16 +150,19 @@ class ToolHub(HostSide):
             self._packs[name] = pack
 
     def _load(self, pack: Pack) -> None:
-        if pack.status != "not-loaded" or pack.info is None:
+        """Import one pack, after checking its requirement on toolpalette; once."""
+        if pack.status != "not-loaded":
             return
-        info = pack.info
         try:
+            info = pack.info
             incompatible = pack.incompatibility()
         except Exception as exc:
-            incompatible = None
-            pack.problem(
-                "import", f"reading its metadata raised {_collect.describe_exception(exc)}"
-            )
+            pack.status = "failed"
+            reason = f"reading its metadata raised {_collect.describe_exception(exc)}"
+            pack.problem("import", f"{reason}; it was not imported")
+            return
+        if info is None:
+            return  # a plugin added in code: registered already
         if incompatible is not None:
             pack.status = "incompatible"
             pack.problem("incompatible", f"{incompatible}; it was not imported")
