@@ -365,3 +365,26 @@ def test_a_palette_changed_directly_is_reconciled_at_the_next_turn(hub: ToolHub)
     assert turn.version > first.version
     again = worker.begin_turn()
     assert (again.version, again.schemas_json()) == (turn.version, turn.schemas_json())
+
+
+def test_a_model_dependent_tool_without_a_grade_takes_the_thinkers(hub: ToolHub) -> None:
+    @tool(read_only=True, model_dependent=True)
+    def summarize() -> str:
+        """Summarize with a model."""
+        return ""
+
+    @tool(read_only=True, model_dependent=True, grade="large")
+    def translate() -> str:
+        """Translate with a model."""
+        return ""
+
+    class Fast(Thinker):
+        grade = "small"
+
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            return ToolSelector().tool(summarize).tool(translate).tool(look)
+
+    fast = hub.bind(Fast)
+    grades = {p.name: p.grade_for(fast) for p in fast.begin_turn().tools}
+    assert grades == {"summarize": "small", "translate": "large", "look": None}
