@@ -270,3 +270,19 @@ async def test_the_schema_validates_what_the_catalog_allows(hub: ToolHub) -> Non
     assert validator.is_valid({"names": ["send_mail", "read_page"]})
     assert not validator.is_valid({"names": ["weather"]})
     assert not validator.is_valid({"names": ["send_mail"], "extra": 1})
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["send_mail"] * 10_000, [f"junk-name-{i}" for i in range(10_000)]],
+    ids=["ten-thousand-repeats", "ten-thousand-junk"],
+)
+async def test_a_huge_request_is_refused_without_echo_or_grant(
+    hub: ToolHub, names: list[str]
+) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    result = await asker.call("request_tools", {"names": names})
+    assert (result.status, result.code) == (400, "invalid_input")
+    assert "junk-name" not in result.text
+    assert hub.grants() == []
