@@ -2,7 +2,8 @@
 
 Random sequences of: a pack joining the hub, a system-wide tool, a tool removed from the
 palette mid-turn, a new turn, request_tools with catalog names or junk (through the
-model's call, or straight to ``admit`` past validation), and calls of random names.
+model's call, or straight to ``admit`` past validation, or from several threads at
+once), and calls of random names.
 Invariants: a call succeeds only for a name offered at the start of its turn (declared,
 system-wide, from a pack, or granted earlier); each turn offers exactly what the model
 predicts; grants stay inside the catalog; the granted records are the grants, once
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -199,6 +201,27 @@ class Admission(RuleBasedStateMachine):
             else:
                 assert name in outcome["granted"]
                 self.granted.add(name)
+
+    @rule(name=st.sampled_from(sorted(DEFERRED)), threads=st.integers(2, 6))
+    def concurrent_admits(self, name: str, threads: int) -> None:
+        start = threading.Barrier(threads)
+        outcomes: list[dict[str, Any]] = []
+
+        def ask() -> None:
+            start.wait()
+            outcomes.append(self.thinker.admit("tool", [name]))
+
+        workers = [threading.Thread(target=ask) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        granted = sum(name in o["granted"] for o in outcomes)
+        if name in self.granted or (self.read_only and name not in READ_ONLY):
+            assert granted == 0
+        else:
+            assert granted == 1
+            self.granted.add(name)
 
     @rule(name=NAMES)
     def call_a_name(self, name: str) -> None:
