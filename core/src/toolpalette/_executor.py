@@ -306,7 +306,7 @@ class Executor:
                 if isinstance(kind, _running.Aborted):
                     return _aborted(kind.reason), None
                 if kind is _running.RAISED:
-                    raise answer
+                    return _shaping.failure(403, "denied", f"{label} was not approved."), answer
         except Exception as exc:
             return _shaping.failure(403, "denied", f"{label} was not approved."), exc
         if answer is True:
