@@ -16,6 +16,7 @@ import pytest
 from toolpalette import (
     Approval,
     Conversation,
+    Decision,
     GrantRecord,
     Skill,
     SkillSelector,
@@ -74,6 +75,13 @@ class Assistant(Thinker):
 
 class Auditor(Assistant):
     read_only = True
+
+
+class NoMailGrants(ToolPolicy):
+    """Offers send_mail in the catalog but denies granting it."""
+
+    def decide_grant(self, thinker: Any, kind: str, name: str, item: Any) -> Decision:
+        return Decision.DENY if name == "send_mail" else Decision.ALLOW
 
 
 class Recorder:
@@ -205,10 +213,20 @@ async def test_the_admit_hook_refuses_with_its_reason(
 
 def test_an_admit_hook_allow_still_passes_the_policy(hub: ToolHub) -> None:
     add_admit_hook(hub, True)
-    assistant = hub.bind(Assistant, policy=ToolPolicy(deny=["send_mail"]))
+    assistant = hub.bind(Assistant, policy=NoMailGrants())
     assistant.begin_turn()
     outcome = assistant.admit("tool", ["send_mail", "read_page"])
     assert outcome["granted"] == ["read_page"]
+    assert outcome["refused"] == [{"name": "send_mail", "reason": "denied by policy"}]
+
+
+def test_a_denied_name_is_kept_out_of_the_catalog(hub: ToolHub) -> None:
+    assistant = hub.bind(Assistant, policy=ToolPolicy(deny=["send_mail"]))
+    turn = assistant.begin_turn()
+    [meta] = [p for p in turn.tools if p.name == "request_tools"]
+    members = meta.input_schema["properties"]["names"]["items"]["oneOf"]
+    assert [m["const"] for m in members] == ["read_page"]
+    outcome = assistant.admit("tool", ["send_mail"])
     assert outcome["refused"] == [
         {"name": "send_mail", "reason": "not in this agent's tool catalog"}
     ]
@@ -250,13 +268,7 @@ def test_the_hook_is_not_asked_about_names_off_the_catalog(hub: ToolHub) -> None
 
 
 def test_a_policy_deny_refuses_a_grant(hub: ToolHub) -> None:
-    class NoMail(ToolPolicy):
-        def decide_grant(self, thinker: Any, kind: str, name: str, item: Any) -> Any:
-            from toolpalette import Decision
-
-            return Decision.DENY if name == "send_mail" else Decision.ALLOW
-
-    assistant = hub.bind(Assistant, policy=NoMail())
+    assistant = hub.bind(Assistant, policy=NoMailGrants())
     assistant.begin_turn()
     outcome = assistant.admit("tool", ["send_mail"])
     assert outcome["refused"] == [{"name": "send_mail", "reason": "denied by policy"}]
