@@ -516,3 +516,59 @@ def test_a_denied_meta_tool_is_not_offered(hub: ToolHub) -> None:
     policy = ToolPolicy(deny=["request_tools", "request_skill"])
     turn = hub.bind(Assistant, policy=policy).begin_turn()
     assert turn.tool_names == ("weather",)
+
+
+class GrantPolicy(ToolPolicy):
+    """Answers every grant with a fixed value (or raises it)."""
+
+    def __init__(self, answer: object) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def decide_grant(self, thinker: Any, kind: str, name: str, item: Any) -> Any:
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["deny", False, "maybe", 0, RuntimeError("policy store down")],
+    ids=["deny-string", "false", "unknown-string", "zero", "raises"],
+)
+def test_a_grant_policy_answer_that_is_not_allow_refuses(hub: ToolHub, answer: object) -> None:
+    # Regression: only Decision.DENY and Decision.ASK were read, so a policy answering
+    # "deny" or False (as the call policy may) granted, and one that raised left no record.
+    assistant = hub.bind(Assistant, policy=GrantPolicy(answer))
+    assistant.begin_turn()
+    outcome = assistant.admit("tool", ["send_mail"])
+    assert outcome["granted"] == []
+    assert [r["name"] for r in outcome["refused"]] == ["send_mail"]
+    assert decisions(hub) == [("tool", "send_mail", "refused")]
+    assert "send_mail" not in assistant.begin_turn().tool_names
+
+
+@pytest.mark.parametrize("answer", [Decision.ALLOW, "allow", True, None])
+def test_a_grant_policy_allow_in_any_spelling_grants(hub: ToolHub, answer: object) -> None:
+    assistant = hub.bind(Assistant, policy=GrantPolicy(answer))
+    assistant.begin_turn()
+    assert assistant.admit("tool", ["send_mail"])["granted"] == ["send_mail"]
+
+
+def test_a_grant_policy_ask_as_a_string_asks(hub: ToolHub) -> None:
+    assistant = hub.bind(Assistant, policy=GrantPolicy("ask"))
+    assistant.begin_turn()
+    assert assistant.admit("tool", ["send_mail"])["pending"] == ["send_mail"]
+
+
+def test_a_raising_approver_leaves_the_grant_pending_and_recorded(hub: ToolHub) -> None:
+    def broken(_: Approval) -> None:
+        raise RuntimeError("pager down")
+
+    assistant = hub.bind(Assistant, policy=ToolPolicy(ask=["send_mail"]), approver=broken)
+    assistant.begin_turn()
+    outcome = assistant.admit("tool", ["send_mail"])
+    assert outcome["pending"] == ["send_mail"]
+    [approval] = assistant.pending_approvals()
+    assistant.resolve_approval(approval.token, approve=True)
+    assert decisions(hub) == [("tool", "send_mail", "pending"), ("tool", "send_mail", "granted")]

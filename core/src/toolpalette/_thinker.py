@@ -100,6 +100,26 @@ class _Palette:
     skills: tuple[Skill, ...]
 
 
+def _as_decision(answer: Any) -> Decision:
+    """A policy's answer as a Decision, read as the pipeline reads a call policy's.
+
+    True and None allow, False denies, ``"allow"``/``"deny"``/``"ask"`` (or an object
+    whose ``action`` is one) mean what they say; anything else denies.
+    """
+    if answer is True or answer is None:
+        return Decision.ALLOW
+    if answer is False:
+        return Decision.DENY
+    if isinstance(answer, Decision):
+        return answer
+    action = answer if isinstance(answer, str) else getattr(answer, "action", None)
+    action = getattr(action, "value", action)
+    try:
+        return Decision(action)
+    except ValueError:
+        return Decision.DENY
+
+
 def _settle(future: asyncio.Future[bool], value: bool) -> None:
     if not future.done():
         future.set_result(value)
@@ -322,7 +342,11 @@ class Thinker:
             return "refused", "a host hook failed while deciding"
         if verdict is False or isinstance(verdict, str):
             return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"
-        decision = self.policy.decide_grant(self, kind, name, item)
+        try:
+            decision = _as_decision(self.policy.decide_grant(self, kind, name, item))
+        except Exception:  # a broken policy refuses (fail closed), and is on the record
+            logger.exception("the policy raised deciding %s %r; refused", kind, name)
+            return "refused", "the policy failed while deciding"
         if decision is Decision.DENY:
             return "refused", "denied by policy"
         if decision is Decision.ASK:
@@ -330,7 +354,10 @@ class Thinker:
             approval = Approval(uuid.uuid4().hex, pending, name, None, self.turn_number)
             self._approvals[approval.token] = approval
             if self._approver is not None:
-                self._approver(approval)
+                try:
+                    self._approver(approval)
+                except Exception:  # still pending: the host can resolve it later
+                    logger.exception("the approver raised for %s %r", kind, name)
             return "pending", "waiting for a person's approval"
         self._grant(kind, name, item)
         return "granted", ""
