@@ -67,7 +67,7 @@ async def test_hanging_sync_tool_times_out_without_blocking_the_loop(release: th
     assert (result.status, result.code) == (504, "timeout")
     assert "0.3 seconds" in result.text
     assert elapsed < 0.3 + GRACE
-    assert max(lags) < 0.5  # the loop kept running while the tool hung
+    assert max(lags) < 1.0  # the loop kept running while the tool hung (it never returns)
     assert pool.abandoned == 1
     assert pool.abandoned_total == 1
     assert executor.stats()["abandoned_threads"] == 1
