@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -572,3 +573,28 @@ def test_a_raising_approver_leaves_the_grant_pending_and_recorded(hub: ToolHub) 
     [approval] = assistant.pending_approvals()
     assistant.resolve_approval(approval.token, approve=True)
     assert decisions(hub) == [("tool", "send_mail", "pending"), ("tool", "send_mail", "granted")]
+
+
+async def test_a_skill_whose_body_cannot_be_read_is_refused_on_the_record(
+    hub: ToolHub, tmp_path: Path
+) -> None:
+    # Regression: attaching read the body inside admit; an unreadable SKILL.md made
+    # request_skill a 500 with nothing recorded.
+    folder = tmp_path / "vanishing"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text(
+        "---\nname: vanishing\ndescription: Gone soon.\n---\n\nBody.\n", encoding="utf-8"
+    )
+    hub.skills().add_directory("io.example.gone", tmp_path)
+    assistant = hub.bind(Assistant)
+    turn = assistant.begin_turn()
+    [meta] = [p for p in turn.tools if p.name == "request_skill"]
+    assert "io.example.gone/vanishing" in json.dumps(meta.input_schema)
+    (folder / "SKILL.md").unlink()
+    result = await assistant.call("request_skill", {"skills": ["io.example.gone/vanishing"]})
+    assert result.status == 200, result.text
+    outcome = json.loads(result.text)
+    assert [r["name"] for r in outcome["refused"]] == ["io.example.gone/vanishing"]
+    assert str(tmp_path) not in result.text
+    assert decisions(hub) == [("skill", "io.example.gone/vanishing", "refused")]
+    assert assistant.conversation.attached == ()

@@ -359,20 +359,26 @@ class Thinker:
                 except Exception:  # still pending: the host can resolve it later
                     logger.exception("the approver raised for %s %r", kind, name)
             return "pending", "waiting for a person's approval"
-        self._grant(kind, name, item)
-        return "granted", ""
+        failed = self._grant(kind, name, item)
+        return ("refused", failed) if failed else ("granted", "")
 
     def _has(self, kind: str, name: str) -> bool:
         if kind == "tool":
             return name in self._admitted
         return self.conversation.is_attached(name)
 
-    def _grant(self, kind: str, name: str, item: Any) -> None:
+    def _grant(self, kind: str, name: str, item: Any) -> str:
+        """Admit ``item``; returns why it could not be, or ``""`` when it was."""
         if kind == "tool":
             self._admitted[name] = item
             self._generation += 1
-        else:
-            self.conversation.attach(item)
+            return ""
+        try:
+            self.conversation.attach(item)  # reads the body: a bad one fails here
+        except Exception:
+            logger.exception("skill %r could not be attached; refused", name)
+            return "the skill's instructions could not be read"
+        return ""
 
     def _record(self, kind: str, name: str, decision: str, reason: str) -> None:
         record = GrantRecord(
@@ -475,7 +481,9 @@ class Thinker:
                 decision = "refused"
                 reason = f"approved, but no longer in this agent's {approval.kind} catalog"
             elif approve:
-                self._grant(approval.kind, approval.name, item)
+                failed = self._grant(approval.kind, approval.name, item)
+                if failed:
+                    decision, reason = "refused", failed
             self._record(approval.kind, approval.name, decision, reason)
         return approval
 
