@@ -176,6 +176,8 @@ async def test_the_catalog_shrinks_as_members_are_granted(hub: ToolHub) -> None:
     assert [m["const"] for m in _members(_schema_of(turn.tools, "request_tools"), "names")] == [
         "read_page"
     ]
+    # The rebuilt meta-tool replaces the old one in place: one entry, same position.
+    assert turn.tool_names == ("weather", "request_tools", "request_skill", "send_mail")
     await asker.call("request_tools", {"names": ["read_page"]})
     await asker.call(
         "request_skill", {"skills": ["io.example.db/write-sql", "io.example.notes/tidy-notes"]}
