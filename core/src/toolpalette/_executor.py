@@ -11,7 +11,6 @@ in the background; the caller's own abort (499) is not.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import logging
 import threading
 import time
@@ -59,7 +58,6 @@ Approver = Callable[["ToolProvider", Any, "ToolContext | None"], "bool | Awaitab
 Call = tuple[object, Any] | tuple[object, Any, "str | None"]
 """One call for ``execute_many``: ``(name, input)`` or ``(name, input, call_id)``."""
 
-_DECISIONS: Final[tuple[Decision, ...]] = ("allow", "deny", "ask")
 _NO_CONTEXT: Final = ToolContext()
 _SHARED: dict[str, Any] = {}
 _SHARED_LOCK = threading.Lock()
@@ -83,6 +81,25 @@ class _Ready:
 
 
 Admission = tuple[_Ready | ToolResult, BaseException | None]
+
+
+class _Pending:
+    """A started call that must be awaited: a sync tool's work, or a suspended async tool."""
+
+    __slots__ = ("abort", "entry", "event", "provider", "work")
+
+    def __init__(
+        self,
+        provider: ToolProvider,
+        entry: _Entry,
+        work: Any,
+        abort: AbortSignal | None,
+        event: threading.Event | None,
+    ) -> None:
+        self.provider, self.entry, self.work = provider, entry, work
+        self.abort, self.event = abort, event
+
+
 _Entry = tuple["ToolProvider", Any, "BoundTool", "float | None", "int | None"]
 """What an executor keeps per provider: provider, parent, the built tool, and the
 provider's own timeout and output cap (read once: they are properties)."""
@@ -178,7 +195,8 @@ class Executor:
             if self.policy is not None:
                 admitted, error = await self._authorize(admitted, ctx, abort)
             if type(admitted) is _Ready:
-                admitted, error = await self._perform(admitted, ctx, abort, call_id)
+                step = self._begin(admitted, ctx, abort, call_id)
+                admitted, error = await self._complete(step) if isinstance(step, _Pending) else step
         if admitted.is_error:  # type: ignore[union-attr]
             return self._finish(name, input, admitted, error, ctx, started, call_id)  # type: ignore[arg-type]
         return admitted  # type: ignore[return-value]
@@ -280,38 +298,9 @@ class Executor:
         self, ready: _Ready, ctx: ToolContext | None, abort: AbortSignal | None
     ) -> Admission:
         """The policy step: allow, deny (403) or ask the approver (the call pauses)."""
-        assert self.policy is not None
-        label = _shaping.name_label(ready.provider.name)
-        try:
-            action, reason = _decision(self.policy(ready.provider, ready.value))
-        except Exception as exc:
-            return _shaping.failure(403, "denied", f"{label} is not permitted here."), exc
-        if action == "allow":
-            return ready, None
-        if action == "ask":
-            return await self._ask(ready, ctx, abort)
-        return _shaping.failure(403, "denied", reason or f"{label} is not permitted here."), None
+        from toolpalette._consent import authorize
 
-    async def _ask(
-        self, ready: _Ready, ctx: ToolContext | None, abort: AbortSignal | None
-    ) -> Admission:
-        label = _shaping.name_label(ready.provider.name)
-        if self.approve is None:
-            text = f"{label} needs a person's approval, and none can be asked here."
-            return _shaping.failure(403, "approval_required", text), None
-        try:
-            answer = self.approve(ready.provider, ready.value, ctx)
-            if inspect.isawaitable(answer):
-                kind, answer = await _running.run_async(answer, None, abort, None)
-                if isinstance(kind, _running.Aborted):
-                    return _aborted(kind.reason), None
-                if kind is _running.RAISED:
-                    return _shaping.failure(403, "denied", f"{label} was not approved."), answer
-        except Exception as exc:
-            return _shaping.failure(403, "denied", f"{label} was not approved."), exc
-        if answer is True:
-            return ready, None
-        return _shaping.failure(403, "denied", f"{label} was not approved."), None
+        return await authorize(self, ready, ctx, abort)
 
     # -- running ---------------------------------------------------------------------
 
@@ -356,29 +345,52 @@ class Executor:
         call_id: str | None,
     ) -> Admission:
         """Steps 4 to 6: run under the deadline, cap the output, shape what went wrong."""
+        step = self._begin(ready, ctx, abort, call_id)
+        return await self._complete(step) if isinstance(step, _Pending) else step
+
+    def _begin(
+        self,
+        ready: _Ready,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        call_id: str | None,
+    ) -> Admission | _Pending:
+        """Start the call; an async tool runs its first step now, where most finish.
+
+        A plain function: a call that needs no waiting costs no coroutine frame.
+        """
         if abort is not None and abort.aborted:
             return _aborted(abort.reason or ""), None
         provider = ready.provider
-        timeout = self.timeout
         try:
             entry, tool_ctx = self._prepare(provider, ctx, call_id)
-            bound, timeout = entry[2], entry[3] or timeout
+            bound = entry[2]
             event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
-            if bound.is_async:
-                outcome = _running.start_async(bound.invoke(ready.value, tool_ctx))
-                if outcome[0] is _running.PENDING:
-                    outcome = await _running.finish_async(outcome[1], timeout, abort, event)
-            else:
+            if not bound.is_async:
                 call = partial(bound.invoke, ready.value, tool_ctx)
-                outcome = await _running.run_sync(call, self.pool, timeout, abort, event)
+                return _Pending(provider, entry, call, abort, event)
+            outcome = _running.start_async(bound.invoke(ready.value, tool_ctx))
+            if outcome[0] is _running.PENDING:
+                return _Pending(provider, entry, outcome[1], abort, event)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # create() or invoke() itself failed
-            outcome = (_running.RAISED, exc)
+            return self._settle(provider, (_running.RAISED, exc), self.timeout)
         if outcome[0] is _running.OK:
-            cap = entry[4] or self.output_cap
-            return _shaping.render_output(provider, outcome[1], cap)
-        return self._settle(provider, outcome, timeout)
+            return _shaping.render_output(provider, outcome[1], entry[4] or self.output_cap)
+        return self._settle(provider, outcome, entry[3] or self.timeout)
+
+    async def _complete(self, step: _Pending) -> Admission:
+        """Wait for a started call: a suspended async tool, or a sync tool in a worker."""
+        timeout = step.entry[3] or self.timeout
+        if callable(step.work):
+            outcome = await _running.run_sync(step.work, self.pool, timeout, step.abort, step.event)
+        else:
+            outcome = await _running.finish_async(step.work, timeout, step.abort, step.event)
+        if outcome[0] is _running.OK:
+            cap = step.entry[4] or self.output_cap
+            return _shaping.render_output(step.provider, outcome[1], cap)
+        return self._settle(step.provider, outcome, timeout)
 
     def _perform_blocking(
         self,
@@ -450,21 +462,6 @@ class Executor:
 
 def _aborted(reason: str) -> ToolResult:
     return _shaping.failure(499, "aborted", reason or "The call was cancelled by the caller.")
-
-
-def _decision(decision: Any) -> tuple[Decision, str | None]:
-    """Normalize what a policy returned; anything unrecognized denies."""
-    if decision is True or decision is None:
-        return "allow", None
-    if decision is False:
-        return "deny", None
-    action = decision if isinstance(decision, str) else getattr(decision, "action", None)
-    reason = getattr(decision, "reason", None)
-    action = getattr(action, "value", action)  # an Enum member
-    for known in _DECISIONS:
-        if action == known:
-            return known, reason if isinstance(reason, str) else None
-    return "deny", None
 
 
 async def execute(
