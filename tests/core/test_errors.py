@@ -175,3 +175,14 @@ def test_subclasses_with_their_own_constructor_pickle(error: ToolpaletteError) -
     assert str(clone) == str(error)
     assert clone.args == error.args
     assert vars(clone) == vars(error)
+
+
+def test_invalid_input_lists_a_bounded_number_of_problems() -> None:
+    from toolpalette.errors import MAX_SHOWN_PROBLEMS, InputProblem, InvalidInputError
+
+    problems = [InputProblem(f"items[{i}]", "integer") for i in range(10_000)]
+    error = InvalidInputError(tool_name="bulk", problems=problems)
+    assert len(error.problems) == 10_000
+    assert str(error).count("expected integer") == MAX_SHOWN_PROBLEMS
+    assert str(error).endswith(f"and {10_000 - MAX_SHOWN_PROBLEMS} more problems")
+    assert len(str(error)) < 512

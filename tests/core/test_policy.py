@@ -112,3 +112,14 @@ def test_a_denied_tool_is_not_offered() -> None:
     policy = ToolPolicy(deny=["push"])
     turn = ToolHub(autoload=False, config={}).bind(Both, policy=policy).begin_turn()
     assert turn.tool_names == ("peek",)
+
+
+def test_a_meta_tool_call_is_not_asked_about_its_grants_are() -> None:
+    from toolpalette import RequestToolsProvider
+
+    policy = ToolPolicy(ask_for_mutating=True)
+    meta = RequestToolsProvider([("push", "Change.")])
+    assert not meta.read_only
+    assert policy.decide_call(None, meta, {"names": ["push"]}) is Decision.ALLOW
+    assert policy.decide_grant(None, "tool", "push", PUSH) is Decision.ASK
+    assert ToolPolicy(deny=["request_tools"]).decide_call(None, meta, {}) is Decision.DENY

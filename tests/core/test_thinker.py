@@ -15,6 +15,7 @@ from toolpalette import (
     Skill,
     SkillSelector,
     Thinker,
+    ToolCollisionError,
     ToolContext,
     ToolHub,
     ToolPolicy,
@@ -388,3 +389,17 @@ def test_a_model_dependent_tool_without_a_grade_takes_the_thinkers(hub: ToolHub)
     fast = hub.bind(Fast)
     grades = {p.name: p.grade_for(fast) for p in fast.begin_turn().tools}
     assert grades == {"summarize": "small", "translate": "large", "look": None}
+
+
+def test_a_system_tool_and_a_declared_tool_with_one_name_collide(hub: ToolHub) -> None:
+    @tool(name="look", read_only=True)
+    def other_look(query: str) -> str:
+        """Another tool that calls itself look."""
+        return query
+
+    hub.register_system_tool(other_look)
+    worker = hub.bind(Worker)
+    with pytest.raises(ToolCollisionError) as caught:
+        worker.begin_turn()
+    assert caught.value.tool_name == "look"
+    assert "other_look" in str(caught.value)

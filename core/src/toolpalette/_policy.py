@@ -6,6 +6,7 @@ import enum
 from collections.abc import Iterable
 from typing import Any
 
+from toolpalette._meta import RequestSkillProvider, RequestToolsProvider
 from toolpalette._provider import ToolProvider
 
 __all__ = ["Decision", "ToolPolicy"]
@@ -53,7 +54,13 @@ class ToolPolicy:
         return provider.name not in self.deny
 
     def decide_call(self, thinker: Any, provider: ToolProvider, value: Any) -> Decision:
-        """The decision for one validated call of ``provider`` by ``thinker``."""
+        """The decision for one validated call of ``provider`` by ``thinker``.
+
+        A meta-tool call is not asked about: each grant it requests is decided (and
+        asked about) on its own by :meth:`decide_grant`.
+        """
+        if isinstance(provider, (RequestToolsProvider, RequestSkillProvider)):
+            return Decision.DENY if provider.name in self.deny else Decision.ALLOW
         return self._decide(provider)
 
     def decide_grant(self, thinker: Any, kind: str, name: str, item: Any) -> Decision:

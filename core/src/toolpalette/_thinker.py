@@ -27,6 +27,7 @@ from toolpalette._registry import Surface, ToolRegistry
 from toolpalette._selector import ResolvedTools, ToolSelector
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tool import ToolContext
+from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._executor import Executor
@@ -123,6 +124,19 @@ def _as_decision(answer: Any) -> Decision:
 def _settle(future: asyncio.Future[bool], value: bool) -> None:
     if not future.done():
         future.set_result(value)
+
+
+def _claim(desired: dict[str, ToolProvider], provider: ToolProvider) -> None:
+    """Add ``provider`` unless an equal one is there; a different one is a collision.
+
+    Raises:
+        ToolCollisionError: e.g. a system-wide tool and a declared tool share a name.
+    """
+    existing = desired.setdefault(provider.name, provider)
+    if existing is not provider and existing != provider:
+        raise ToolCollisionError(
+            tool_name=provider.name, first=existing.describe(), second=provider.describe()
+        )
 
 
 def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
@@ -252,7 +266,7 @@ class Thinker:
             *self._admitted.values(),
         ):
             if self.policy.offers(provider):
-                desired.setdefault(provider.name, provider)
+                _claim(desired, provider)
         attached = set(self.conversation.attached)
         self._tool_catalog = {
             p.name: p

@@ -271,6 +271,10 @@ class InputProblem:
         return f"at {self.path}: expected {self.expected}"
 
 
+MAX_SHOWN_PROBLEMS = 8
+"""The most problems an InvalidInputError's message lists (all are in ``problems``)."""
+
+
 class InvalidInputError(ToolpaletteError, ValueError):
     """Model input was refused; correctable by the model.
 
@@ -283,7 +287,10 @@ class InvalidInputError(ToolpaletteError, ValueError):
         """The tool whose input was refused."""
         self.problems = tuple(problems)
         """Every problem found, in input order."""
-        detail = "; ".join(str(p) for p in self.problems) or "input refused"
+        shown = self.problems[:MAX_SHOWN_PROBLEMS]
+        detail = "; ".join(str(p) for p in shown) or "input refused"
+        if len(self.problems) > len(shown):
+            detail += f"; and {len(self.problems) - len(shown)} more problems"
         super().__init__(f"Invalid input for tool {tool_name!r}: {detail}")
 
     def _fields(self) -> dict[str, Any]:
