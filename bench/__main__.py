@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-MODULES: tuple[str, ...] = ("bench_import", "bench_discovery", "bench_pipeline")
+MODULES: tuple[str, ...] = ("bench_import", "bench_discovery", "bench_pipeline", "bench_reconcile")
 
 
 def main(argv: list[str]) -> None:
