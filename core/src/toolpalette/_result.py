@@ -22,19 +22,9 @@ class ToolResult:
     value. Results are immutable; ``content`` returns a fresh list on every access.
     """
 
-    __slots__ = ("_content", "code", "is_error", "status", "structured", "text")
-
-    is_error: bool
-    """Whether the call failed."""
-    status: int
-    """200 on success; on failure the HTTP-like status (400, 403, 404, 413, 504, ...)."""
-    code: str
-    """``"ok"`` on success; on failure a short machine-readable code (``timeout``, ...)."""
-    text: str
-    """The model-readable text: the output as text, or what went wrong."""
-    structured: dict[str, Any] | None
-    """The output as a JSON object when the tool publishes an output schema, else None."""
-    _content: tuple[dict[str, Any], ...] | None
+    # Read-only properties over private slots: building one (every call does) is then a
+    # few plain slot stores, and the public fields cannot be reassigned.
+    __slots__ = ("_code", "_content", "_is_error", "_status", "_structured", "_text")
 
     def __init__(
         self,
@@ -46,12 +36,37 @@ class ToolResult:
         structured: dict[str, Any] | None = None,
         content: list[dict[str, Any]] | None = None,
     ) -> None:
-        _set_text(self, text)
-        _set_is_error(self, is_error)
-        _set_status(self, status)
-        _set_code(self, code)
-        _set_structured(self, structured)
-        _set_content(self, tuple(content) if content is not None else None)
+        self._text = text
+        self._is_error = is_error
+        self._status = status
+        self._code = code
+        self._structured = structured
+        self._content = tuple(content) if content is not None else None
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the call failed."""
+        return self._is_error
+
+    @property
+    def status(self) -> int:
+        """200 on success; on failure the HTTP-like status (400, 403, 404, 413, 504, ...)."""
+        return self._status
+
+    @property
+    def code(self) -> str:
+        """``"ok"`` on success; on failure a short machine-readable code (``timeout``, ...)."""
+        return self._code
+
+    @property
+    def text(self) -> str:
+        """The model-readable text: the output as text, or what went wrong."""
+        return self._text
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        """The output as a JSON object when the tool publishes an output schema, else None."""
+        return self._structured
 
     @classmethod
     def failure(cls, status: int, code: str, text: str) -> ToolResult:
@@ -92,12 +107,6 @@ class ToolResult:
             content=list(data["content"]) if data.get("content") is not None else None,
         )
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"ToolResult is immutable; cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"ToolResult is immutable; cannot delete {name!r}")
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolResult):
             return NotImplemented
@@ -113,12 +122,3 @@ class ToolResult:
         if self.is_error:
             return f"<ToolResult error {self.status} {self.code}: {self.text[:60]!r}>"
         return f"<ToolResult ok: {self.text[:60]!r}>"
-
-
-# The slots' own setters: __init__ writes through them because __setattr__ refuses.
-_set_text = ToolResult.__dict__["text"].__set__
-_set_is_error = ToolResult.__dict__["is_error"].__set__
-_set_status = ToolResult.__dict__["status"].__set__
-_set_code = ToolResult.__dict__["code"].__set__
-_set_structured = ToolResult.__dict__["structured"].__set__
-_set_content = ToolResult.__dict__["_content"].__set__
