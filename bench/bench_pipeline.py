@@ -30,8 +30,8 @@ import pydantic
 import toolpalette
 from toolpalette import Executor, ToolRegistry
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
-CALLS = int(os.environ.get("BENCH_CALLS", "400"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "31"))
+CALLS = int(os.environ.get("BENCH_CALLS", "200"))
 GOOD = {"a": 1, "b": 2}
 BAD = {"a": "one", "b": 2}
 
