@@ -349,3 +349,20 @@ async def test_module_level_functions(registry: ToolRegistry):
 async def test_execute_sync_with_a_policy_works_inside_a_running_loop(registry: ToolRegistry):
     executor = Executor(registry, policy=lambda p, v: "allow")
     assert executor.execute_sync("add", {"a": 1, "b": 2}).text == "3"
+
+
+async def test_an_async_policy_is_awaited(registry: ToolRegistry):
+    async def policy(provider: Any, value: Any) -> str:
+        await asyncio.sleep(0)
+        return "deny" if provider.name == "delete_all" else "allow"
+
+    executor = Executor(registry, policy=policy)
+    assert (await executor.execute("add", {"a": 1, "b": 1})).text == "2"
+    assert (await executor.execute("delete_all", {"confirm": True})).status == 403
+
+
+async def test_a_huge_catalog_is_listed_only_in_part():
+    tools = [FakeTool(f"t{i:03d}", result="x") for i in range(150)]
+    result = await Executor(ToolRegistry(tools)).execute("nope", {})
+    assert result.text.endswith("t099 and 50 more.")
+    assert "t100" not in result.text

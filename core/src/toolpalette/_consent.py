@@ -28,7 +28,14 @@ async def authorize(
     assert executor.policy is not None
     label = _shaping.name_label(ready.provider.name)
     try:
-        action, reason = _decision(executor.policy(ready.provider, ready.value))
+        decision = executor.policy(ready.provider, ready.value)
+        if inspect.isawaitable(decision):  # an async policy
+            kind, decision = await _running.run_async(decision, None, abort, None)
+            if isinstance(kind, _running.Aborted):
+                return _shaping.failure(499, "aborted", kind.reason), None
+            if kind is _running.RAISED:
+                return _shaping.failure(403, "denied", f"{label} is not permitted here."), decision
+        action, reason = _decision(decision)
     except Exception as exc:
         return _shaping.failure(403, "denied", f"{label} is not permitted here."), exc
     if action == "allow":

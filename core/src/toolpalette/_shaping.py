@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from toolpalette._provider import ToolProvider
 
 __all__ = [
+    "MAX_LISTED",
     "MAX_MESSAGE",
     "failure",
     "name_label",
@@ -31,6 +32,8 @@ __all__ = [
     "unavailable_text",
 ]
 
+MAX_LISTED: Final = 100
+"""An unknown tool's answer lists at most this many available names."""
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
 _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -92,8 +95,13 @@ def name_label(name: object) -> str:
 
 
 def unavailable_text(name: object, available: list[str]) -> str:
-    """The text for an unknown or not-offered name: the same text for both."""
-    listing = ", ".join(available) if available else "none"
+    """The text for an unknown or not-offered name: the same text for both.
+
+    At most :data:`MAX_LISTED` names are listed, so a huge catalog cannot flood the model.
+    """
+    listing = ", ".join(available[:MAX_LISTED]) if available else "none"
+    if len(available) > MAX_LISTED:
+        listing += f" and {len(available) - MAX_LISTED} more"
     return f"{name_label(name)} is not available. Available tools: {listing}."
 
 
