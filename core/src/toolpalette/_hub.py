@@ -23,10 +23,11 @@ from typing import Any, Final, final
 
 import pluggy
 
-from toolpalette import _collect
+from toolpalette import _collect, _listing
 from toolpalette._config import ConfigSource, HubConfig, RenamedProvider, load_config
 from toolpalette._discovery import PLUGIN_GROUP, env_names
 from toolpalette._host import HostSide
+from toolpalette._listing import Listing, ToolInfo
 from toolpalette._manager import ToolpaletteManager
 from toolpalette._packs import Pack, PackStatus, scan
 from toolpalette._problems import Problem
@@ -275,6 +276,27 @@ class ToolHub(HostSide):
             if strict and collisions:
                 raise collisions[0].error(more=len(collisions) - 1)
             return self._catalog
+
+    def listing(self) -> Listing:
+        """Every available tool's name, description, read-only flag and provenance.
+
+        Read from the cross-process listing cache when the installed packs and the host's
+        renames are exactly those it was built for (then no pack is imported); otherwise
+        built from ``catalog()`` and cached. See ``toolpalette._listing``.
+        """
+        with self._lock:
+            settings = {"rename": dict(self.config.rename), "prefix": dict(self.config.prefix)}
+            key = _listing.key_of((p.fingerprint() for p in self._sorted_packs()), settings)
+            cached = _listing.load(key) if key is not None else None
+            if cached is not None:
+                return cached
+            tools = sorted(self.catalog(), key=lambda p: p.name)
+            skill_side = set(self._skill_problems())
+            problems = tuple(p for p in self.problems() if p not in skill_side)
+            built = Listing(tuple(ToolInfo.of(p) for p in tools), problems, cached=False)
+            if key is not None:
+                _listing.store(key, built)
+            return built
 
     def providers_for_package(self, import_name: str) -> list[ToolProvider]:
         """The tools of every pack whose hooks module lies in package ``import_name``.

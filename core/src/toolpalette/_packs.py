@@ -11,6 +11,7 @@ selected by distribution.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.metadata
 import re
 from typing import Any, Final, Literal
@@ -108,6 +109,25 @@ class Pack:
         """``distribution version`` for problems, or None for a plugin added in code."""
         info = self.info
         return info.label if info and info.distribution else None
+
+    def fingerprint(self) -> str | None:
+        """What identifies this pack's installed files, for the listing cache; None if unknown.
+
+        The entry point plus its distribution's ``RECORD`` (every installed file with its
+        hash). None for a plugin added in code, a distribution without a ``RECORD``, and
+        an editable install, whose sources change without its ``RECORD`` changing.
+        """
+        if self.status in ("blocked", "disabled"):  # never imported: its files do not matter
+            return f"{self.name}|{self.module}|{self.status}"
+        dist = getattr(self._entry_point, "dist", None)
+        if dist is None:
+            return None
+        direct_url = dist.read_text("direct_url.json") or ""
+        record = dist.read_text("RECORD")
+        if record is None or '"editable": true' in direct_url.replace("'", '"'):
+            return None
+        digest = hashlib.sha256(record.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{self.name}|{self.module}|{digest}"
 
     def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
         """Record a problem of this pack."""

@@ -281,11 +281,15 @@ class _SpecProvider(ToolProvider):
             ) from exc
         schema.pop("title", None)
         if self._spec.refine_schema is not None:
+            # A refiner's output is checked against the metaschema; what pydantic
+            # generates from annotations is valid by construction, and checking it would
+            # cost more than building it.
             schema = _schema.refine(schema, self._spec.refine_schema, self._name)
-        try:
             _schema.check_schema(schema, self._name)
-        except InvalidToolSchemaError:
-            raise
+        elif schema.get("type") != "object":
+            raise InvalidToolSchemaError(
+                tool_name=self._name, errors=["input schema must have type 'object'"]
+            )
         return schema
 
     name = property(lambda self: self._name)

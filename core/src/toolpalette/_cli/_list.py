@@ -1,9 +1,11 @@
 """``toolpalette list``: every available tool, with where it comes from.
 
-``toolpalette list`` imports every installed pack (that is what listing needs), prints
-one line per tool, and mentions on stderr how many problems were found (``toolpalette
-check`` shows them). ``--json`` prints ``{"tools": [...], "problems": [...]}``; the keys
-are documented in the host guide and only ever grow.
+``toolpalette list`` reads the listing cache when the installed packs are exactly those
+it was built for, and otherwise imports every installed pack and caches the result
+(see ``toolpalette._listing``). It prints one line per tool, and mentions on stderr how
+many problems were found (``toolpalette check`` shows them). ``--json`` prints
+``{"tools": [...], "problems": [...]}``; the keys are documented in the host guide and
+only ever grow.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolpalette._hub import ToolHub
+from toolpalette._listing import ToolInfo
 from toolpalette._problems import Problem
 from toolpalette._provider import ToolProvider
 
@@ -52,8 +55,8 @@ def hub_from_args(args: argparse.Namespace) -> ToolHub:
 def run(args: argparse.Namespace) -> int:
     """Print the catalog; exit status 0 (problems do not fail a listing)."""
     hub = hub_from_args(args)
-    providers = sorted(hub.catalog(), key=lambda p: p.name)
-    problems = hub.problems()
+    found = hub.listing()
+    providers, problems = found.tools, found.problems
     if args.json:
         listing = {
             "tools": [tool_entry(p) for p in providers],
@@ -70,16 +73,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def tool_entry(provider: ToolProvider) -> dict[str, Any]:
+def tool_entry(tool: ToolInfo | ToolProvider) -> dict[str, Any]:
     """One tool in ``list --json``: name, description, read_only, pack, distribution, version."""
-    origin = provider.origin
+    info = tool if isinstance(tool, ToolInfo) else ToolInfo.of(tool)
     return {
-        "name": provider.name,
-        "description": provider.description,
-        "read_only": provider.read_only,
-        "pack": origin.pack if origin else None,
-        "distribution": origin.distribution if origin else None,
-        "version": origin.version if origin else None,
+        "name": info.name,
+        "description": info.description,
+        "read_only": info.read_only,
+        "pack": info.pack,
+        "distribution": info.distribution,
+        "version": info.version,
     }
 
 
@@ -100,18 +103,15 @@ def is_fatal(problem: Problem) -> bool:
     return problem.fatal and problem.kind != "blocked"
 
 
-def _row(provider: ToolProvider) -> tuple[str, ...]:
-    origin = provider.origin
-    pack = "(unknown)"
-    if origin is not None:
-        pack = origin.pack or "(unknown)"
-        if origin.distribution:
-            pack += f" ({origin.distribution} {origin.version or '?'})"
-    first_line = (provider.description.strip().splitlines() or [""])[0]
+def _row(tool: ToolInfo) -> tuple[str, ...]:
+    pack = tool.pack or "(unknown)"
+    if tool.distribution:
+        pack += f" ({tool.distribution} {tool.version or '?'})"
+    first_line = (tool.description.strip().splitlines() or [""])[0]
     if len(first_line) > _DESCRIPTION_WIDTH:
         first_line = first_line[: _DESCRIPTION_WIDTH - 3] + "..."
-    mode = "read-only" if provider.read_only else "mutating"
-    return (provider.name, mode, pack, first_line)
+    mode = "read-only" if tool.read_only else "mutating"
+    return (tool.name, mode, pack, first_line)
 
 
 def table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
