@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolpalette.errors import InputProblem
 
@@ -105,7 +105,7 @@ def _parse_text(text: str | bytes) -> Any:
     except (ValueError, RecursionError):
         raise _refuse("a JSON object (the text is not valid JSON)") from None
     if _SURROGATE_ESCAPE.search(text) or _has_lone_surrogate(text):
-        _check_tree(value)
+        value = _check_tree(value)
     return value
 
 
@@ -121,35 +121,46 @@ def _has_lone_surrogate(text: str) -> bool:
     return False
 
 
-def _check_tree(value: Any) -> None:
-    """Walk a value: JSON types only, bounded depth, no lone surrogates.
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
-    Problems name no path: keys are the model's text, and a policy problem is fixed by
-    resending well-formed JSON anyway.
+
+def _check_tree(value: Any) -> Any:
+    """Walk a value (JSON types only, bounded depth, no lone surrogates); return a deep copy.
+
+    The copy keeps the caller's nested containers out of a tool's reach. Problems name
+    no path: keys are the model's text, and a policy problem is fixed by resending
+    well-formed JSON anyway.
     """
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            if _has_lone_surrogate(item):
-                raise _refuse("text without lone UTF-16 surrogates")
-        elif item is None or isinstance(item, (bool, int)):
-            continue
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise _refuse("finite numbers only (NaN and Infinity are not JSON)")
-        elif isinstance(item, (dict, list)):
-            if depth >= MAX_DEPTH:
-                raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
-            if isinstance(item, dict):
-                for key in item:
-                    if not isinstance(key, str) or _has_lone_surrogate(key):
-                        raise _refuse("an object with string keys of valid text")
-                stack.extend((v, depth + 1) for v in item.values())
-            else:
-                stack.extend((v, depth + 1) for v in item)
-        else:
-            raise _refuse("JSON values only (objects, arrays, strings, numbers, booleans, null)")
+    return _copy(value, 0)
+
+
+def _copy(item: Any, depth: int) -> Any:
+    kind = type(item)
+    if kind is str:
+        if not item.isascii() and _has_lone_surrogate(item):
+            raise _refuse("text without lone UTF-16 surrogates")
+        return item
+    if kind in _SCALARS:
+        return item
+    if kind is float:
+        if not math.isfinite(item):
+            raise _refuse("finite numbers only (NaN and Infinity are not JSON)")
+        return item
+    if depth >= MAX_DEPTH:
+        raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
+    if isinstance(item, dict):
+        copied = {}
+        for key, child in item.items():
+            if type(key) is not str or (not key.isascii() and _has_lone_surrogate(key)):
+                raise _refuse("an object with string keys of valid text")
+            copied[key] = _copy(child, depth + 1)
+        return copied
+    if isinstance(item, list):
+        return [_copy(child, depth + 1) for child in item]
+    for base in (str, float, int):  # a subclass (an IntEnum, say): its plain value
+        if isinstance(item, base):
+            return _copy(base(item), depth)
+    raise _refuse("JSON values only (objects, arrays, strings, numbers, booleans, null)")
 
 
 def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
@@ -161,8 +172,7 @@ def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(raw, (str, bytes)):
         value = _parse_text(raw)
     elif isinstance(raw, Mapping):
-        value = dict(raw)
-        _check_tree(value)
+        value = _check_tree(dict(raw))
     else:
         raise _refuse("a JSON object (text or mapping)")
     if not isinstance(value, dict):

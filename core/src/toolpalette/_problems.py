@@ -39,8 +39,11 @@ class Problem:
 
     @property
     def fatal(self) -> bool:
-        """Whether something was skipped (everything but a skill warning)."""
-        return self.kind != "skill-warning"
+        """Whether something was skipped by mistake.
+
+        Not a cosmetic skill warning, nor a pack the host blocked on purpose.
+        """
+        return self.kind not in ("skill-warning", "blocked")
 
     def __str__(self) -> str:
         where = self.pack or "?"

@@ -174,9 +174,15 @@ class ToolProvider(abc.ABC):
         Raises:
             InvalidInputError: naming field paths and declared types, never values.
         """
-        data = _load(self.name, raw)
-        validator = self._validator()
-        errors = list(validator.iter_errors(data))
+        return self._check_schema(_load(self.name, raw))
+
+    def _check_schema(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` (already past the JSON policy) if the published schema accepts it.
+
+        Raises:
+            InvalidInputError: naming field paths and declared types, never values.
+        """
+        errors = list(self._validator().iter_errors(data))
         if errors:
             problems = _schema.problems_from_jsonschema(errors, self.input_schema)
             raise InvalidInputError(tool_name=self.name, problems=problems) from _cause(errors)
@@ -336,7 +342,7 @@ class _SpecProvider(ToolProvider):
                 return self._model.model_validate(data, strict=True)
             except pydantic.ValidationError:
                 pass
-        super().parse_input(data)  # the schema decides; raises with its problems
+        self._check_schema(data)  # the schema decides; raises with its problems
         try:
             return self._model.model_validate(data)
         except pydantic.ValidationError as exc:
