@@ -451,8 +451,6 @@ class Thinker:
         return self.policy.decide_call(self, provider, value).value
 
     async def _ask_human(self, provider: ToolProvider, value: Any, _ctx: Any) -> bool:
-        import asyncio
-
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
         approval = Approval(uuid.uuid4().hex, "call", provider.name, data, self.turn_number)
