@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolContext
-from toolpalette._provider import as_provider
+from toolpalette.testing import run_tool
 
 
 @pytest.fixture
@@ -37,8 +37,6 @@ def call(ctx: ToolContext) -> Callable[..., Any]:
     """Run a tool through its provider: parse the input, create, invoke."""
 
     def run(fn: Any, context: ToolContext | None = None, **raw: Any) -> Any:
-        provider = as_provider(fn)
-        value = provider.parse_input(raw)
-        return provider.create().invoke(value, context or ctx)
+        return run_tool(fn, raw, context=context or ctx)
 
     return run

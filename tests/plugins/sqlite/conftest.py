@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolContext
-from toolpalette._provider import as_provider
+from toolpalette.testing import run_tool
 
 SCHEMA = """
 CREATE TABLE authors (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
@@ -52,9 +52,7 @@ def call(ctx: ToolContext) -> Callable[..., Any]:
     """Run a tool through its provider: parse the input, create, invoke."""
 
     def run(fn: Any, context: ToolContext | None = None, **raw: Any) -> Any:
-        provider = as_provider(fn)
-        value = provider.parse_input(raw)
-        return provider.create().invoke(value, context or ctx)
+        return run_tool(fn, raw, context=context or ctx)
 
     return run
 
