@@ -44,6 +44,7 @@ class _HostState:
     palettes: dict[type[Any], tuple[tuple[int, int, int], _Palette]] = field(default_factory=dict)
     grants: GrantLog = field(default_factory=GrantLog)
     on_tool_error: list[Reporter] = field(default_factory=list)
+    known: tuple[int, dict[int, list[ToolProvider]]] | None = None
     servers: list[MCPServerSpec] | None = None
     server_problems: list[Problem] = field(default_factory=list)
 
@@ -193,13 +194,24 @@ class HostSide:
         the origin, a pack's tool selected by object would run without the host's
         configuration for its pack.
         """
-        for pack in self.loaded_packs():
-            for known in self.providers_for_pack(pack):
-                if known == provider or getattr(known, "inner", None) == provider:
-                    return known
+        for known in self._known_index().get(_identity(provider), ()):
+            if known == provider or getattr(known, "inner", None) == provider:
+                return known
         return provider
 
-    def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:  # provided by ToolHub
+    def _known_index(self) -> dict[int, list[ToolProvider]]:
+        """The loaded packs' providers by the object they wrap, rebuilt when the hub moves."""
+        state = self._state()
+        with state.lock:
+            if state.known is None or state.known[0] != self.version:
+                index: dict[int, list[ToolProvider]] = {}
+                for known in self._loaded_providers():
+                    inner = getattr(known, "inner", None)
+                    index.setdefault(_identity(inner or known), []).append(known)
+                state.known = (self.version, index)
+            return state.known[1]
+
+    def _loaded_providers(self) -> list[ToolProvider]:  # provided by ToolHub
         raise NotImplementedError
 
     def resolve_thinker(self, cls: type[Thinker]) -> _Palette:
@@ -257,3 +269,9 @@ class HostSide:
     def tool_error_reporters(self) -> Iterable[Reporter]:
         """The callbacks registered with :meth:`on_tool_error`."""
         return tuple(self._state().on_tool_error)
+
+
+def _identity(provider: object) -> int:
+    """What equal providers share: the wrapped function or class, else the provider itself."""
+    wrapped = getattr(provider, "function", None) or getattr(provider, "tool_class", None)
+    return id(wrapped if wrapped is not None else provider)

@@ -315,6 +315,11 @@ class ToolHub(HostSide):
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._select(lambda pack: pack.name == pack_name)
 
+    def _loaded_providers(self) -> list[ToolProvider]:
+        """The providers of every pack loaded so far (collisions left out); imports nothing."""
+        with self._lock:
+            return self._resolve(self._loaded())[0]
+
     def loaded_packs(self) -> list[str]:
         """The names of the packs imported and registered so far, sorted."""
         with self._lock:
