@@ -134,6 +134,12 @@ def _check_tree(value: Any) -> Any:
     return _copy(value, 0)
 
 
+def _plain(value: Any) -> bool:
+    """A scalar that needs neither a copy nor a check (the common case, kept cheap)."""
+    kind = type(value)
+    return kind is int or kind is bool or value is None or (kind is str and value.isascii())
+
+
 def _copy(item: Any, depth: int) -> Any:
     kind = type(item)
     if kind is str:
@@ -153,10 +159,10 @@ def _copy(item: Any, depth: int) -> Any:
         for key, child in item.items():
             if type(key) is not str or (not key.isascii() and _has_lone_surrogate(key)):
                 raise _refuse("an object with string keys of valid text")
-            copied[key] = _copy(child, depth + 1)
+            copied[key] = child if _plain(child) else _copy(child, depth + 1)
         return copied
     if isinstance(item, list):
-        return [_copy(child, depth + 1) for child in item]
+        return [child if _plain(child) else _copy(child, depth + 1) for child in item]
     for base in (str, float, int):  # a subclass (an IntEnum, say): its plain value
         if isinstance(item, base):
             return _copy(base(item), depth)
