@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="toolpalette",
-        description="Tool packs and skilljars for LLM agents: list, check, call, serve, demo.",
+        description="Tool packs and skilljars for LLM agents: list, check, call, demo.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
