@@ -146,6 +146,11 @@ def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
     return _Palette(tools, skills)
 
 
+_LATCHED = frozenset({"read_only", "_Thinker__latched", "is_read_only", "policy"})
+"""Attributes fixed at bind time: a tool (which sees the thinker as its parent) or a hook
+cannot widen the binding by assigning them."""
+
+
 class Thinker:
     """Base class of a host's agent kinds.
 
@@ -185,8 +190,9 @@ class Thinker:
         """The hub the thinker was bound to."""
         self.conversation = conversation if conversation is not None else Conversation()
         """The conversation whose preamble carries admitted skills."""
-        self.policy = policy if policy is not None else ToolPolicy()
-        """Decides calls and grants (allow, deny, ask)."""
+        object.__setattr__(self, "policy", policy if policy is not None else ToolPolicy())
+        self.policy: ToolPolicy
+        """Decides calls and grants (allow, deny, ask); fixed at bind time, like read-only."""
         self.run_id = run_id or uuid.uuid4().hex
         """Identifies this run in reports."""
         self.user: Mapping[str, Any] = dict(user or {})
@@ -219,7 +225,7 @@ class Thinker:
         return latched
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("read_only", "_Thinker__latched", "is_read_only"):
+        if name in _LATCHED:
             raise AttributeError(f"{name} is fixed when the thinker is bound")
         super().__setattr__(name, value)
 
