@@ -43,8 +43,9 @@ if _typing.TYPE_CHECKING:
     from toolpalette._selector import ResolvedTools, ToolSelector
     from toolpalette._servers import MCPServerSpec
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
-    from toolpalette._thinker import Approval, Thinker, Turn
+    from toolpalette._thinker import Thinker
     from toolpalette._tool import Tool, ToolContext, ToolSpec, tool
+    from toolpalette._turn import Approval, Turn
 
 __all__ = [
     "AbortSignal",
@@ -96,7 +97,7 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "AbortSignal": "toolpalette._abort",
-    "Approval": "toolpalette._thinker",
+    "Approval": "toolpalette._turn",
     "BoundTool": "toolpalette._provider",
     "ClassToolProvider": "toolpalette._provider",
     "Conversation": "toolpalette._skills",
@@ -129,7 +130,7 @@ _LAZY: dict[str, str] = {
     "ToolResult": "toolpalette._result",
     "ToolSelector": "toolpalette._selector",
     "ToolSpec": "toolpalette._tool",
-    "Turn": "toolpalette._thinker",
+    "Turn": "toolpalette._turn",
     "execute": "toolpalette._executor",
     "execute_many": "toolpalette._executor",
     "tool": "toolpalette._tool",

@@ -23,8 +23,9 @@ from toolpalette._provider import FunctionToolProvider
 from toolpalette._result import ToolResult
 from toolpalette._selector import ToolSelector
 from toolpalette._skills import SkillSelector
-from toolpalette._thinker import Thinker, Turn
+from toolpalette._thinker import Thinker
 from toolpalette._tool import tool
+from toolpalette._turn import Turn
 
 __all__ = ["REQUIRED_PACKS", "run"]
 

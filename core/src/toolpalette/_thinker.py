@@ -14,19 +14,19 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from toolpalette._formats import Format, export, export_json
 from toolpalette._grants import GrantRecord
 from toolpalette._meta import RequestSkillProvider, RequestToolsProvider
 from toolpalette._palette import ReadOnlyPalette
 from toolpalette._policy import Decision, ToolPolicy
 from toolpalette._provider import ToolProvider
-from toolpalette._registry import Surface, ToolRegistry
+from toolpalette._registry import ToolRegistry
 from toolpalette._selector import ResolvedTools, ToolSelector
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tool import ToolContext
+from toolpalette._turn import Approval, Turn
 from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
@@ -37,60 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["Approval", "Thinker", "Turn"]
 
 logger = logging.getLogger("toolpalette.thinker")
-
-
-@dataclass(frozen=True)
-class Turn:
-    """What the model is offered in one turn: tools, their schemas, and the preamble."""
-
-    number: int
-    """The turn's number, from 1."""
-    surface: Surface
-    """The palette's providers and version, taken together."""
-    preamble: str
-    """The instructions to put before the conversation (attached skills)."""
-    _cache: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def tools(self) -> tuple[ToolProvider, ...]:
-        """The providers offered, in registration order."""
-        return self.surface.providers
-
-    @property
-    def tool_names(self) -> tuple[str, ...]:
-        """The names offered, in registration order."""
-        return self.surface.names
-
-    @property
-    def version(self) -> int:
-        """The palette version this turn was taken at."""
-        return self.surface.version
-
-    def schemas(self, fmt: Format = "openai_chat") -> list[dict[str, Any]]:
-        """The offered tools' schemas in a provider's format (see ``toolpalette._formats``)."""
-        return export(self.surface.providers, fmt)
-
-    def schemas_json(self, fmt: Format = "openai_chat") -> bytes:
-        """:meth:`schemas` as canonical JSON bytes, computed once per turn and format."""
-        if fmt not in self._cache:
-            self._cache[fmt] = export_json(self.surface.providers, fmt)
-        return self._cache[fmt]
-
-
-@dataclass(frozen=True)
-class Approval:
-    """A call or a grant waiting for a human: resolve it with ``thinker.resolve_approval``."""
-
-    token: str
-    """Opaque; pass it back to ``resolve_approval``."""
-    kind: Literal["call", "tool", "skill"]
-    """A paused call, or a pending tool or skill grant."""
-    name: str
-    """The tool name or skill id."""
-    input: Mapping[str, Any] | None
-    """The validated input of a paused call (None for grants)."""
-    turn: int
-    """The turn it was asked in."""
 
 
 @dataclass
