@@ -9,8 +9,9 @@ import json
 from typing import Any
 
 import pytest
-from toolpalette import ToolHub, hookimpl, tool
+from toolpalette import ToolHub, tool
 from toolpalette._cli import _check, _list, _plugins, _show, main
+from toolpalette.testing import plugin_of
 
 
 @tool(read_only=True)
@@ -35,15 +36,6 @@ def store(key: str, value: str) -> None:
 
     A second paragraph that listings leave out.
     """
-
-
-def plugin_of(*tools: Any) -> object:
-    class Plugin:
-        @hookimpl
-        def toolpalette_register_tools(self):
-            return list(tools)
-
-    return Plugin()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import toolpalette._hub as hub_module
 from toolpalette import ToolCollisionError, ToolHub, hookimpl, tool
 from toolpalette._discovery import PLUGIN_GROUP, EntryPointInfo
 from toolpalette._packs import Pack
+from toolpalette.testing import plugin_of
 
 
 @tool(read_only=True)
@@ -32,15 +33,6 @@ def other_search() -> str:
 def shared() -> str:
     """A tool two packs both return."""
     return "shared"
-
-
-def plugin_of(*tools: Any) -> object:
-    class Plugin:
-        @hookimpl
-        def toolpalette_register_tools(self):
-            return list(tools)
-
-    return Plugin()
 
 
 @pytest.fixture(autouse=True)

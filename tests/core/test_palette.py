@@ -26,6 +26,7 @@ from toolpalette import (
     hookimpl,
     tool,
 )
+from toolpalette.testing import plugin_of
 
 RAN: list[str] = []
 
@@ -84,15 +85,6 @@ def widen_class(ctx: ToolContext) -> str:
 @pytest.fixture(autouse=True)
 def _clear_ran() -> None:
     RAN.clear()
-
-
-def plugin_of(*tools: object) -> object:
-    class Plugin:
-        @hookimpl
-        def toolpalette_register_tools(self) -> list[object]:
-            return list(tools)
-
-    return Plugin()
 
 
 @pytest.fixture

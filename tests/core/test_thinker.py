@@ -21,10 +21,10 @@ from toolpalette import (
     ToolPolicy,
     ToolSelector,
     Turn,
-    hookimpl,
     tool,
 )
 from toolpalette._formats import FORMATS
+from toolpalette.testing import plugin_of
 
 
 @tool(read_only=True)
@@ -60,15 +60,6 @@ def whoami(ctx: ToolContext) -> dict[str, Any]:
 def late() -> str:
     """Registered late."""
     return "late"
-
-
-def plugin_of(*tools: object) -> object:
-    class Plugin:
-        @hookimpl
-        def toolpalette_register_tools(self) -> list[object]:
-            return list(tools)
-
-    return Plugin()
 
 
 @pytest.fixture

@@ -31,7 +31,15 @@ from toolpalette._registry import ToolRegistry
 from toolpalette._tool import TOOL_NAME, ToolContext
 from toolpalette.errors import ToolDefinitionError
 
-__all__ = ["FakeCall", "FakeTool", "arun_tool", "fake_tool", "make_registry", "run_tool"]
+__all__ = [
+    "FakeCall",
+    "FakeTool",
+    "arun_tool",
+    "fake_tool",
+    "make_registry",
+    "plugin_of",
+    "run_tool",
+]
 
 OPEN_OBJECT: Mapping[str, Any] = MappingProxyType({"type": "object"})
 """The default input schema of a fake tool: any JSON object."""
@@ -212,6 +220,21 @@ def make_registry(*tools: object) -> ToolRegistry:
     for item in tools:
         registry.register(fake_tool(item) if isinstance(item, str) else item)
     return registry
+
+
+def plugin_of(*tools: object) -> object:
+    """A plugin object whose ``toolpalette_register_tools`` returns ``tools``.
+
+    For tests that need a pack without installing one: ``hub.add_plugin(plugin_of(fn))``.
+    """
+    from toolpalette.hookspecs import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def toolpalette_register_tools(self) -> list[object]:
+            return list(tools)
+
+    return Plugin()
 
 
 def _prepare(
