@@ -8,7 +8,9 @@ distribution's requirement on ``toolpalette`` (with ``packaging``, imported lazi
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -24,6 +26,7 @@ __all__ = [
     "core_version",
     "discover",
     "env_names",
+    "incompatibility",
 ]
 
 PLUGIN_GROUP: Final = "toolpalette.plugins"
@@ -91,19 +94,27 @@ def _normalize(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
+@functools.lru_cache(maxsize=1)
 def core_version() -> str:
-    """The installed toolpalette version."""
+    """The installed toolpalette version (read once per process)."""
     return importlib_metadata.version("toolpalette")
 
 
 def check_core_requirement(info: EntryPointInfo) -> IncompatiblePluginError | None:
     """The error to report when ``info``'s distribution excludes this toolpalette, else None.
 
-    Reads the distribution's ``Requires-Dist`` for ``toolpalette`` (ignoring extras
-    and environment markers that do not apply). No requirement means compatible.
+    Reads the distribution's ``Requires-Dist`` (see :func:`incompatibility`).
     """
     dist = getattr(info.entry_point, "dist", None)
-    requires = (dist.requires if dist is not None else None) or []
+    return incompatibility(info.name, (dist.requires if dist is not None else None) or [])
+
+
+def incompatibility(name: str, requires: Iterable[str]) -> IncompatiblePluginError | None:
+    """The error when a ``Requires-Dist`` line on ``toolpalette`` excludes this version.
+
+    Extras and environment markers that do not apply are ignored, and so are lines that
+    do not parse. No requirement means compatible.
+    """
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
@@ -112,19 +123,16 @@ def check_core_requirement(info: EntryPointInfo) -> IncompatiblePluginError | No
     for line in requires:
         try:
             requirement = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(requirement.name) != "toolpalette":
-            continue
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-            continue
-        try:
+            if canonicalize_name(requirement.name) != "toolpalette":
+                continue
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                continue
             ok = requirement.specifier.contains(Version(installed), prereleases=True)
-        except InvalidVersion:
-            ok = True
+        except (InvalidRequirement, InvalidVersion):
+            continue
         if not ok:
             return IncompatiblePluginError(
-                plugin_name=info.name, required=str(requirement.specifier), installed=installed
+                plugin_name=name, required=str(requirement.specifier), installed=installed
             )
     return None
 

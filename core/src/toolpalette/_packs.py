@@ -10,13 +10,12 @@ selected by distribution.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.metadata
 import re
 from typing import Any, Final, Literal
 
-from toolpalette._discovery import EntryPointInfo, core_version
+from toolpalette._discovery import EntryPointInfo, incompatibility
 from toolpalette._problems import Problem
 from toolpalette._provider import Origin, ToolProvider
 from toolpalette.errors import IncompatiblePluginError
@@ -88,7 +87,7 @@ class Pack:
             dist = getattr(info.entry_point, "dist", None)
             self._requires = list(getattr(dist, "requires", None) or [])
         pinned = [r for r in self._requires if _CORE.match(r) and not _CORE_UNPINNED.match(r)]
-        return _check(self.name, pinned) if pinned else None
+        return incompatibility(self.name, pinned) if pinned else None
 
     @property
     def distribution(self) -> str | None:
@@ -172,31 +171,3 @@ def _info_of(ep: Any) -> tuple[EntryPointInfo, list[str]]:
         elif key == "requires-dist":
             requires.append(value)
     return EntryPointInfo(ep.group, ep.name, ep.value, name, version, ep), requires
-
-
-@functools.lru_cache(maxsize=1)
-def _installed_core() -> str:
-    return core_version()
-
-
-def _check(pack: str, lines: list[str]) -> IncompatiblePluginError | None:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
-
-    installed = _installed_core()
-    for line in lines:
-        try:
-            requirement = Requirement(line)
-            if canonicalize_name(requirement.name) != "toolpalette":
-                continue
-            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
-                continue
-            ok = requirement.specifier.contains(Version(installed), prereleases=True)
-        except (InvalidRequirement, InvalidVersion):
-            continue
-        if not ok:
-            return IncompatiblePluginError(
-                plugin_name=pack, required=str(requirement.specifier), installed=installed
-            )
-    return None
