@@ -1,14 +1,17 @@
 """Entry-point discovery shared by tool packs and skilljars: find, never import.
 
-Listing an entry point group reads only the installed distributions' entry point
-tables. Nothing is imported and no distribution's METADATA is parsed until a pack or
-jar is actually needed; then :func:`check_core_requirement` reads that one
-distribution's requirement on ``toolpalette`` (with ``packaging``, imported lazily).
+Packs and skilljars are listed from the installed distributions' entry point tables,
+through the standard library, importing nothing. :func:`describe` then reads one
+distribution's metadata headers (name, version, ``Requires-Dist``) without the
+``email`` parser: for a pack when it is first needed, for a skilljar when it is listed
+(there are few). :func:`incompatibility` checks the requirement on ``toolpalette``
+with ``packaging``, imported lazily.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ __all__ = [
     "EntryPointInfo",
     "check_core_requirement",
     "core_version",
+    "describe",
     "discover",
     "env_names",
     "incompatibility",
@@ -72,26 +76,39 @@ class EntryPointInfo:
 def discover(group: str) -> list[EntryPointInfo]:
     """Every entry point in ``group``, sorted by name then distribution, without importing.
 
-    A distribution found twice on ``sys.path`` (the same name) counts once: the first
-    one on the path, as the import system would pick it.
+    A distribution found twice on ``sys.path`` counts once (the first on the path, as
+    the import system would pick it); two distributions declaring the same entry point
+    name are both listed, so that the collision can be reported.
     """
-    seen: set[tuple[str, str | None]] = set()
-    found: list[EntryPointInfo] = []
-    for ep in importlib_metadata.entry_points(group=group):
-        dist = ep.dist
-        dist_name = dist.name if dist is not None else None
-        key = (ep.name, _normalize(dist_name) if dist_name else None)
-        if key in seen:
-            continue
-        seen.add(key)
-        version = dist.version if dist is not None else None
-        found.append(EntryPointInfo(group, ep.name, ep.value, dist_name, version, ep))
+    found = [describe(ep)[0] for ep in importlib.metadata.entry_points(group=group)]
     found.sort(key=lambda info: (info.name, info.distribution or ""))
     return found
 
 
-def _normalize(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
+def describe(ep: Any) -> tuple[EntryPointInfo, list[str]]:
+    """The entry point's info and its distribution's ``Requires-Dist`` lines.
+
+    The metadata headers are read directly (one file read, no ``email`` parser): only
+    ``Name``, ``Version`` and ``Requires-Dist`` are needed, and they come before the body.
+    """
+    dist = getattr(ep, "dist", None)
+    text = (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "") if dist else ""
+    name = version = None
+    requires: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            break  # end of the headers
+        if line[0].isspace():
+            continue  # a folded continuation of the previous header
+        key, _, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip()
+        if key == "name" and name is None:
+            name = value
+        elif key == "version" and version is None:
+            version = value
+        elif key == "requires-dist":
+            requires.append(value)
+    return EntryPointInfo(ep.group, ep.name, ep.value, name, version, ep), requires
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ import importlib.metadata
 import re
 from typing import Any, Final, Literal
 
-from toolpalette._discovery import EntryPointInfo, incompatibility
+from toolpalette._discovery import EntryPointInfo, describe, incompatibility
 from toolpalette._problems import Problem
 from toolpalette._provider import Origin, ToolProvider
 from toolpalette.errors import IncompatiblePluginError
@@ -71,7 +71,7 @@ class Pack:
     def info(self) -> EntryPointInfo | None:
         """The entry point with its distribution's name and version (read on first use)."""
         if self._info is None and self._entry_point is not None:
-            self._info, self._requires = _info_of(self._entry_point)
+            self._info, self._requires = describe(self._entry_point)
         return self._info
 
     def incompatibility(self) -> IncompatiblePluginError | None:
@@ -145,29 +145,3 @@ def scan(group: str) -> list[Pack]:
     ]
     found.sort(key=lambda pack: pack.name)
     return found
-
-
-def _info_of(ep: Any) -> tuple[EntryPointInfo, list[str]]:
-    """The entry point's info and its distribution's ``Requires-Dist`` lines.
-
-    The metadata headers are read directly (one file read, no ``email`` parser): only
-    ``Name``, ``Version`` and ``Requires-Dist`` are needed, and they come before the body.
-    """
-    dist = getattr(ep, "dist", None)
-    text = (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "") if dist else ""
-    name = version = None
-    requires: list[str] = []
-    for line in text.splitlines():
-        if not line.strip():
-            break  # end of the headers
-        if line[0].isspace():
-            continue  # a folded continuation of the previous header
-        key, _, value = line.partition(":")
-        key, value = key.strip().lower(), value.strip()
-        if key == "name" and name is None:
-            name = value
-        elif key == "version" and version is None:
-            version = value
-        elif key == "requires-dist":
-            requires.append(value)
-    return EntryPointInfo(ep.group, ep.name, ep.value, name, version, ep), requires
