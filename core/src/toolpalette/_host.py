@@ -114,11 +114,8 @@ class HostSide:
             items, _error = _collect.items_of(result)
             registry.add_skills(items, pack=pack, distribution=distribution, version=version)
 
-    def _distribution_of(self, pack: str) -> tuple[str | None, str | None]:
-        for info in getattr(self, "plugins")():  # noqa: B009 - provided by ToolHub
-            if info.name == pack:
-                return info.distribution, info.version
-        return None, None
+    def _distribution_of(self, pack: str) -> tuple[str | None, str | None]:  # by ToolHub
+        raise NotImplementedError
 
     # -- MCP servers -------------------------------------------------------------------
 

@@ -315,6 +315,12 @@ class ToolHub(HostSide):
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._select(lambda pack: pack.name == pack_name)
 
+    def _distribution_of(self, pack: str) -> tuple[str | None, str | None]:
+        """The distribution name and version of the pack named ``pack`` (None for code)."""
+        record = self._packs.get(pack)
+        info = record.info if record is not None else None
+        return (info.distribution, info.version) if info is not None else (None, None)
+
     def _loaded_providers(self) -> list[ToolProvider]:
         """The providers of every pack loaded so far (collisions left out); imports nothing."""
         with self._lock:
