@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolHub, ToolProvider
-from toolpalette._formats import FORMATS, export
-from toolpalette._schema import check_schema
-from toolpalette._tool import TOOL_NAME
+from toolpalette._tools.formats import FORMATS, export
+from toolpalette._tools.schema import check_schema
+from toolpalette._tools.tool import TOOL_NAME
 
 HUB = ToolHub()
 TOOLS = HUB.catalog().providers()

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolContext, ToolError, ToolHub, hookimpl, tool
-from toolpalette._cli import _call, main
-from toolpalette._result import RESULT_KEYS
+from toolpalette._cli import call as _call
+from toolpalette._cli import main
+from toolpalette._tools.result import RESULT_KEYS
 
 
 @tool(read_only=True)

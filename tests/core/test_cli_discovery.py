@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolHub, tool
-from toolpalette._cli import _check, _list, _plugins, _show, main
+from toolpalette._cli import check as _check
+from toolpalette._cli import list as _list
+from toolpalette._cli import main
+from toolpalette._cli import plugins as _plugins
+from toolpalette._cli import show as _show
 from toolpalette.testing import plugin_of
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 from toolpalette import BoundTool, Origin, ToolProvider, hookimpl, tool
-from toolpalette._collect import call_each, describe_exception, items_of, tools
-from toolpalette._manager import ToolpaletteManager
+from toolpalette._plugins.collect import call_each, describe_exception, items_of, tools
+from toolpalette._plugins.manager import ToolpaletteManager
 
 ORIGIN = Origin("pack", "dist-name", "1.2", None)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from toolpalette import FunctionToolProvider, tool
-from toolpalette._config import HubConfig, RenamedProvider, load_config
+from toolpalette._plugins.config import HubConfig, RenamedProvider, load_config
 from toolpalette.errors import InvalidInputError
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from toolpalette import AbortSignal, ToolError, ToolRegistry
-from toolpalette._executor import Executor
+from toolpalette._run.executor import Executor
 from toolpalette.testing import FakeTool
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import ToolRegistry
-from toolpalette._executor import DEFAULT_OUTPUT_CAP, Executor
+from toolpalette._run.executor import DEFAULT_OUTPUT_CAP, Executor
 from toolpalette.testing import FakeTool
 
 CANARY = "CNRY-0b9e33aa"

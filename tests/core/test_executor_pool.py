@@ -8,9 +8,10 @@ import time
 from typing import Any
 
 import pytest
-from toolpalette import AbortSignal, ToolContext, ToolRegistry, _workers
-from toolpalette._executor import Executor
-from toolpalette._workers import Job, PoolBusy, WorkerPool
+from toolpalette import AbortSignal, ToolContext, ToolRegistry
+from toolpalette._run import workers as _workers
+from toolpalette._run.executor import Executor
+from toolpalette._run.workers import Job, PoolBusy, WorkerPool
 from toolpalette.testing import FakeTool
 
 

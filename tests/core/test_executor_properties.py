@@ -18,9 +18,9 @@ import pydantic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import ToolContext, ToolError, ToolRegistry, tool
-from toolpalette._executor import Executor
-from toolpalette._provider import FunctionToolProvider
-from toolpalette._result import RESULT_KEYS
+from toolpalette._run.executor import Executor
+from toolpalette._tools.provider import FunctionToolProvider
+from toolpalette._tools.result import RESULT_KEYS
 from toolpalette.testing import FakeTool
 
 SETTINGS = settings(

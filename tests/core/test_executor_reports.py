@@ -10,9 +10,10 @@ from typing import Any
 
 import pluggy
 import pytest
-from toolpalette import ToolContext, ToolErrorReport, ToolRegistry, _reports, hookimpl, hookspecs
-from toolpalette._executor import Executor
-from toolpalette._reports import ReportQueue
+from toolpalette import ToolContext, ToolErrorReport, ToolRegistry, hookimpl, hookspecs
+from toolpalette._run import reports as _reports
+from toolpalette._run.executor import Executor
+from toolpalette._run.reports import ReportQueue
 from toolpalette.testing import FakeTool
 
 RUN = ToolContext(run_id="run-9", thread_id="thread-9", user={"id": "u9"})

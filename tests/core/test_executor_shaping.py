@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolContext, ToolError, ToolRegistry
-from toolpalette._executor import Executor
-from toolpalette._shaping import MAX_MESSAGE
+from toolpalette._run.executor import Executor
+from toolpalette._run.shaping import MAX_MESSAGE
 from toolpalette.testing import FakeTool
 
 if sys.version_info < (3, 11):

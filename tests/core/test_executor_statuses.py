@@ -11,7 +11,7 @@ import pydantic
 import pytest
 import toolpalette
 from toolpalette import Tool, ToolContext, ToolRegistry, tool
-from toolpalette._executor import DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Executor
+from toolpalette._run.executor import DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Executor
 from toolpalette.testing import FakeTool
 
 CANARY = "CNRY-7f3e2a"

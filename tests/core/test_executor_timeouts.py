@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from toolpalette import AbortSignal, ToolContext, ToolRegistry
-from toolpalette._executor import Executor
-from toolpalette._running import leftover_tasks
-from toolpalette._workers import WorkerPool
+from toolpalette._run.executor import Executor
+from toolpalette._run.running import leftover_tasks
+from toolpalette._run.workers import WorkerPool
 from toolpalette.testing import FakeTool
 
 GRACE = 2.0  # generous: a correctness deadline, not a performance claim

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from toolpalette import FunctionToolProvider, RequestSkillProvider, RequestToolsProvider, tool
-from toolpalette._formats import FORMATS, export, export_json, qualifies_strict
+from toolpalette._tools.formats import FORMATS, export, export_json, qualifies_strict
 
 
 @tool(read_only=True)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from toolpalette import GrantRecord
-from toolpalette._grants import GrantLog
+from toolpalette._agents.grants import GrantLog
 
 
 def record(name: str = "send_mail", decision: str = "granted") -> GrantRecord:

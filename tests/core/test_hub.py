@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import toolpalette._hub as hub_module
 from toolpalette import ToolCollisionError, ToolHub, hookimpl, tool
-from toolpalette._discovery import PLUGIN_GROUP, EntryPointInfo
-from toolpalette._packs import Pack
+from toolpalette._plugins.discovery import PLUGIN_GROUP, EntryPointInfo
+from toolpalette._plugins.packs import Pack
 from toolpalette.testing import plugin_of
 
 

@@ -1,7 +1,8 @@
 """The strict JSON input policy, on its own and through ``parse_input``.
 
-Policy (see ``toolpalette._json``): at most MAX_INPUT_BYTES of UTF-8 and MAX_DEPTH levels
-of nesting, both checked before parsing; NaN, Infinity and overflowing numbers refused;
+Policy (see ``toolpalette._tools.strict_json``): at most MAX_INPUT_BYTES of UTF-8
+and MAX_DEPTH levels of nesting, both checked before parsing; NaN, Infinity and
+overflowing numbers refused;
 duplicate keys refused; lone surrogates refused, valid pairs accepted; the top level is
 an object; a mapping holds JSON types only; 1.0 for an integer field becomes 1, 1.5 and
 booleans are refused by the schema. NUL and other valid Unicode pass unchanged.
@@ -16,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import InvalidInputError, tool
-from toolpalette._json import MAX_DEPTH, MAX_INPUT_BYTES, InputPolicyError, load_input
-from toolpalette._provider import as_provider
+from toolpalette._tools.provider import as_provider
+from toolpalette._tools.strict_json import MAX_DEPTH, MAX_INPUT_BYTES, InputPolicyError, load_input
 
 CANARY = "CNRY-7c1e0b2f"
 

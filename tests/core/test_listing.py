@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from toolpalette import ToolHub
-from toolpalette._listing import CACHE_DIR_ENV, NO_CACHE_ENV, cache_file
+from toolpalette._plugins.listing import CACHE_DIR_ENV, NO_CACHE_ENV, cache_file
 
 MODULE = "tp_listing_pack"
 

@@ -7,7 +7,7 @@ import logging
 import pluggy
 import pytest
 from toolpalette import hookimpl
-from toolpalette._manager import ToolpaletteManager
+from toolpalette._plugins.manager import ToolpaletteManager
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toolpalette._discovery import PLUGIN_GROUP
-from toolpalette._packs import Pack, scan
+from toolpalette._plugins.discovery import PLUGIN_GROUP
+from toolpalette._plugins.packs import Pack, scan
 
 
 class FakeDist:

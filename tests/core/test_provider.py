@@ -22,8 +22,8 @@ from toolpalette import (
     ToolProvider,
     tool,
 )
-from toolpalette._provider import as_provider
-from toolpalette._schema import compile_validator
+from toolpalette._tools.provider import as_provider
+from toolpalette._tools.schema import compile_validator
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
 from toolpalette.testing import FakeTool
 

@@ -26,7 +26,7 @@ from toolpalette import (
     ToolRegistry,
     tool,
 )
-from toolpalette._provider import as_provider
+from toolpalette._tools.provider import as_provider
 from toolpalette.errors import PluginWarning, ToolDefinitionError
 from toolpalette.testing import fake_tool, make_registry
 

@@ -6,7 +6,7 @@ import json
 import pickle
 
 import pytest
-from toolpalette._result import RESULT_KEYS, ToolResult
+from toolpalette._tools.result import RESULT_KEYS, ToolResult
 
 
 def test_success_defaults():

@@ -13,8 +13,8 @@ import pydantic
 import pytest
 import typing_extensions
 from toolpalette import InvalidInputError, Tool, ToolContext, tool
-from toolpalette._provider import as_provider
-from toolpalette._schema import (
+from toolpalette._tools.provider import as_provider
+from toolpalette._tools.schema import (
     check_schema,
     compile_validator,
     declared_type,

@@ -23,7 +23,7 @@ from toolpalette import (
     Turn,
     tool,
 )
-from toolpalette._formats import FORMATS
+from toolpalette._tools.formats import FORMATS
 from toolpalette.testing import plugin_of
 
 

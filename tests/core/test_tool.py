@@ -8,7 +8,7 @@ import threading
 import pydantic
 import pytest
 from toolpalette import Tool, ToolContext, ToolSpec, tool
-from toolpalette._tool import TOOL_NAME, get_spec
+from toolpalette._tools.tool import TOOL_NAME, get_spec
 from toolpalette.errors import ToolDefinitionError
 
 

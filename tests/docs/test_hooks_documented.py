@@ -24,7 +24,7 @@ def signature_of(name: str) -> str:
 
 
 def test_every_hookspec_is_a_registered_spec() -> None:
-    from toolpalette._manager import ToolpaletteManager
+    from toolpalette._plugins.manager import ToolpaletteManager
 
     pm = ToolpaletteManager()
     assert sorted(h for h in vars(pm.hook) if h.startswith("toolpalette_")) == HOOKS

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 from toolpalette import Conversation, SkillRegistry, SkillSelector
-from toolpalette._discovery import SKILLJAR_GROUP, discover
+from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
 
 pytestmark = pytest.mark.dists
 
@@ -141,7 +141,7 @@ def test_prefix_selection_imports_only_the_jars_under_the_prefix():
         """
         import json, sys
         from toolpalette import SkillRegistry, SkillSelector
-        from toolpalette._discovery import SKILLJAR_GROUP, discover
+        from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
         registry = SkillRegistry.from_entry_points(discover(SKILLJAR_GROUP))
         skills = SkillSelector().prefix("io.example.healthy").get_skills(registry)
         print(json.dumps({
@@ -163,7 +163,7 @@ def test_a_dot_boundary_keeps_io_examples_out_of_io_example():
         """
         import json, sys
         from toolpalette import SkillRegistry
-        from toolpalette._discovery import SKILLJAR_GROUP, discover
+        from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
         registry = SkillRegistry.from_entry_points(discover(SKILLJAR_GROUP))
         skills = registry.by_prefix("io.example")
         print(json.dumps({

@@ -22,30 +22,30 @@ from toolpalette.errors import (
 from toolpalette.hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
-    from toolpalette._abort import AbortSignal
-    from toolpalette._executor import Executor, execute, execute_many
-    from toolpalette._grants import GrantRecord
+    from toolpalette._agents.grants import GrantRecord
+    from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
+    from toolpalette._agents.palette import ReadOnlyPalette
+    from toolpalette._agents.policy import Decision, ToolPolicy
+    from toolpalette._agents.selector import ResolvedTools, ToolSelector
+    from toolpalette._agents.thinker import Thinker
+    from toolpalette._agents.turn import Approval, Turn
     from toolpalette._hub import PluginInfo, ToolHub
-    from toolpalette._meta import RequestSkillProvider, RequestToolsProvider
-    from toolpalette._palette import ReadOnlyPalette
-    from toolpalette._policy import Decision, ToolPolicy
-    from toolpalette._problems import Problem
-    from toolpalette._provider import (
+    from toolpalette._plugins.problems import Problem
+    from toolpalette._plugins.servers import MCPServerSpec
+    from toolpalette._run.abort import AbortSignal
+    from toolpalette._run.executor import Executor, execute, execute_many
+    from toolpalette._run.reports import ToolErrorReport
+    from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.provider import (
         BoundTool,
         ClassToolProvider,
         FunctionToolProvider,
         Origin,
         ToolProvider,
     )
-    from toolpalette._registry import Surface, SurfaceDiff, ToolRegistry
-    from toolpalette._reports import ToolErrorReport
-    from toolpalette._result import ToolResult
-    from toolpalette._selector import ResolvedTools, ToolSelector
-    from toolpalette._servers import MCPServerSpec
-    from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
-    from toolpalette._thinker import Thinker
-    from toolpalette._tool import Tool, ToolContext, ToolSpec, tool
-    from toolpalette._turn import Approval, Turn
+    from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
+    from toolpalette._tools.result import ToolResult
+    from toolpalette._tools.tool import Tool, ToolContext, ToolSpec, tool
 
 __all__ = [
     "AbortSignal",
@@ -96,44 +96,44 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
-    "AbortSignal": "toolpalette._abort",
-    "Approval": "toolpalette._turn",
-    "BoundTool": "toolpalette._provider",
-    "ClassToolProvider": "toolpalette._provider",
+    "AbortSignal": "toolpalette._run.abort",
+    "Approval": "toolpalette._agents.turn",
+    "BoundTool": "toolpalette._tools.provider",
+    "ClassToolProvider": "toolpalette._tools.provider",
     "Conversation": "toolpalette._skills",
-    "Decision": "toolpalette._policy",
-    "Executor": "toolpalette._executor",
-    "FunctionToolProvider": "toolpalette._provider",
-    "GrantRecord": "toolpalette._grants",
-    "MCPServerSpec": "toolpalette._servers",
-    "Origin": "toolpalette._provider",
+    "Decision": "toolpalette._agents.policy",
+    "Executor": "toolpalette._run.executor",
+    "FunctionToolProvider": "toolpalette._tools.provider",
+    "GrantRecord": "toolpalette._agents.grants",
+    "MCPServerSpec": "toolpalette._plugins.servers",
+    "Origin": "toolpalette._tools.provider",
     "PluginInfo": "toolpalette._hub",
-    "Problem": "toolpalette._problems",
-    "ReadOnlyPalette": "toolpalette._palette",
-    "RequestSkillProvider": "toolpalette._meta",
-    "RequestToolsProvider": "toolpalette._meta",
-    "ResolvedTools": "toolpalette._selector",
+    "Problem": "toolpalette._plugins.problems",
+    "ReadOnlyPalette": "toolpalette._agents.palette",
+    "RequestSkillProvider": "toolpalette._agents.meta",
+    "RequestToolsProvider": "toolpalette._agents.meta",
+    "ResolvedTools": "toolpalette._agents.selector",
     "Skill": "toolpalette._skills",
     "SkillManifest": "toolpalette._skills",
     "SkillRegistry": "toolpalette._skills",
     "SkillSelector": "toolpalette._skills",
-    "Surface": "toolpalette._registry",
-    "SurfaceDiff": "toolpalette._registry",
-    "Thinker": "toolpalette._thinker",
-    "Tool": "toolpalette._tool",
-    "ToolContext": "toolpalette._tool",
-    "ToolErrorReport": "toolpalette._reports",
+    "Surface": "toolpalette._tools.registry",
+    "SurfaceDiff": "toolpalette._tools.registry",
+    "Thinker": "toolpalette._agents.thinker",
+    "Tool": "toolpalette._tools.tool",
+    "ToolContext": "toolpalette._tools.tool",
+    "ToolErrorReport": "toolpalette._run.reports",
     "ToolHub": "toolpalette._hub",
-    "ToolPolicy": "toolpalette._policy",
-    "ToolProvider": "toolpalette._provider",
-    "ToolRegistry": "toolpalette._registry",
-    "ToolResult": "toolpalette._result",
-    "ToolSelector": "toolpalette._selector",
-    "ToolSpec": "toolpalette._tool",
-    "Turn": "toolpalette._turn",
-    "execute": "toolpalette._executor",
-    "execute_many": "toolpalette._executor",
-    "tool": "toolpalette._tool",
+    "ToolPolicy": "toolpalette._agents.policy",
+    "ToolProvider": "toolpalette._tools.provider",
+    "ToolRegistry": "toolpalette._tools.registry",
+    "ToolResult": "toolpalette._tools.result",
+    "ToolSelector": "toolpalette._agents.selector",
+    "ToolSpec": "toolpalette._tools.tool",
+    "Turn": "toolpalette._agents.turn",
+    "execute": "toolpalette._run.executor",
+    "execute_many": "toolpalette._run.executor",
+    "tool": "toolpalette._tools.tool",
 }
 """Public names imported on first use, and the module that defines each."""
 

@@ -10,7 +10,7 @@ its hook implementations is called on its own, so one broken pack is a
 Collisions: when loaded packs offer *different* tools under one name, none of them is
 offered and one ``collision`` problem names every claimant. The result is the same
 whatever order the packs loaded in; the host resolves it with a rename or a prefix
-(see :mod:`toolpalette._config`). Equal providers (a pack reachable through two entry
+(see :mod:`toolpalette._plugins.config`). Equal providers (a pack reachable through two entry
 points, a tool re-exported by another pack) are one entry.
 """
 
@@ -23,16 +23,17 @@ from typing import Any, Final, final
 
 import pluggy
 
-from toolpalette import _collect, _listing
-from toolpalette._config import ConfigSource, HubConfig, RenamedProvider, load_config
-from toolpalette._discovery import PLUGIN_GROUP, env_names
-from toolpalette._host import HostSide
-from toolpalette._listing import Listing, ToolInfo
-from toolpalette._manager import ToolpaletteManager
-from toolpalette._packs import Pack, PackStatus, scan
-from toolpalette._problems import Problem
-from toolpalette._provider import ToolProvider
-from toolpalette._registry import ToolRegistry
+from toolpalette._agents.host import HostSide
+from toolpalette._plugins import collect as _collect
+from toolpalette._plugins import listing as _listing
+from toolpalette._plugins.config import ConfigSource, HubConfig, RenamedProvider, load_config
+from toolpalette._plugins.discovery import PLUGIN_GROUP, env_names
+from toolpalette._plugins.listing import Listing, ToolInfo
+from toolpalette._plugins.manager import ToolpaletteManager
+from toolpalette._plugins.packs import Pack, PackStatus, scan
+from toolpalette._plugins.problems import Problem
+from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.registry import ToolRegistry
 from toolpalette.errors import ToolCollisionError
 
 __all__ = ["PackStatus", "PluginInfo", "ToolHub"]
@@ -282,7 +283,7 @@ class ToolHub(HostSide):
 
         Read from the cross-process listing cache when the installed packs and the host's
         renames are exactly those it was built for (then no pack is imported); otherwise
-        built from ``catalog()`` and cached. See ``toolpalette._listing``.
+        built from ``catalog()`` and cached. See ``toolpalette._plugins.listing``.
         """
         with self._lock:
             settings = {"rename": dict(self.config.rename), "prefix": dict(self.config.prefix)}

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from toolpalette._registry import ToolRegistry
-from toolpalette._tool import ToolContext
+from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.tool import ToolContext
 from toolpalette.testing import FakeTool, fake_tool
 
 

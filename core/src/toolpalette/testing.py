@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from toolpalette._provider import BoundTool, ToolProvider, as_provider
-from toolpalette._registry import ToolRegistry
-from toolpalette._tool import TOOL_NAME, ToolContext
+from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
+from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.tool import TOOL_NAME, ToolContext
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [

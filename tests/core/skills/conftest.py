@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
-from toolpalette._discovery import SKILLJAR_GROUP, EntryPointInfo
+from toolpalette._plugins.discovery import SKILLJAR_GROUP, EntryPointInfo
 
 _counter = itertools.count()
 

@@ -23,7 +23,7 @@ def installed(monkeypatch, make_jar, skill_md):
     broken = make_jar(
         "io.example.bad", {"x/SKILL.md": "nothing"}, distribution="bad-jar", version="0.1"
     )
-    monkeypatch.setattr("toolpalette._host.discover", lambda group: [healthy, broken])
+    monkeypatch.setattr("toolpalette._agents.host.discover", lambda group: [healthy, broken])
 
 
 def test_skills_json_lists_bundles_skills_and_problems(installed, capsys):
@@ -79,6 +79,6 @@ def test_skills_show_an_unknown_id_fails_and_lists_the_ids(installed, capsys):
 
 
 def test_no_jars(monkeypatch, capsys):
-    monkeypatch.setattr("toolpalette._host.discover", lambda group: [])
+    monkeypatch.setattr("toolpalette._agents.host.discover", lambda group: [])
     assert main(["skills"]) == 0
     assert "No skilljars are installed." in capsys.readouterr().out

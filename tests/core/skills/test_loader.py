@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from toolpalette._skills._loader import (
+from toolpalette._skills.loader import (
     MAX_FRONT_MATTER_BYTES,
     FrontMatterError,
     parse_front_matter,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from toolpalette import SkillManifest
-from toolpalette._skills._manifest import (
+from toolpalette._skills.manifest import (
     bundle_id_problem,
     coerce_front_matter,
     lint_manifest,

@@ -7,7 +7,7 @@ from importlib.resources import files
 
 import jsonschema
 import pytest
-from toolpalette._skills._manifest import manifest_json_schema
+from toolpalette._skills.manifest import manifest_json_schema
 
 
 def shipped():

@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 from toolpalette import Skill, SkillRegistry
-from toolpalette._discovery import SKILLJAR_GROUP, EntryPointInfo
+from toolpalette._plugins.discovery import SKILLJAR_GROUP, EntryPointInfo
 from toolpalette.errors import SkillNotFoundError
 
 

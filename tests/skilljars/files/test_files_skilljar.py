@@ -9,7 +9,7 @@ from importlib.resources import files
 import jsonschema
 import pytest
 from toolpalette import SkillRegistry
-from toolpalette._discovery import SKILLJAR_GROUP, discover
+from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
 
 BUNDLE = "io.toolpalette.files"
 FILE_TOOLS = {
@@ -64,7 +64,7 @@ def test_every_linked_file_ships(skill):
 
 
 def test_every_front_matter_conforms_to_the_shipped_schema():
-    from toolpalette._skills._loader import parse_front_matter, read_front_matter
+    from toolpalette._skills.loader import parse_front_matter, read_front_matter
 
     schema_file = files("toolpalette._skills").joinpath("skill-manifest.schema.json")
     schema = json.loads(schema_file.read_text("utf-8"))

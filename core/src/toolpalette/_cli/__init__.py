@@ -11,7 +11,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 COMMANDS: tuple[str, ...] = ("list", "show", "plugins", "check", "skills", "call", "demo")
-"""The subcommand modules (``toolpalette._cli._<name>``), in help order.
+"""The subcommand modules (``toolpalette._cli.<name>``), in help order.
 
 Each module defines ``register(subparsers)``, which adds its parser and sets
 ``func(args) -> int`` as the parser's default.
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"toolpalette._cli._{name}").register(subparsers)
+        importlib.import_module(f"toolpalette._cli.{name}").register(subparsers)
     return parser
 
 

@@ -8,10 +8,10 @@ carries the attached ones in the preamble.
 
 from __future__ import annotations
 
-from toolpalette._skills._conversation import Conversation
-from toolpalette._skills._manifest import SkillManifest
-from toolpalette._skills._registry import SkillRegistry
-from toolpalette._skills._selector import SkillSelector
-from toolpalette._skills._skill import Skill
+from toolpalette._skills.conversation import Conversation
+from toolpalette._skills.manifest import SkillManifest
+from toolpalette._skills.registry import SkillRegistry
+from toolpalette._skills.selector import SkillSelector
+from toolpalette._skills.skill import Skill
 
 __all__ = ["Conversation", "Skill", "SkillManifest", "SkillRegistry", "SkillSelector"]

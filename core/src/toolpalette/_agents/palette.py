@@ -1,0 +1,42 @@
+"""ReadOnlyPalette: what keeps a read-only thinker read-only, whatever else happens."""
+
+from __future__ import annotations
+
+from typing import final
+
+from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.registry import ToolRegistry
+from toolpalette.errors import ToolError
+
+__all__ = ["ReadOnlyPalette"]
+
+
+@final
+class ReadOnlyPalette:
+    """The two halves of the read-only guarantee.
+
+    :meth:`sweep` keeps mutating tools out of what the model is offered;
+    :meth:`require_read_only` refuses them at call time, because a registry can be
+    widened after the sweep (by a reconcile hook, a system-wide tool, a grant, a direct
+    registration). Both run in the thinker's own call path, outside every hook.
+    """
+
+    @staticmethod
+    def sweep(registry: ToolRegistry) -> list[str]:
+        """Remove every mutating provider from ``registry``; returns the removed names, sorted."""
+        keep = [p.name for p in registry.providers() if p.read_only]
+        return registry.retain(keep)
+
+    @staticmethod
+    def require_read_only(provider: ToolProvider) -> None:
+        """Refuse a mutating provider.
+
+        Raises:
+            ToolError: status 403, code ``read_only``, when ``provider`` is mutating.
+        """
+        if not provider.read_only:
+            raise ToolError(
+                f"Tool {provider.name!r} changes things, and this agent is read-only.",
+                code="read_only",
+                status=403,
+            )

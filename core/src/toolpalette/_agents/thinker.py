@@ -1,0 +1,456 @@
+"""Thinkers: a host's kinds of agent, each bound to a hub and a conversation.
+
+A ``Thinker`` subclass declares what it may use (``declare_compatible_tools``,
+``declare_skills``), whether it is read-only, and its grade. ``hub.bind(Cls)`` gives a
+bound thinker; each turn, :meth:`Thinker.begin_turn` reconciles its palette and says
+what the model is offered, and :meth:`Thinker.call` runs the model's calls through the
+pipeline with that turn's offer and the read-only binding latched at bind time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from toolpalette._agents.grants import GrantRecord
+from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
+from toolpalette._agents.palette import ReadOnlyPalette
+from toolpalette._agents.policy import Decision, ToolPolicy
+from toolpalette._agents.selector import ResolvedTools, ToolSelector
+from toolpalette._agents.turn import Approval, Turn
+from toolpalette._skills import Conversation, Skill, SkillSelector
+from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.tool import ToolContext
+from toolpalette.errors import ToolCollisionError
+
+if TYPE_CHECKING:
+    from toolpalette._hub import ToolHub
+    from toolpalette._run.executor import Executor
+    from toolpalette._tools.result import ToolResult
+
+__all__ = ["Approval", "Thinker", "Turn"]
+
+logger = logging.getLogger("toolpalette.thinker")
+
+
+@dataclass
+class _Palette:
+    """What a thinker class resolves to, cached on the hub per class and hub version."""
+
+    tools: ResolvedTools
+    skills: tuple[Skill, ...]
+
+
+def _as_decision(answer: Any) -> Decision:
+    """A policy's answer as a Decision, read as the pipeline reads a call policy's.
+
+    True and None allow, False denies, ``"allow"``/``"deny"``/``"ask"`` (or an object
+    whose ``action`` is one) mean what they say; anything else denies.
+    """
+    if answer is True or answer is None:
+        return Decision.ALLOW
+    if answer is False:
+        return Decision.DENY
+    if isinstance(answer, Decision):
+        return answer
+    action = answer if isinstance(answer, str) else getattr(answer, "action", None)
+    action = getattr(action, "value", action)
+    try:
+        return Decision(action)
+    except ValueError:
+        return Decision.DENY
+
+
+def _settle(future: asyncio.Future[bool], value: bool) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _claim(desired: dict[str, ToolProvider], provider: ToolProvider) -> None:
+    """Add ``provider`` unless an equal one is there; a different one is a collision.
+
+    Raises:
+        ToolCollisionError: e.g. a system-wide tool and a declared tool share a name.
+    """
+    existing = desired.setdefault(provider.name, provider)
+    if existing is not provider and existing != provider:
+        raise ToolCollisionError(
+            tool_name=provider.name, first=existing.describe(), second=provider.describe()
+        )
+
+
+def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
+    """Resolve ``cls``'s selectors against ``hub`` (uncached; the hub caches per class)."""
+    tools = cls.declare_compatible_tools().resolve(hub)
+    skills = tuple(cls.declare_skills().get_skills(hub.skills()))
+    return _Palette(tools, skills)
+
+
+_LATCHED = frozenset({"read_only", "_Thinker__latched", "is_read_only", "policy"})
+"""Attributes fixed at bind time: a tool (which sees the thinker as its parent) or a hook
+cannot widen the binding by assigning them."""
+
+
+class Thinker:
+    """Base class of a host's agent kinds.
+
+    Subclasses set the class attributes :attr:`read_only` and :attr:`grade` and override
+    the classmethods :meth:`declare_compatible_tools` and :meth:`declare_skills`. Bind
+    with ``hub.bind(Cls, conversation=None)``; the read-only binding is latched then and
+    nothing (a tool, a hook, an attribute assignment) can widen it afterwards.
+    """
+
+    read_only: ClassVar[bool] = False
+    """Whether agents of this kind may only use read-only tools."""
+    grade: ClassVar[str | None] = None
+    """The model grade this kind runs on; model-dependent tools without a grade take it."""
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        """The tools this kind may use (offered up front or deferred); none by default."""
+        return ToolSelector()
+
+    @classmethod
+    def declare_skills(cls) -> SkillSelector:
+        """The skills this kind may request; none by default."""
+        return SkillSelector()
+
+    def __init__(
+        self,
+        hub: ToolHub,
+        conversation: Conversation | None = None,
+        *,
+        policy: ToolPolicy | None = None,
+        run_id: str | None = None,
+        user: Mapping[str, Any] | None = None,
+        approver: Callable[[Approval], None] | None = None,
+    ) -> None:
+        object.__setattr__(self, "_Thinker__latched", bool(type(self).read_only))
+        self.hub = hub
+        """The hub the thinker was bound to."""
+        self.conversation = conversation if conversation is not None else Conversation()
+        """The conversation whose preamble carries admitted skills."""
+        object.__setattr__(self, "policy", policy if policy is not None else ToolPolicy())
+        self.policy: ToolPolicy
+        """Decides calls and grants (allow, deny, ask); fixed at bind time, like read-only."""
+        self.run_id = run_id or uuid.uuid4().hex
+        """Identifies this run in reports."""
+        self.user: Mapping[str, Any] = dict(user or {})
+        """Whatever the host passes about its user (reaches tools through ToolContext)."""
+        self.palette = ToolRegistry()
+        """This thinker's palette registry, reconciled each turn."""
+        self.turn_number = 0
+        """The current turn's number (0 before the first)."""
+        self._turn: Turn | None = None
+        self._admitted: dict[str, ToolProvider] = {}
+        self._admit_lock = threading.RLock()
+        self._generation = 0
+        self._key: tuple[Any, ...] | None = None
+        self._resolved: _Palette | None = None
+        self._swept_at = -1
+        self._reconciled_at = -1
+        self._tool_catalog: dict[str, ToolProvider] = {}
+        self._skill_catalog: dict[str, Skill] = {}
+        self._approvals: dict[str, Approval] = {}
+        self._waiting: dict[str, asyncio.Future[bool]] = {}
+        self._approver = approver
+        self._executors: dict[int, Executor] = {}
+
+    # -- the latch ----------------------------------------------------------------
+
+    @property
+    def is_read_only(self) -> bool:
+        """The read-only binding latched at bind time."""
+        latched: bool = self.__dict__["_Thinker__latched"]
+        return latched
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LATCHED:
+            raise AttributeError(f"{name} is fixed when the thinker is bound")
+        super().__setattr__(name, value)
+
+    # -- turns ----------------------------------------------------------------------
+
+    def begin_turn(self) -> Turn:
+        """Reconcile the palette and return what the model is offered this turn.
+
+        Order: system-wide tools, the declared palette, admitted tools, the meta-tools,
+        then the ``toolpalette_reconcile`` hooks, then (for a read-only thinker) the
+        sweep. An unchanged palette costs a version check and leaves ``version`` and the
+        serialized schemas as they were.
+        """
+        self.turn_number += 1
+        palette = self.hub.resolve_thinker(type(self))
+        key = (self.hub.version, self._generation, tuple(self.conversation.attached))
+        # Compare the resolved palette by identity, holding it: a freed palette's id can be
+        # reused by the next one (as after register_system_tool clears the hub's cache).
+        # A palette changed directly since the last turn is reconciled again.
+        if (
+            palette is not self._resolved
+            or key != self._key
+            or self.palette.version != self._reconciled_at
+        ):
+            self._sync(self._desired(palette))
+            self._resolved = palette
+            self._key = key
+        self._run_reconcile_hooks()
+        if self.is_read_only and self.palette.version != self._swept_at:
+            ReadOnlyPalette.sweep(self.palette)
+            self._swept_at = self.palette.version
+        self._reconciled_at = self.palette.version
+        self._turn = Turn(self.turn_number, self.palette.versioned_surface(), self._preamble())
+        return self._turn
+
+    def _preamble(self) -> str:
+        return self.conversation.preamble
+
+    def _desired(self, palette: _Palette) -> list[ToolProvider]:
+        desired: dict[str, ToolProvider] = {}
+        for provider in (
+            *self.hub.system_tools(),
+            *palette.tools.offered,
+            *self._admitted.values(),
+        ):
+            if self.policy.offers(provider):
+                _claim(desired, provider)
+        attached = set(self.conversation.attached)
+        self._tool_catalog = {
+            p.name: p
+            for p in palette.tools.deferred
+            if p.name not in desired and self.policy.offers(p)
+        }
+        self._skill_catalog = {s.id: s for s in palette.skills if s.id not in attached}
+        meta: list[ToolProvider] = []
+        if self._tool_catalog:
+            entries = [(p.name, p.description) for p in self._tool_catalog.values()]
+            meta.append(RequestToolsProvider(entries))
+        if self._skill_catalog:
+            entries = [(s.id, s.description) for s in self._skill_catalog.values()]
+            meta.append(RequestSkillProvider(entries))
+        for provider in meta:
+            if self.policy.offers(provider):
+                desired[provider.name] = provider
+        return list(desired.values())
+
+    def _sync(self, desired: Sequence[ToolProvider]) -> None:
+        self.palette.retain(p.name for p in desired)
+        for provider in desired:
+            existing = self.palette.get(provider.name)
+            if existing is None:
+                self.palette.register(provider)
+            elif existing is not provider and (
+                existing != provider or existing.input_schema != provider.input_schema
+            ):
+                self.palette.replace(provider)
+
+    def _run_reconcile_hooks(self) -> None:
+        hook = self.hub.pm.hook.toolpalette_reconcile
+        for impl in reversed(hook.get_hookimpls()):
+            try:
+                kwargs = {"thinker": self, "registry": self.palette}
+                impl.function(**{name: kwargs[name] for name in impl.argnames})
+            except Exception:
+                logger.exception("toolpalette_reconcile in %s raised; skipped", impl.plugin_name)
+
+    # -- admission ------------------------------------------------------------------
+
+    def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:
+        """Decide a model's request for deferred tools or skills (the meta-tools call this).
+
+        Returns the outcome by name: ``granted``, ``already_present``, ``pending`` (with
+        approval tokens) and ``refused`` (with reasons). Every decision is recorded.
+        """
+        outcome: dict[str, Any] = {
+            "granted": [],
+            "already_present": [],
+            "pending": [],
+            "refused": [],
+        }
+        with self._admit_lock:
+            for name in dict.fromkeys(names):
+                decision, reason = self._admit_one(kind, name)
+                self._record(kind, name, decision, reason)
+                if decision == "granted":
+                    outcome["granted"].append(name)
+                elif decision == "present":
+                    outcome["already_present"].append(name)
+                elif decision == "pending":
+                    outcome["pending"].append(name)
+                else:
+                    outcome["refused"].append({"name": name, "reason": reason})
+        if outcome["granted"]:
+            outcome["note"] = "Granted items are available from your next turn."
+        return outcome
+
+    def _admit_one(self, kind: str, name: str) -> tuple[str, str]:
+        if kind == "tool":
+            if name in self._admitted or (name in self.palette and name not in self._tool_catalog):
+                return "present", ""
+            item: Any = self._tool_catalog.get(name)
+        else:
+            if name in self.conversation.attached:
+                return "present", ""
+            item = self._skill_catalog.get(name)
+        if item is None:
+            return "refused", f"not in this agent's {kind} catalog"
+        if kind == "tool" and self.is_read_only and not item.read_only:
+            return "refused", "this agent is read-only and the tool changes things"
+        try:
+            verdict = self.hub.pm.hook.toolpalette_admit(thinker=self, kind=kind, name=name)
+        except Exception:  # a broken host hook refuses (fail closed), and is on the record
+            logger.exception("toolpalette_admit raised for %s %r; refused", kind, name)
+            return "refused", "a host hook failed while deciding"
+        if verdict is False or isinstance(verdict, str):
+            return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"
+        try:
+            decision = _as_decision(self.policy.decide_grant(self, kind, name, item))
+        except Exception:  # a broken policy refuses (fail closed), and is on the record
+            logger.exception("the policy raised deciding %s %r; refused", kind, name)
+            return "refused", "the policy failed while deciding"
+        if decision is Decision.DENY:
+            return "refused", "denied by policy"
+        if decision is Decision.ASK:
+            pending: Literal["tool", "skill"] = "tool" if kind == "tool" else "skill"
+            approval = Approval(uuid.uuid4().hex, pending, name, None, self.turn_number)
+            self._approvals[approval.token] = approval
+            if self._approver is not None:
+                try:
+                    self._approver(approval)
+                except Exception:  # still pending: the host can resolve it later
+                    logger.exception("the approver raised for %s %r", kind, name)
+            return "pending", "waiting for a person's approval"
+        failed = self._grant(kind, name, item)
+        return ("refused", failed) if failed else ("granted", "")
+
+    def _has(self, kind: str, name: str) -> bool:
+        if kind == "tool":
+            return name in self._admitted
+        return self.conversation.is_attached(name)
+
+    def _grant(self, kind: str, name: str, item: Any) -> str:
+        """Admit ``item``; returns why it could not be, or ``""`` when it was."""
+        if kind == "tool":
+            self._admitted[name] = item
+            self._generation += 1
+            return ""
+        try:
+            self.conversation.attach(item)  # reads the body: a bad one fails here
+        except Exception:
+            logger.exception("skill %r could not be attached; refused", name)
+            return "the skill's instructions could not be read"
+        return ""
+
+    def _record(self, kind: str, name: str, decision: str, reason: str) -> None:
+        record = GrantRecord(
+            thinker=f"{type(self).__module__}.{type(self).__qualname__}",
+            conversation=self.conversation.id,
+            turn=self.turn_number,
+            kind=kind,  # type: ignore[arg-type]
+            name=name,
+            decision=decision,  # type: ignore[arg-type]
+            reason=reason,
+        )
+        self.hub.record_grant(record)
+
+    def pending_approvals(self) -> list[Approval]:
+        """The calls and grants waiting for a human, oldest first."""
+        return list(self._approvals.values())
+
+    # -- calls ------------------------------------------------------------------------
+
+    async def call(self, name: object, input: Any) -> ToolResult:
+        """Run one model call through the pipeline, with this turn's offer and binding.
+
+        Never raises for anything the model sent: every failure is a ``ToolResult``.
+        When the policy asks for approval the call pauses: an :class:`Approval` appears
+        in :meth:`pending_approvals` (and goes to the ``approver`` callback, if the host
+        gave one), and the call resumes or is refused when the host calls
+        :meth:`resolve_approval`.
+        """
+        turn = self._turn if self._turn is not None else self.begin_turn()
+        return await self._executor(turn).execute(name, input)
+
+    def _executor(self, turn: Turn) -> Executor:
+        cached = self._executors.get(turn.number)
+        if cached is None:
+            from toolpalette._run.executor import Executor
+
+            hub = self.hub
+            cached = Executor(
+                self.palette,
+                offered=turn.tool_names,
+                read_only=self.is_read_only,
+                require_read_only=ReadOnlyPalette.require_read_only if self.is_read_only else None,
+                policy=self._decide_call,
+                approve=self._ask_human,
+                config_for=lambda p: hub.pack_config(p.origin.pack or "") if p.origin else {},
+                context=ToolContext(
+                    parent=self, run_id=self.run_id, thread_id=self.conversation.id, user=self.user
+                ),
+                hook=hub.pm.hook.toolpalette_tool_error,
+                on_tool_error=hub.tool_error_reporters(),
+            )
+            self._executors = {turn.number: cached}
+        return cached
+
+    def _decide_call(self, provider: ToolProvider, value: Any) -> str:
+        return self.policy.decide_call(self, provider, value).value
+
+    async def _ask_human(self, provider: ToolProvider, value: Any, _ctx: Any) -> bool:
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        approval = Approval(uuid.uuid4().hex, "call", provider.name, data, self.turn_number)
+        self._approvals[approval.token] = approval
+        self._waiting[approval.token] = future
+        if self._approver is not None:
+            self._approver(approval)
+        try:
+            return await future
+        finally:
+            self._approvals.pop(approval.token, None)
+            self._waiting.pop(approval.token, None)
+
+    def resolve_approval(self, token: str, *, approve: bool) -> Approval:
+        """Approve or deny a paused call or a pending grant; the decision goes on the record.
+
+        A paused call then resumes (or is refused with 403 ``denied``); an approved
+        grant takes effect from the next turn.
+
+        Raises:
+            KeyError: ``token`` is unknown or already resolved.
+        """
+        approval = self._approvals.pop(token)
+        decision = "granted" if approve else "refused"
+        if approval.kind == "call":
+            self._record("call", approval.name, decision, "a person's decision")
+            future = self._waiting.pop(token, None)
+            if future is not None and not future.done():
+                future.get_loop().call_soon_threadsafe(_settle, future, approve)
+            return approval
+        with self._admit_lock:
+            catalog: Mapping[str, Any] = (
+                self._tool_catalog if approval.kind == "tool" else self._skill_catalog
+            )
+            item = catalog.get(approval.name)
+            reason = "a person's decision"
+            if approve and self._has(approval.kind, approval.name):
+                decision = "present"  # granted meanwhile (another approval): one grant
+            elif approve and item is None:
+                decision = "refused"
+                reason = f"approved, but no longer in this agent's {approval.kind} catalog"
+            elif approve:
+                failed = self._grant(approval.kind, approval.name, item)
+                if failed:
+                    decision, reason = "refused", failed
+            self._record(approval.kind, approval.name, decision, reason)
+        return approval
+
+    def __repr__(self) -> str:
+        flag = " read-only" if self.is_read_only else ""
+        return f"<{type(self).__name__}{flag} turn {self.turn_number}>"

@@ -1,0 +1,67 @@
+"""What a thinker's turn offers the model, and what waits for a person's approval."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolpalette._tools.formats import Format, export, export_json
+from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.registry import Surface
+
+__all__ = ["Approval", "Turn"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the model is offered in one turn: tools, their schemas, and the preamble."""
+
+    number: int
+    """The turn's number, from 1."""
+    surface: Surface
+    """The palette's providers and version, taken together."""
+    preamble: str
+    """The instructions to put before the conversation (attached skills)."""
+    _cache: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def tools(self) -> tuple[ToolProvider, ...]:
+        """The providers offered, in registration order."""
+        return self.surface.providers
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names offered, in registration order."""
+        return self.surface.names
+
+    @property
+    def version(self) -> int:
+        """The palette version this turn was taken at."""
+        return self.surface.version
+
+    def schemas(self, fmt: Format = "openai_chat") -> list[dict[str, Any]]:
+        """The offered tools' schemas in a provider's format (see ``_tools/formats.py``)."""
+        return export(self.surface.providers, fmt)
+
+    def schemas_json(self, fmt: Format = "openai_chat") -> bytes:
+        """:meth:`schemas` as canonical JSON bytes, computed once per turn and format."""
+        if fmt not in self._cache:
+            self._cache[fmt] = export_json(self.surface.providers, fmt)
+        return self._cache[fmt]
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A call or a grant waiting for a human: resolve it with ``thinker.resolve_approval``."""
+
+    token: str
+    """Opaque; pass it back to ``resolve_approval``."""
+    kind: Literal["call", "tool", "skill"]
+    """A paused call, or a pending tool or skill grant."""
+    name: str
+    """The tool name or skill id."""
+    input: Mapping[str, Any] | None
+    """The validated input of a paused call (None for grants)."""
+    turn: int
+    """The turn it was asked in."""

@@ -1,0 +1,67 @@
+"""``toolpalette check``: the doctor. Loads every pack and skilljar and reports every problem.
+
+Collisions (naming both distributions), packs that failed to import or are
+incompatible with this core, hooks that raised or returned garbage, invalid tools,
+unknown hooks, skipped skills and skilljars: everything ``hub.problems()`` holds.
+Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
+cosmetic skill warning, is shown but does not fail the check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from toolpalette._cli.list import add_config_option, hub_from_args, is_fatal, problem_entry
+from toolpalette._plugins.problems import Problem
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``check`` to the command line."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "check",
+        help="report every problem with installed packs (exit 1 if any)",
+        description="Load every installed pack and report every problem found.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_config_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Report; exit status 1 when a fatal problem was found, else 0."""
+    hub = hub_from_args(args)
+    tools = len(hub.catalog())
+    hub.skills().load_all()
+    problems = hub.problems()
+    fatal = sum(1 for p in problems if is_fatal(p))
+    if args.json:
+        out = {
+            "ok": fatal == 0,
+            "packs_loaded": hub.loaded_packs(),
+            "tools": tools,
+            "problems": [problem_entry(p) for p in problems],
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(_text(len(hub.loaded_packs()), tools, problems, fatal))
+    return 1 if fatal else 0
+
+
+def _text(packs: int, tools: int, problems: list[Problem], fatal: int) -> str:
+    summary = f"{packs} pack(s) loaded, {tools} tool(s) available"
+    if not problems:
+        return f"OK: {summary}, no problems."
+    lines = [f"{summary}; {len(problems)} problem(s), {fatal} fatal:", ""]
+    for problem in problems:
+        where = problem.pack or "?"
+        if problem.distribution:
+            where += f" ({problem.distribution})"
+        item = f" [{problem.item}]" if problem.item else ""
+        marker = "error" if is_fatal(problem) else "note"
+        lines.append(f"{marker}: {problem.kind}: {where}{item}")
+        lines.append(f"    {problem.reason}")
+    return "\n".join(lines)

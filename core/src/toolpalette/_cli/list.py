@@ -1,0 +1,124 @@
+"""``toolpalette list``: every available tool, with where it comes from.
+
+``toolpalette list`` reads the listing cache when the installed packs are exactly those
+it was built for, and otherwise imports every installed pack and caches the result
+(see ``toolpalette._plugins.listing``). It prints one line per tool, and mentions on stderr how
+many problems were found (``toolpalette check`` shows them). ``--json`` prints
+``{"tools": [...], "problems": [...]}``; the keys are documented in the host guide and
+only ever grow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from toolpalette._hub import ToolHub
+from toolpalette._plugins.listing import ToolInfo
+from toolpalette._plugins.problems import Problem
+from toolpalette._tools.provider import ToolProvider
+
+__all__ = ["add_config_option", "hub_from_args", "problem_entry", "register", "table", "tool_entry"]
+
+_DESCRIPTION_WIDTH = 72
+
+
+def register(subparsers: Any) -> None:
+    """Add ``list`` to the command line."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "list",
+        help="list every available tool",
+        description="List every tool the installed packs offer.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_config_option(parser)
+    parser.set_defaults(func=run)
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--config PATH`` option every hub-backed command takes."""
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help="a toolpalette.toml or pyproject.toml (default: the one in this directory)",
+    )
+
+
+def hub_from_args(args: argparse.Namespace) -> ToolHub:
+    """The hub a command works on: installed packs, configured as ``--config`` says."""
+    return ToolHub(config=getattr(args, "config", None))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the catalog; exit status 0 (problems do not fail a listing)."""
+    hub = hub_from_args(args)
+    found = hub.listing()
+    providers, problems = found.tools, found.problems
+    if args.json:
+        listing = {
+            "tools": [tool_entry(p) for p in providers],
+            "problems": [problem_entry(p) for p in problems],
+        }
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        return 0
+    if not providers:
+        print("No tools available. Install a tool pack, e.g. pip install toolpalette-files")
+    else:
+        print(table([_row(p) for p in providers], ("NAME", "MODE", "PACK", "DESCRIPTION")))
+    if problems:
+        print(f"\n{len(problems)} problem(s) found; run `toolpalette check`.", file=sys.stderr)
+    return 0
+
+
+def tool_entry(tool: ToolInfo | ToolProvider) -> dict[str, Any]:
+    """One tool in ``list --json``: name, description, read_only, pack, distribution, version."""
+    info = tool if isinstance(tool, ToolInfo) else ToolInfo.of(tool)
+    return {
+        "name": info.name,
+        "description": info.description,
+        "read_only": info.read_only,
+        "pack": info.pack,
+        "distribution": info.distribution,
+        "version": info.version,
+    }
+
+
+def problem_entry(problem: Problem) -> dict[str, Any]:
+    """One problem in ``--json`` output: kind, pack, distribution, item, reason, fatal."""
+    return {
+        "kind": problem.kind,
+        "pack": problem.pack,
+        "distribution": problem.distribution,
+        "item": problem.item,
+        "reason": problem.reason,
+        "fatal": is_fatal(problem),
+    }
+
+
+def is_fatal(problem: Problem) -> bool:
+    """Whether ``check`` fails on it: a pack blocked on purpose is not a failure."""
+    return problem.fatal and problem.kind != "blocked"
+
+
+def _row(tool: ToolInfo) -> tuple[str, ...]:
+    pack = tool.pack or "(unknown)"
+    if tool.distribution:
+        pack += f" ({tool.distribution} {tool.version or '?'})"
+    first_line = (tool.description.strip().splitlines() or [""])[0]
+    if len(first_line) > _DESCRIPTION_WIDTH:
+        first_line = first_line[: _DESCRIPTION_WIDTH - 3] + "..."
+    mode = "read-only" if tool.read_only else "mutating"
+    return (tool.name, mode, pack, first_line)
+
+
+def table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...]) -> str:
+    """Left-aligned columns, two spaces apart; the last column is not padded."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)

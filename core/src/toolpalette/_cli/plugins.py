@@ -1,0 +1,62 @@
+"""``toolpalette plugins``: every installed pack, its distribution, hooks and status.
+
+Packs are imported first (``--no-load`` lists them as discovered, importing nothing),
+so ``imported`` says whether each one could be imported and registered. ``--json``
+prints ``{"plugins": [...]}``; the keys are documented in the host guide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from toolpalette._cli.list import add_config_option, hub_from_args, table
+from toolpalette._hub import PluginInfo
+
+__all__ = ["plugin_entry", "register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add ``plugins`` to the command line."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "plugins",
+        help="list installed tool packs",
+        description="List installed tool packs: distribution, version, hooks, status.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--no-load", action="store_true", help="list packs as discovered, importing none"
+    )
+    add_config_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the packs; exit status 0."""
+    plugins = hub_from_args(args).plugins(load=not args.no_load)
+    if args.json:
+        print(json.dumps({"plugins": [plugin_entry(p) for p in plugins]}, indent=2))
+        return 0
+    if not plugins:
+        print("No tool packs installed.")
+        return 0
+    rows = [
+        (p.name, p.status, p.distribution or "-", p.version or "-", ", ".join(p.hooks) or "-")
+        for p in plugins
+    ]
+    print(table(rows, ("NAME", "STATUS", "DISTRIBUTION", "VERSION", "HOOKS")))
+    return 0
+
+
+def plugin_entry(info: PluginInfo) -> dict[str, Any]:
+    """One pack in ``plugins --json``."""
+    return {
+        "name": info.name,
+        "distribution": info.distribution,
+        "version": info.version,
+        "module": info.module,
+        "hooks": list(info.hooks),
+        "imported": info.imported,
+        "status": info.status,
+    }

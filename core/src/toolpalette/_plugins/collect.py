@@ -1,0 +1,219 @@
+"""The typed boundary around hook calls: call each implementation on its own, check it.
+
+``pm.hook.x()`` would stop at the first implementation that raises and would pass
+garbage through. Here every implementation of one plugin is called by itself, in
+pluggy's call order; what it returns is normalised (one item or an iterable), turned
+into providers, checked (name, schema), and stamped with provenance. Anything wrong
+becomes a :class:`~toolpalette._plugins.problems.Problem` and the rest is kept: a pack with one
+bad tool still offers its good ones.
+
+A register hook that returns ``None`` offers nothing (the hookspec says so); a ``None``
+inside a returned iterable is garbage and is reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolpalette._plugins.manager import ToolpaletteManager, trace_logger
+from toolpalette._plugins.problems import Problem
+from toolpalette._tools.provider import (
+    ClassToolProvider,
+    FunctionToolProvider,
+    Origin,
+    ToolProvider,
+    as_provider,
+)
+from toolpalette._tools.tool import TOOL_NAME
+from toolpalette.errors import ToolpaletteError
+
+if TYPE_CHECKING:
+    from pluggy._hooks import HookImpl
+
+__all__ = ["Collected", "call_each", "describe_exception", "items_of", "tools"]
+
+logger = logging.getLogger("toolpalette.hub")
+
+_REASON_LIMIT = 300
+
+
+@dataclass
+class Collected:
+    """What one pack's register hook gave: usable items and the problems found."""
+
+    items: list[Any] = field(default_factory=list)
+    """The usable results, in the order the implementations returned them."""
+    problems: list[Problem] = field(default_factory=list)
+    """One per implementation that raised and per item that was refused."""
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: first line of the message``, bounded, for a problem's reason."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if len(text) > _REASON_LIMIT:
+        text = text[: _REASON_LIMIT - 3] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def call_each(
+    pm: ToolpaletteManager, hook_name: str, plugin_name: str, **kwargs: Any
+) -> Iterator[tuple[HookImpl, Any, BaseException | None]]:
+    """Call each implementation of ``hook_name`` by one plugin, each on its own.
+
+    Yields ``(impl, result, None)`` or ``(impl, None, exception)``; an exception never
+    escapes (except ``KeyboardInterrupt``, which ends the program as it should).
+    Wrappers are skipped: a register hook has nothing to wrap.
+    """
+    for impl in pm.impls_of(hook_name, plugin_name):
+        if impl.hookwrapper or impl.wrapper:
+            yield impl, None, TypeError(f"{hook_name} does not support wrapper implementations")
+            continue
+        args = [kwargs[name] for name in impl.argnames]
+        if pm.tracing:
+            trace_logger.debug("call %s on %s", hook_name, plugin_name)
+        try:
+            result = impl.function(*args)
+        except (Exception, SystemExit) as exc:
+            logger.debug("%s of %s raised", hook_name, plugin_name, exc_info=True)
+            yield impl, None, exc
+            continue
+        yield impl, result, None
+
+
+def items_of(result: Any) -> tuple[list[Any], BaseException | None]:
+    """Normalise a register hook's result to a list: one item, an iterable, or None.
+
+    Returns the items and the exception raised while iterating, if any (the items
+    produced before it are kept).
+    """
+    if result is None:
+        return [], None
+    if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
+        return [result], None
+    if isinstance(result, type):
+        return [result], None
+    items: list[Any] = []
+    try:
+        items.extend(result)
+    except (Exception, SystemExit) as exc:
+        return items, exc
+    return items, None
+
+
+def tools(pm: ToolpaletteManager, plugin_name: str, origin: Origin) -> Collected:
+    """The providers one plugin registers, checked and stamped with provenance.
+
+    ``origin`` gives the pack, distribution and version; each provider's ``module`` is
+    the module that defines its function or class (the hooks module otherwise).
+    """
+    out = Collected()
+    hook = "toolpalette_register_tools"
+    for impl, result, exc in call_each(pm, hook, plugin_name):
+        if exc is not None:
+            out.problems.append(
+                _problem(origin, "hook", f"{hook} raised {describe_exception(exc)}")
+            )
+            continue
+        items, exc = items_of(result)
+        if exc is not None:
+            reason = f"iterating what {hook} returned raised {describe_exception(exc)}"
+            out.problems.append(_problem(origin, "hook", reason))
+        for item in items:
+            provider = _provider(item, origin, impl, out.problems)
+            if provider is not None:
+                out.items.append(provider)
+    return out
+
+
+def _provider(
+    item: Any, origin: Origin, impl: HookImpl, problems: list[Problem]
+) -> ToolProvider | None:
+    if item is None or isinstance(item, (bool, int, float, complex, str, bytes)):
+        what = "None" if item is None else f"a value of type {type(item).__name__}"
+        reason = f"toolpalette_register_tools returned {what}, which is not a tool"
+        problems.append(_problem(origin, "garbage", reason))
+        return None
+    try:
+        provider = as_provider(item)
+        if provider is item and not isinstance(item, (FunctionToolProvider, ClassToolProvider)):
+            _check_foreign(provider)
+    except ToolpaletteError as exc:
+        kind = "garbage" if _not_a_tool(item) else "invalid-tool"
+        problems.append(_problem(origin, kind, str(exc), item=_label(item)))
+        return None
+    except Exception as exc:  # a foreign provider's property raised
+        reason = f"reading the tool raised {describe_exception(exc)}"
+        problems.append(_problem(origin, "invalid-tool", reason, item=_label(item)))
+        return None
+    stamped = Origin(origin.pack, origin.distribution, origin.version, _module(item, impl))
+    if provider is not item:  # built (and shared) by as_provider: stamp a copy
+        return provider.with_origin(stamped)
+    own: ToolProvider = provider  # the pack's own provider object: stamp it
+    own.origin = stamped
+    return own
+
+
+def _check_foreign(provider: ToolProvider) -> None:
+    """Check what ``@tool`` already checks, for a ToolProvider a pack built by hand."""
+    from toolpalette._tools.schema import check_schema
+    from toolpalette.errors import ToolDefinitionError
+
+    name = provider.name
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        raise ToolDefinitionError(
+            tool_name=str(name),
+            reason="names are 1-64 characters of letters, digits, '_' and '-'",
+        )
+    if not isinstance(provider.description, str) or not provider.description.strip():
+        raise ToolDefinitionError(tool_name=name, reason="it needs a non-empty description")
+    check_schema(provider.input_schema, name)
+    output = provider.output_schema
+    if output is not None:
+        check_schema(output, name, what="output")
+
+
+def _not_a_tool(item: Any) -> bool:
+    from toolpalette._tools.tool import Tool, get_spec
+
+    if isinstance(item, ToolProvider):
+        return False
+    if isinstance(item, type) and issubclass(item, Tool):
+        return False
+    return get_spec(item) is None
+
+
+def _label(item: Any) -> str:
+    if isinstance(item, ToolProvider):
+        try:
+            return str(item.name)
+        except Exception:
+            return type(item).__name__
+    return str(getattr(item, "__qualname__", type(item).__name__))
+
+
+def _module(item: Any, impl: HookImpl) -> str | None:
+    """The module that defines the tool: its function's or class's, else the provider's.
+
+    A provider whose class lives in the core (a generic provider a pack configured)
+    gets the pack's hooks module instead.
+    """
+    target = getattr(item, "function", None) or getattr(item, "tool_class", None)
+    if target is None:
+        target = type(item) if isinstance(item, ToolProvider) else item
+    module = getattr(target, "__module__", None)
+    if not isinstance(module, str) or module.split(".")[0] == "toolpalette":
+        module = getattr(impl.plugin, "__name__", None) or type(impl.plugin).__module__
+    return module if isinstance(module, str) else None
+
+
+def _problem(origin: Origin, kind: Any, reason: str, *, item: str | None = None) -> Problem:
+    return Problem(kind, reason, origin.pack, _dist_label(origin), item)
+
+
+def _dist_label(origin: Origin) -> str | None:
+    if origin.distribution is None:
+        return None
+    return f"{origin.distribution} {origin.version or '?'}"

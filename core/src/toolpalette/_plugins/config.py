@@ -1,0 +1,233 @@
+"""Host configuration: explicit renames and prefixes, and each pack's own settings.
+
+A collision between two packs is never resolved silently; the host resolves it here.
+The configuration comes from code (``ToolHub(rename=..., prefix=..., config=...)``) or
+from a file: a ``toolpalette.toml`` (top-level keys) or the ``[tool.toolpalette]``
+table of a ``pyproject.toml``, given by path or found in the current directory
+(``toolpalette.toml`` first). Code arguments win over the file, key by key.
+
+Keys:
+
+- ``rename``: ``{"old": "new"}`` renames a tool in every pack; ``{"pack.old": "new"}``
+  renames it in one pack only (tool names never contain a dot, so the pack is what
+  comes before the last dot). A rename wins over a prefix.
+- ``prefix``: ``{"pack": "prefix_"}`` puts ``prefix_`` in front of every tool of that pack.
+- ``packs``: ``{"pack": {...}}`` settings a pack reads through ``hub.pack_config(pack)``
+  (a workspace root, a database path).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, Union
+
+from toolpalette._tools.provider import BoundTool, ToolProvider
+from toolpalette._tools.tool import TOOL_NAME
+from toolpalette.errors import InvalidInputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+__all__ = ["ConfigSource", "HubConfig", "RenamedProvider", "load_config"]
+
+logger = logging.getLogger("toolpalette.config")
+
+ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
+"""What ``ToolHub(config=...)`` accepts: a mapping, a file path, or None (look in the CWD)."""
+
+KNOWN_KEYS: Final = frozenset({"rename", "prefix", "packs"})
+"""The configuration keys this module reads; others are logged and ignored."""
+_PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """A host's configuration, validated."""
+
+    rename: Mapping[str, str] = field(default_factory=dict)
+    """``old`` or ``pack.old`` to the new tool name."""
+    prefix: Mapping[str, str] = field(default_factory=dict)
+    """Pack name to the prefix put in front of each of its tools."""
+    packs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Pack name to that pack's own settings."""
+    source: str | None = None
+    """The file the configuration was read from, if any."""
+
+    def name_for(self, pack: str, tool_name: str) -> str:
+        """The name a pack's tool is offered under: renamed, prefixed, or unchanged."""
+        renamed = self.rename.get(f"{pack}.{tool_name}") or self.rename.get(tool_name)
+        if renamed:
+            return renamed
+        return self.prefix.get(pack, "") + tool_name
+
+    def pack_config(self, pack: str) -> Mapping[str, Any]:
+        """The read-only settings of ``pack`` (empty when there are none)."""
+        settings = self.packs.get(pack)
+        return MappingProxyType(dict(settings)) if settings else _EMPTY
+
+
+def load_config(
+    config: ConfigSource = None,
+    *,
+    rename: Mapping[str, str] | None = None,
+    prefix: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> HubConfig:
+    """Read and validate the host configuration; code arguments win over the file.
+
+    Args:
+        config: A mapping (the table itself), a path to a ``toolpalette.toml`` or a
+            ``pyproject.toml``, or None to look for one of those in ``cwd``.
+        rename: Renames given in code, merged over the file's.
+        prefix: Prefixes given in code, merged over the file's.
+        cwd: Where to look when ``config`` is None; defaults to the current directory.
+
+    Raises:
+        ValueError: a key has the wrong type, or a new name or prefix is not valid.
+        OSError: an explicit path cannot be read.
+    """
+    if isinstance(config, Mapping):
+        table, source = config, None
+    else:
+        table, source = _read_file(config, Path(cwd) if cwd is not None else Path.cwd())
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        logger.warning("ignoring unknown toolpalette configuration keys: %s", ", ".join(unknown))
+    merged_rename = {**_str_map(table, "rename"), **dict(rename or {})}
+    merged_prefix = {**_str_map(table, "prefix"), **dict(prefix or {})}
+    _check_names(merged_rename, merged_prefix)
+    return HubConfig(merged_rename, merged_prefix, _packs(table), source)
+
+
+def _read_file(
+    path: str | os.PathLike[str] | None, cwd: Path
+) -> tuple[Mapping[str, Any], str | None]:
+    if path is None:
+        for candidate in (cwd / "toolpalette.toml", cwd / "pyproject.toml"):
+            if candidate.is_file():
+                table = _table_of(candidate)
+                if table is not None:
+                    return table, str(candidate)
+        return {}, None
+    file = Path(path)
+    return _table_of(file) or {}, str(file)
+
+
+def _table_of(file: Path) -> Mapping[str, Any] | None:
+    try:
+        data: dict[str, Any] = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{file.name}: not valid TOML ({exc})") from exc
+    if file.name != "pyproject.toml":
+        return data
+    table = data.get("tool", {}).get("toolpalette")
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{file.name}: [tool.toolpalette] must be a table")
+    return table
+
+
+def _str_map(table: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = table.get(key, {})
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"toolpalette configuration: {key!r} must map strings to strings")
+    return dict(value)
+
+
+def _packs(table: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    value = table.get("packs", {})
+    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
+        raise ValueError("toolpalette configuration: 'packs' must map pack names to tables")
+    return {str(k): MappingProxyType(dict(v)) for k, v in value.items()}
+
+
+def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str]) -> None:
+    for old, new in rename.items():
+        if not TOOL_NAME.match(new):
+            raise ValueError(
+                f"toolpalette configuration: rename {old!r} -> {new!r}: tool names are "
+                "1-64 characters of letters, digits, '_' and '-'"
+            )
+    for pack, text in prefix.items():
+        if not _PREFIX.match(text):
+            raise ValueError(
+                f"toolpalette configuration: prefix for pack {pack!r} is {text!r}: "
+                "use letters, digits, '_' and '-' (e.g. 'files_')"
+            )
+
+
+class RenamedProvider(ToolProvider):
+    """A provider offered under another name, as the host's configuration asks.
+
+    Everything but the name comes from the wrapped provider. Two renamed providers are
+    equal when they wrap equal providers under the same name, so a pack loaded twice
+    still yields one entry.
+    """
+
+    def __init__(self, inner: ToolProvider, name: str) -> None:
+        if not TOOL_NAME.match(name):
+            raise ValueError(f"{name!r} is not a valid tool name (is the prefix too long?)")
+        self.inner = inner
+        """The provider the pack returned."""
+        self._name = name
+        self.origin = inner.origin
+
+    name = property(lambda self: self._name)
+    description = property(lambda self: self.inner.description)
+    input_schema = property(lambda self: self.inner.input_schema)
+    output_schema = property(lambda self: self.inner.output_schema)
+    weight = property(lambda self: self.inner.weight)
+    action_verb = property(lambda self: self.inner.action_verb)
+    read_only = property(lambda self: self.inner.read_only)
+    metadata = property(lambda self: self.inner.metadata)
+    concurrency_safe = property(lambda self: self.inner.concurrency_safe)
+    timeout = property(lambda self: self.inner.timeout)
+    output_cap = property(lambda self: self.inner.output_cap)
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        """As the wrapped provider decides."""
+        return self.inner.is_concurrency_safe(value)
+
+    def resource_key(self, value: Any) -> Any:
+        """As the wrapped provider decides."""
+        return self.inner.resource_key(value)
+
+    def grade_for(self, parent: Any) -> str | None:
+        """As the wrapped provider decides."""
+        return self.inner.grade_for(parent)
+
+    def parse_input(self, raw: Any) -> Any:
+        """Validate like the wrapped provider; refusals name the new tool name."""
+        try:
+            return self.inner.parse_input(raw)
+        except InvalidInputError as exc:
+            raise InvalidInputError(tool_name=self._name, problems=exc.problems) from exc.__cause__
+
+    def dump_output(self, value: Any) -> Any:
+        """As the wrapped provider does."""
+        return self.inner.dump_output(value)
+
+    def create(self, parent: Any = None) -> BoundTool:
+        """Build the wrapped provider's tool."""
+        return self.inner.create(parent)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RenamedProvider):
+            return NotImplemented
+        return self._name == other._name and self.inner == other.inner
+
+    def __hash__(self) -> int:
+        return hash((RenamedProvider, self._name, self.inner))

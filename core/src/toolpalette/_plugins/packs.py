@@ -1,0 +1,147 @@
+"""The hub's record of each pack, and the scan that finds them cheaply.
+
+Building a hub must cost about what listing the entry points costs, even with a
+thousand packs installed. So the scan reads only the entry point tables (through the
+standard library, which names each distribution from its folder, without parsing its
+``METADATA``), and a pack's distribution name and version are read the first time
+something asks for them: when the pack is imported, listed by ``plugins()``, or
+selected by distribution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import re
+from typing import Any, Final, Literal
+
+from toolpalette._plugins.discovery import EntryPointInfo, describe, incompatibility
+from toolpalette._plugins.problems import Problem
+from toolpalette._tools.provider import Origin, ToolProvider
+from toolpalette.errors import IncompatiblePluginError
+
+__all__ = ["Pack", "PackStatus", "scan"]
+
+_CORE: Final = re.compile(r"^toolpalette(?![-_.A-Za-z0-9])", re.IGNORECASE)
+_CORE_UNPINNED: Final = re.compile(r"^toolpalette\s*(\[[^\]]*\])?\s*$", re.IGNORECASE)
+
+PackStatus = Literal["not-loaded", "loaded", "failed", "incompatible", "blocked", "disabled"]
+"""Where a pack stands: not needed yet, imported, broken, refused, or switched off."""
+
+
+class Pack:
+    """The hub's mutable record of one pack (an entry point, or a plugin added in code)."""
+
+    __slots__ = (
+        "_entry_point",
+        "_info",
+        "_requires",
+        "module",
+        "name",
+        "plugin_name",
+        "problems",
+        "providers",
+        "status",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        module: str | None,
+        *,
+        entry_point: Any = None,
+        info: EntryPointInfo | None = None,
+    ) -> None:
+        self.name = name
+        """The entry point name, or the name given to ``add_plugin``."""
+        self.module = module
+        """The hooks module: the entry point's target, or the added plugin's module."""
+        self.status: PackStatus = "not-loaded"
+        self.plugin_name: str | None = None
+        """The name pluggy knows it by (another pack's, for one module behind two names)."""
+        self.providers: list[ToolProvider] = []
+        """Its tools, renamed or prefixed as the host configured."""
+        self.problems: list[Problem] = []
+        """What went wrong while loading it."""
+        self._entry_point = entry_point
+        self._info = info
+        self._requires: list[str] | None = None
+
+    @property
+    def info(self) -> EntryPointInfo | None:
+        """The entry point with its distribution's name and version (read on first use)."""
+        if self._info is None and self._entry_point is not None:
+            self._info, self._requires = describe(self._entry_point)
+        return self._info
+
+    def incompatibility(self) -> IncompatiblePluginError | None:
+        """The error to report when the pack's requirement on toolpalette excludes this one.
+
+        Reads the ``Requires-Dist`` lines already read with the name and version, and
+        needs ``packaging`` only when a line pins toolpalette to some versions.
+        """
+        info = self.info
+        if info is None:
+            return None
+        if self._requires is None:  # an info given by hand: read the distribution's
+            dist = getattr(info.entry_point, "dist", None)
+            self._requires = list(getattr(dist, "requires", None) or [])
+        pinned = [r for r in self._requires if _CORE.match(r) and not _CORE_UNPINNED.match(r)]
+        return incompatibility(self.name, pinned) if pinned else None
+
+    @property
+    def distribution(self) -> str | None:
+        """The distribution's name, when the pack is installed."""
+        info = self.info
+        return info.distribution if info else None
+
+    @property
+    def origin(self) -> Origin:
+        """Provenance for its tools (the module is filled in per tool)."""
+        info = self.info
+        return Origin(
+            self.name, info.distribution if info else None, info.version if info else None
+        )
+
+    @property
+    def label(self) -> str | None:
+        """``distribution version`` for problems, or None for a plugin added in code."""
+        info = self.info
+        return info.label if info and info.distribution else None
+
+    def fingerprint(self) -> str | None:
+        """What identifies this pack's installed files, for the listing cache; None if unknown.
+
+        The entry point plus its distribution's ``RECORD`` (every installed file with its
+        hash). None for a plugin added in code, a distribution without a ``RECORD``, and
+        an editable install, whose sources change without its ``RECORD`` changing.
+        """
+        if self.status in ("blocked", "disabled"):  # never imported: its files do not matter
+            return f"{self.name}|{self.module}|{self.status}"
+        dist = getattr(self._entry_point, "dist", None)
+        if dist is None:
+            return None
+        direct_url = dist.read_text("direct_url.json") or ""
+        record = dist.read_text("RECORD")
+        if record is None or '"editable": true' in direct_url.replace("'", '"'):
+            return None
+        digest = hashlib.sha256(record.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{self.name}|{self.module}|{digest}"
+
+    def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
+        """Record a problem of this pack."""
+        self.problems.append(Problem(kind, reason, self.name, self.label, item))
+
+
+def scan(group: str) -> list[Pack]:
+    """A record per entry point in ``group``, sorted by name, importing and parsing nothing.
+
+    The standard library lists each distribution once (the first on ``sys.path``, as
+    the import system would pick it), naming it from its folder.
+    """
+    found = [
+        Pack(ep.name, ep.value.partition(":")[0].strip(), entry_point=ep)
+        for ep in importlib.metadata.entry_points(group=group)
+    ]
+    found.sort(key=lambda pack: pack.name)
+    return found

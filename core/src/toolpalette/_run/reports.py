@@ -1,0 +1,198 @@
+"""Failure reports: the whole picture of a failed call, delivered without the call waiting.
+
+A report goes to the ``toolpalette_tool_error`` hook and to the host's ``on_tool_error``
+callback from a background thread fed by a bounded queue. A full queue drops the report
+and counts it; a reporter that raises is logged and skipped; a reporter that blocks
+stalls only the delivery thread, which is then replaced (a bounded number of times).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from toolpalette._tools.tool import ToolContext
+
+__all__ = ["ReportQueue", "Reporter", "ToolErrorReport"]
+
+logger = logging.getLogger("toolpalette.executor")
+
+Reporter = Callable[["ToolErrorReport"], Any]
+"""A failure sink: called with each report, on the delivery thread."""
+
+QUEUE_SIZE: Final = 1000
+"""Reports waiting for delivery beyond this are dropped (and counted)."""
+STALL_AFTER: Final = 5.0
+"""Seconds one reporter may take before the delivery thread is considered stalled."""
+MAX_STALLED: Final = 4
+"""Stalled delivery threads tolerated; beyond this, reports are dropped until one returns."""
+
+
+@dataclass(frozen=True)
+class ToolErrorReport:
+    """Everything about one failed call; hosts log it, the model never sees it."""
+
+    tool: str
+    """The tool name asked for (``repr`` of it when it was not a string)."""
+    input: Any
+    """The input exactly as the caller passed it (text, bytes or mapping)."""
+    error: BaseException | None
+    """The exception behind the failure (with its cause and traceback), when there is one."""
+    status: int
+    """The result's status."""
+    code: str
+    """The result's code."""
+    text: str
+    """The text the model was given."""
+    duration: float
+    """Seconds from the start of the call to its result."""
+    context: ToolContext | None
+    """The call's context (run, thread, user, call id)."""
+
+
+def _hook_sinks(hook: Any) -> list[tuple[str, Reporter]]:
+    """One sink per implementation of a pluggy hook caller, so one failing impl skips alone."""
+    get_impls = getattr(hook, "get_hookimpls", None)
+    if get_impls is None:
+        return [(repr(hook), lambda report: hook(report=report))]
+    sinks: list[tuple[str, Reporter]] = []
+    for impl in reversed(get_impls()):
+        function, argnames = impl.function, tuple(impl.argnames)
+        sinks.append(
+            (
+                f"{impl.plugin_name}.{getattr(function, '__name__', 'hook')}",
+                _impl_sink(function, argnames),
+            )
+        )
+    return sinks
+
+
+def _impl_sink(function: Callable[..., Any], argnames: tuple[str, ...]) -> Reporter:
+    def sink(report: ToolErrorReport) -> Any:
+        return function(**({"report": report} if "report" in argnames else {}))
+
+    return sink
+
+
+def _deliver_one(label: str, sink: Reporter, report: ToolErrorReport) -> None:
+    started = time.monotonic()
+    try:
+        outcome = sink(report)
+        if inspect.isawaitable(outcome):
+            asyncio.run(_await(outcome))
+    except BaseException:
+        logger.exception("failure reporter %s raised; ignored", label)
+    took = time.monotonic() - started
+    if took > STALL_AFTER:
+        logger.warning("failure reporter %s took %.1f s", label, took)
+
+
+async def _await(awaitable: Any) -> None:
+    await awaitable
+
+
+class ReportQueue:
+    """Delivers reports on a background thread; ``put`` never blocks.
+
+    Each report names its sinks: ``hook``, a pluggy hook caller
+    (``hub.pm.hook.toolpalette_tool_error``, one sink per implementation, resolved at
+    delivery time) or any callable taking ``report=``, and ``callbacks``, each called with
+    the report. One queue serves many executors.
+    """
+
+    def __init__(self, *, maxsize: int = QUEUE_SIZE) -> None:
+        self._queue: queue.Queue[tuple[ToolErrorReport, Any, Sequence[Reporter]]] = queue.Queue(
+            maxsize
+        )
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._busy_since: float | None = None
+        self._busy_label = ""
+        self._stalled = 0
+        self.dropped = 0
+        """Reports that could not be delivered (queue full, or too many stalled reporters)."""
+        self.delivered = 0
+        """Reports handed to every sink."""
+
+    def put(self, report: ToolErrorReport, hook: Any, callbacks: Sequence[Reporter]) -> None:
+        """Queue ``report`` for the hook and the callbacks; drop and count it if it cannot be."""
+        with self._lock:
+            self._ensure_thread()
+            if self._thread is None:
+                self.dropped += 1
+                return
+        try:
+            self._queue.put_nowait((report, hook, callbacks))
+        except queue.Full:
+            with self._lock:
+                self.dropped += 1
+            logger.warning("failure report for %s dropped: the report queue is full", report.tool)
+
+    def _ensure_thread(self) -> None:
+        """Start a delivery thread, or replace one stalled in a reporter (under the lock)."""
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            since = self._busy_since
+            if since is None or time.monotonic() - since < STALL_AFTER:
+                return
+            logger.warning(
+                "failure reporter %s is blocking; delivering on a new thread", self._busy_label
+            )
+            self._stalled += 1
+        if self._stalled > MAX_STALLED:
+            self._thread = None
+            return
+        self._busy_since = None
+        self._thread = threading.Thread(target=self._run, name="toolpalette-reports", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        me = threading.current_thread()
+        while True:
+            report, hook, callbacks = self._queue.get()
+            try:
+                for label, sink in _sinks_or_none(hook, callbacks):
+                    with self._lock:
+                        self._busy_since, self._busy_label = time.monotonic(), label
+                    _deliver_one(label, sink, report)
+                    with self._lock:
+                        self._busy_since = None
+            finally:
+                self._queue.task_done()
+            with self._lock:
+                self.delivered += 1
+                if self._thread is not me:
+                    self._stalled -= 1  # replaced while stalled: this thread retires
+                    return
+
+    def join(self, timeout: float = 5.0) -> bool:
+        """Wait until every queued report has been delivered; for tests and shutdown."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
+
+def sinks_for(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, Reporter]]:
+    """The delivery list for one executor: every hook implementation, then the callbacks."""
+    sinks = _hook_sinks(hook) if hook is not None else []
+    for callback in callbacks:
+        sinks.append((getattr(callback, "__qualname__", repr(callback)), callback))
+    return sinks
+
+
+def _sinks_or_none(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, Reporter]]:
+    try:
+        return sinks_for(hook, callbacks)
+    except Exception:
+        logger.exception("failure reporters could not be listed; report dropped")
+        return []

@@ -1,0 +1,377 @@
+"""Running one tool call under a deadline and the caller's abort signal.
+
+Async tools start *eagerly*: their first step runs at once in the caller's task (in a
+context of their own), so a tool that never suspends costs no task, no timer and no
+loop round trip. A tool that suspends continues in a task watched by a single
+``loop.call_later`` timer; at the deadline the task is cancelled and the caller gets
+control back at once, even if the tool swallows the cancellation (the leftover task is
+tracked until it ends). Sync tools run in the :class:`~toolpalette._run.workers.WorkerPool`;
+the event loop only awaits a future the worker resolves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import threading
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from functools import partial
+from typing import Any, Final
+
+from toolpalette._run.abort import AbortSignal
+from toolpalette._run.workers import Job, PoolBusy, WorkerPool
+
+__all__ = ["OK", "RAISED", "TIMEOUT", "Aborted", "leftover_tasks", "run_async", "run_sync"]
+
+logger = logging.getLogger("toolpalette.executor")
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+OK: Final = _Marker("OK")
+"""The tool returned; the payload is its value."""
+RAISED: Final = _Marker("RAISED")
+"""The tool raised; the payload is the exception."""
+TIMEOUT: Final = _Marker("TIMEOUT")
+"""The deadline passed; the call was abandoned."""
+BUSY: Final = _Marker("BUSY")
+"""The worker pool refused the call."""
+PENDING: Final = _Marker("PENDING")
+"""An async tool suspended in its first step; it continues in a task."""
+_DONE: Final = _Marker("DONE")
+
+
+class Aborted:
+    """The caller's abort signal fired; ``reason`` is the caller's text."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+Outcome = tuple[Any, Any]
+"""``(OK, value)``, ``(RAISED, exception)``, ``(TIMEOUT, None)``, ``(BUSY, None)`` or
+``(Aborted, None)``."""
+
+_LEFTOVER: set[asyncio.Task[Any]] = set()
+_COUNTS = {"abandoned_tasks_total": 0}
+
+
+def leftover_tasks() -> int:
+    """Async tool tasks abandoned at their deadline (or by an abort) that are still running."""
+    return len(_LEFTOVER)
+
+
+def abandoned_tasks_total() -> int:
+    """Async tool tasks abandoned since the process started."""
+    return _COUNTS["abandoned_tasks_total"]
+
+
+# -- async tools ---------------------------------------------------------------------
+
+
+class _Carried(Exception):
+    """Carries a tool's own ``SystemExit`` or ``CancelledError`` out of its task.
+
+    asyncio re-raises ``SystemExit`` from a task into the loop, and turns a task's own
+    ``CancelledError`` into a cancelled task (losing the original on Python 3.10).
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(type(original).__name__)
+        self.original = original
+
+
+class _Resume:
+    """Continues a coroutine that already ran its first step, inside its own context."""
+
+    __slots__ = ("_context", "_coro", "_first")
+
+    def __init__(self, coro: Any, first: Any, context: contextvars.Context) -> None:
+        self._coro, self._first, self._context = coro, first, context
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coro, run = self._coro, self._context.run
+        value, self._first = self._first, None
+        while True:
+            try:
+                sent = yield value
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # thrown in by the task (e.g. cancellation)
+                try:
+                    value = run(coro.throw, exc)
+                except StopIteration as stop:
+                    return stop.value
+                except SystemExit as exit_:
+                    raise _Carried(exit_) from None
+            else:
+                try:
+                    value = run(coro.send, sent)
+                except StopIteration as stop:
+                    return stop.value
+                except (SystemExit, asyncio.CancelledError) as own:  # not our cancel
+                    raise _Carried(own) from None
+
+
+async def _resume(coro: Any, first: Any, context: contextvars.Context) -> Any:
+    return await _Resume(coro, first, context)
+
+
+async def _await_any(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _wake(waiter: asyncio.Future[Any], signal: Any) -> None:
+    if not waiter.done():
+        waiter.set_result(signal)
+
+
+def _wake_on_done(waiter: asyncio.Future[Any], _task: object) -> None:
+    if not waiter.done():
+        waiter.set_result(_DONE)
+
+
+def _wake_threadsafe(
+    loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], reason: str
+) -> None:
+    with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+        loop.call_soon_threadsafe(_wake, waiter, Aborted(reason))
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _LEFTOVER.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved, so asyncio does not log it as never retrieved
+
+
+def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -> None:
+    """Cancel ``task`` and track it until it really ends (it may swallow the cancel)."""
+    if abort_event is not None:
+        abort_event.set()
+    if task.done():
+        _forget(task)
+        return
+    task.cancel()
+    _COUNTS["abandoned_tasks_total"] += 1
+    _LEFTOVER.add(task)
+    task.add_done_callback(_forget)
+
+
+def start_async(awaitable: Any) -> Outcome:
+    """Run an async tool's first step now, in a context of its own.
+
+    Returns ``(OK, value)`` or ``(RAISED, exc)`` when the tool finished without
+    suspending (no task, no timer), else ``(PENDING, state)`` for :func:`finish_async`.
+    A plain function, not a coroutine: the common case costs no coroutine frame.
+    """
+    coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
+    context = contextvars.copy_context()
+    try:
+        first = context.run(coro.send, None)
+    except StopIteration as stop:
+        return OK, stop.value
+    except KeyboardInterrupt:
+        raise  # on the loop's thread this may be a real Ctrl-C: the process decides
+    except BaseException as exc:
+        return RAISED, exc
+    return PENDING, (coro, first, context)
+
+
+async def finish_async(
+    state: tuple[Any, Any, contextvars.Context],
+    timeout: float | None,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Continue a suspended tool in a task, under ``timeout`` and ``abort``.
+
+    A ``timeout`` of None waits without a deadline (used for approvals). On the
+    caller's own cancellation the task is abandoned and ``CancelledError`` propagates.
+    """
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(_resume(*state))
+    signal = await _wait(loop, task, timeout, abort, abort_event)
+    if signal is not _DONE:
+        abandon_task(task, abort_event)
+        return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+    if task.cancelled():  # the tool cancelled itself: not our deadline, not the caller
+        try:
+            task.result()
+        except asyncio.CancelledError as exc:
+            return RAISED, exc
+    error = task.exception()
+    if isinstance(error, _Carried):
+        return RAISED, error.original
+    return (RAISED, error) if error is not None else (OK, task.result())
+
+
+async def run_async(
+    awaitable: Any,
+    timeout: float | None,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Run an async tool's awaitable: eagerly, then under ``timeout`` and ``abort``."""
+    outcome = start_async(awaitable)
+    if outcome[0] is PENDING:
+        return await finish_async(outcome[1], timeout, abort, abort_event)
+    return outcome
+
+
+async def _wait(
+    loop: asyncio.AbstractEventLoop,
+    task: asyncio.Task[Any],
+    timeout: float | None,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Any:
+    waiter: asyncio.Future[Any] = loop.create_future()
+    task.add_done_callback(partial(_wake_on_done, waiter))
+    timer = loop.call_later(timeout, _wake, waiter, TIMEOUT) if timeout is not None else None
+    unsubscribe = abort.subscribe(partial(_wake_threadsafe, loop, waiter)) if abort else None
+    try:
+        return await waiter
+    except asyncio.CancelledError:
+        abandon_task(task, abort_event)
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if unsubscribe is not None:
+            unsubscribe()
+
+
+# -- sync tools ----------------------------------------------------------------------
+
+
+def _deliver_threadsafe(
+    loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], ok: bool, value: Any
+) -> None:
+    with contextlib.suppress(RuntimeError):  # a closed loop: the caller is gone
+        loop.call_soon_threadsafe(_wake, waiter, (OK if ok else RAISED, value))
+
+
+async def run_sync(
+    fn: Callable[[], Any],
+    pool: WorkerPool,
+    timeout: float,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Run a sync tool in ``pool`` and await it without blocking the loop."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[Any] = loop.create_future()
+    job = Job(fn, partial(_deliver_threadsafe, loop, waiter))
+    try:
+        pool.submit(job)
+    except PoolBusy:
+        return BUSY, None
+    timer = loop.call_later(timeout, _wake, waiter, TIMEOUT)
+    unsubscribe = abort.subscribe(partial(_wake_threadsafe, loop, waiter)) if abort else None
+    try:
+        signal = await waiter
+    except asyncio.CancelledError:
+        _abandon_job(pool, job, abort_event)
+        raise
+    finally:
+        timer.cancel()
+        if unsubscribe is not None:
+            unsubscribe()
+    if type(signal) is tuple:
+        return signal
+    _abandon_job(pool, job, abort_event)
+    return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+
+
+def _abandon_job(pool: WorkerPool, job: Job, abort_event: threading.Event | None) -> None:
+    if abort_event is not None:
+        abort_event.set()
+    pool.abandon(job)
+
+
+class _SyncWaiter:
+    """A one-shot handoff from a worker (or an abort) to a thread blocked in ``wait``."""
+
+    __slots__ = ("_box", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+        self._box: dict[str, Any] = {}
+
+    def put(self, signal: Any) -> None:
+        if self._box.setdefault("signal", signal) is signal:  # first writer wins
+            self._lock.release()
+
+    def deliver(self, ok: bool, value: Any) -> None:
+        self.put((OK if ok else RAISED, value))
+
+    def abort(self, reason: str) -> None:
+        self.put(Aborted(reason))
+
+    def wait(self, timeout: float) -> Any:
+        if self._lock.acquire(timeout=timeout):
+            return self._box["signal"]
+        self.put(TIMEOUT)
+        return self._box["signal"]
+
+
+def run_blocking(
+    fn: Callable[[], Any],
+    pool: WorkerPool,
+    timeout: float,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Run ``fn`` in ``pool`` and block this thread until it ends, times out or aborts."""
+    waiter = _SyncWaiter()
+    job = Job(fn, waiter.deliver)
+    try:
+        pool.submit(job)
+    except PoolBusy:
+        return BUSY, None
+    unsubscribe = abort.subscribe(waiter.abort) if abort else None
+    try:
+        signal = waiter.wait(timeout)
+    finally:
+        if unsubscribe is not None:
+            unsubscribe()
+    if type(signal) is tuple:
+        return signal
+    _abandon_job(pool, job, abort_event)
+    return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+
+
+# -- from sync code ------------------------------------------------------------------
+
+
+def run_apart(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` to completion from sync code, even on a thread whose loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(asyncio.run(coro)), daemon=True)
+    thread.start()
+    thread.join()
+    return box[0]
+
+
+def run_to_end(call: Callable[[], Any]) -> Any:
+    """Run an async tool to completion on a loop of this (worker) thread."""
+    return asyncio.run(_await_any(call()))

@@ -1,0 +1,180 @@
+"""What the model reads: failure texts, exception shaping, and output rendering under a cap.
+
+Every text here is built from the tool's name (only when it is a well-formed name),
+numbers and fixed words. A raw exception message or an input value never appears; the
+one deliberate exception is :class:`~toolpalette.errors.ToolError`, whose
+``user_message`` a tool author writes for the model.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import json
+import re
+import types
+from typing import TYPE_CHECKING, Any, Final
+
+from toolpalette._tools.result import ToolResult
+from toolpalette._tools.tool import TOOL_NAME
+from toolpalette.errors import ToolError
+
+if TYPE_CHECKING:
+    from toolpalette._tools.provider import ToolProvider
+
+__all__ = [
+    "MAX_LISTED",
+    "MAX_MESSAGE",
+    "failure",
+    "name_label",
+    "render_output",
+    "shape_exception",
+    "unavailable_text",
+]
+
+MAX_LISTED: Final = 100
+"""An unknown tool's answer lists at most this many available names."""
+MAX_MESSAGE: Final = 2000
+"""A ToolError's user message is cut to this many characters (it is a message, not data)."""
+_CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _c_encoder() -> Any:
+    """The C encoder behind ``_ENCODER``, built once (``encode`` builds one per call).
+
+    Without a markers dict a cycle ends in RecursionError rather than ValueError;
+    both are refusals.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return None
+    return make(
+        None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+
+_C_ENCODE: Final = _c_encoder()
+
+
+def _to_json(value: Any) -> str:
+    if type(value) is int:
+        return int.__repr__(value)
+    if _C_ENCODE is not None:
+        return "".join(_C_ENCODE(value, 0))
+    return _ENCODER.encode(value)  # pragma: no cover
+
+
+def _group_type() -> type[BaseException] | None:
+    group: type[BaseException] | None = getattr(builtins, "BaseExceptionGroup", None)
+    if group is None:  # pragma: no cover - Python 3.10: the backport, a core dependency there
+        try:
+            group = importlib.import_module("exceptiongroup").BaseExceptionGroup
+        except ImportError:
+            return None
+    return group
+
+
+_GROUP: Final = _group_type()
+
+
+def failure(status: int, code: str, text: str) -> ToolResult:
+    """A failed call's result."""
+    return ToolResult(text, is_error=True, status=status, code=code)
+
+
+def name_label(name: object) -> str:
+    """The name quoted for a message, or a neutral phrase when it is not a well-formed name."""
+    if isinstance(name, str) and TOOL_NAME.match(name):
+        return f"Tool '{name}'"
+    return "The requested tool"
+
+
+def unavailable_text(name: object, available: list[str]) -> str:
+    """The text for an unknown or not-offered name: the same text for both.
+
+    At most :data:`MAX_LISTED` names are listed, so a huge catalog cannot flood the model.
+    """
+    listing = ", ".join(available[:MAX_LISTED]) if available else "none"
+    if len(available) > MAX_LISTED:
+        listing += f" and {len(available) - MAX_LISTED} more"
+    return f"{name_label(name)} is not available. Available tools: {listing}."
+
+
+def _tool_error_in(exc: BaseException) -> ToolError | None:
+    """The ToolError to show: ``exc`` itself, or the only leaf of an exception group."""
+    while _GROUP is not None and isinstance(exc, _GROUP):
+        inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+        if len(inner) != 1:
+            return None
+        exc = inner[0]
+    return exc if isinstance(exc, ToolError) else None
+
+
+def shape_exception(tool_name: str, exc: BaseException) -> ToolResult:
+    """The result for an exception a tool raised.
+
+    A :class:`ToolError` (alone, or the single leaf of an exception group) keeps its
+    status, code and user message (cut to :data:`MAX_MESSAGE`). Anything else, chained
+    or grouped, becomes one generic text naming the tool: its message may hold secrets.
+    """
+    error = _tool_error_in(exc)
+    if error is None:
+        return failure(
+            500,
+            "internal_error",
+            f"{name_label(tool_name)} failed with an internal error. "
+            "The details were reported to the host.",
+        )
+    status = error.status
+    if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
+        status = 422
+    code = error.code if isinstance(error.code, str) and _CODE.match(error.code) else "tool_error"
+    message = error.user_message if isinstance(error.user_message, str) else ""
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
+    return failure(status, code, message or f"{name_label(tool_name)} reported an error.")
+
+
+def render_output(
+    provider: ToolProvider, value: Any, cap: int
+) -> tuple[ToolResult, BaseException | None]:
+    """The result for a tool's return value, with the exception behind a failure.
+
+    Text output ships as it is; anything else as compact JSON text. The cap counts
+    UTF-8 bytes of that text: over it is a 413, never a truncated payload. Output that
+    is not JSON (sets, objects, NaN, cycles, lone surrogates) is a 500 ``invalid_output``;
+    no ``repr`` of it reaches the model.
+    """
+    try:
+        dumped = provider.dump_output(value)
+        text = dumped if isinstance(dumped, str) else _to_json(dumped)
+        size = len(text)
+        if size <= cap:
+            size = len(text.encode("utf-8"))  # also refuses lone surrogates
+    except (Exception, RecursionError) as exc:
+        if isinstance(value, types.CoroutineType):  # a sync tool returned a coroutine
+            value.close()
+        return _invalid_output(provider.name), exc
+    if size > cap:
+        return failure(
+            413,
+            "output_too_large",
+            f"{name_label(provider.name)} returned more than {cap} bytes of output, "
+            "which is over the limit. Ask for less (a narrower query or a smaller range).",
+        ), None
+    structured = dumped if isinstance(dumped, dict) and provider.output_schema is not None else None
+    return ToolResult(text, structured=structured), None
+
+
+def _invalid_output(tool_name: str) -> ToolResult:
+    return failure(
+        500,
+        "invalid_output",
+        f"{name_label(tool_name)} returned output that cannot be shown (it is not JSON). "
+        "The details were reported to the host.",
+    )

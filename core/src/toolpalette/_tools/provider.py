@@ -1,0 +1,501 @@
+"""Tool providers: everything needed to present one tool to a model and to run it.
+
+A provider is what the registry holds under a name. :class:`FunctionToolProvider` wraps
+an ``@tool`` function, :class:`ClassToolProvider` an ``@tool`` ``Tool`` subclass; other
+providers (MCP tools, the meta-tools) subclass :class:`ToolProvider` directly and bring
+their own JSON Schema.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import copy
+import inspect
+import re
+import weakref
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, get_type_hints
+
+import pydantic
+from typing_extensions import Self
+
+from toolpalette._tools import schema as _schema
+from toolpalette._tools import strict_json as _json
+from toolpalette._tools.tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
+from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "BoundTool",
+    "ClassToolProvider",
+    "FunctionToolProvider",
+    "Origin",
+    "ToolProvider",
+    "as_provider",
+]
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+_BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionary()
+"""Providers already built for @tool functions and classes (see ``as_provider``)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a provider comes from: the pack, its distribution, and the module."""
+
+    pack: str | None = None
+    """The entry point name of the pack (or the name given to ``add_plugin``)."""
+    distribution: str | None = None
+    """The distribution that ships it, e.g. ``toolpalette-files``."""
+    version: str | None = None
+    """That distribution's version."""
+    module: str | None = None
+    """The module that defines the tool."""
+
+    def describe(self) -> str:
+        """``module (distribution version)``, with whatever parts are known."""
+        where = self.module or self.pack or "unknown module"
+        if self.distribution:
+            return f"{where} ({self.distribution} {self.version or '?'})"
+        return where
+
+
+class BoundTool:
+    """A tool made for one parent, ready to run validated input.
+
+    ``invoke`` returns the result, or an awaitable when ``is_async`` is true.
+    """
+
+    __slots__ = ("_call", "is_async", "takes_context")
+
+    def __init__(self, call: Callable[..., Any], *, is_async: bool, takes_context: bool) -> None:
+        self._call = call
+        self.is_async = is_async
+        """Whether ``invoke`` returns an awaitable."""
+        self.takes_context = takes_context
+        """Whether the tool asked for a ToolContext."""
+
+    def invoke(self, value: Any, context: ToolContext | None = None) -> Any:
+        """Run the tool on input returned by ``parse_input``."""
+        return self._call(value, context if context is not None else ToolContext())
+
+
+class ToolProvider(abc.ABC):
+    """Everything needed to present and invoke one tool.
+
+    Subclasses provide ``name``, ``description``, ``input_schema`` and ``create``; the
+    rest has sensible defaults. ``parse_input`` validates model input against the
+    published input schema (jsonschema, no reference retrieval); providers backed by a
+    pydantic model override it with a faster path that accepts exactly the same input.
+    """
+
+    origin: Origin | None = None
+    """Where the provider comes from, when known (set by the hub)."""
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The tool's name as the model sees it."""
+
+    @property
+    @abc.abstractmethod
+    def description(self) -> str:
+        """What the model reads about the tool."""
+
+    @property
+    @abc.abstractmethod
+    def input_schema(self) -> dict[str, Any]:
+        """The published input JSON Schema (refinements included)."""
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The output JSON Schema, or None when output ships as text."""
+        return None
+
+    @property
+    def weight(self) -> float:
+        """Relative cost or priority."""
+        return 1.0
+
+    @property
+    def display_name(self) -> str:
+        """A human-friendly name."""
+        return self.name.replace("_", " ").capitalize()
+
+    @property
+    def action_verb(self) -> str:
+        """What a UI says while the tool runs."""
+        return "Running"
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the tool leaves the world unchanged; mutating unless declared."""
+        return False
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """An open mapping the core never reads."""
+        return _EMPTY
+
+    @property
+    def concurrency_safe(self) -> bool:
+        """Whether calls may overlap, when the input does not decide it."""
+        return self.read_only
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a call may run; None takes the executor's default."""
+        return None
+
+    @property
+    def output_cap(self) -> int | None:
+        """Largest output in bytes of JSON text; None takes the executor's default."""
+        return None
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        """Whether a call with this (validated) input may overlap others."""
+        return self.concurrency_safe
+
+    def resource_key(self, value: Any) -> Hashable | None:
+        """Calls whose inputs give the same key run one at a time; None: no key."""
+        return None
+
+    def grade_for(self, parent: Any) -> str | None:
+        """The model grade the tool runs for; None when it does not depend on one."""
+        return None
+
+    def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
+        """Validate model input against the published schema.
+
+        Raises:
+            InvalidInputError: naming field paths and declared types, never values.
+        """
+        return self._check_schema(_load(self.name, raw))
+
+    def _check_schema(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` (already past the JSON policy) if the published schema accepts it.
+
+        Raises:
+            InvalidInputError: naming field paths and declared types, never values.
+        """
+        errors = list(self._validator().iter_errors(data))
+        if errors:
+            problems = _schema.problems_from_jsonschema(errors, self.input_schema)
+            raise InvalidInputError(tool_name=self.name, problems=problems) from _cause(errors)
+        return data
+
+    def dump_output(self, value: Any) -> Any:
+        """The JSON-able form of a result (the identity unless a type says otherwise)."""
+        return value
+
+    @abc.abstractmethod
+    def create(self, parent: Any = None) -> BoundTool:
+        """Build the runnable tool for ``parent`` (usually the bound thinker)."""
+
+    def with_origin(self, origin: Origin) -> Self:
+        """A shallow copy of this provider that knows where it comes from.
+
+        Providers of ``@tool`` objects are shared (see :func:`as_provider`); the hub
+        stamps each pack's copy, so provenance never leaks from one pack to another.
+        """
+        clone = copy.copy(self)
+        clone.origin = origin
+        return clone
+
+    def describe(self) -> str:
+        """Who provides this tool, for collision reports: class, module, distribution."""
+        where = self.origin.describe() if self.origin else self._defined_in()
+        return f"{type(self).__name__} {self.name!r} from {where}"
+
+    def _defined_in(self) -> str:
+        """Where the tool is defined, when no origin is known."""
+        return type(self).__module__
+
+    def _validator(self) -> Validator:
+        cached: Validator | None = self.__dict__.get("_cached_validator")
+        if cached is None:
+            cached = _schema.compile_validator(self.input_schema)
+            self.__dict__["_cached_validator"] = cached
+        return cached
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def _load(tool_name: str, raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        return _json.load_input(raw)
+    except _json.InputPolicyError as exc:
+        raise InvalidInputError(tool_name=tool_name, problems=[exc.problem]) from None
+
+
+def _cause(errors: list[Any]) -> Exception:
+    # The validator's own words quote the value: they survive only as __cause__, for logs.
+    return ValueError("; ".join(str(e.message) for e in errors))
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+class _SpecProvider(ToolProvider):
+    """A provider built from a ``ToolSpec`` and a pydantic input model."""
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        *,
+        default_name: str,
+        doc: str | None,
+        model: type[pydantic.BaseModel],
+        returns: Any,
+    ) -> None:
+        self._spec = spec
+        self._name = spec.name or default_name
+        if not TOOL_NAME.match(self._name):
+            raise ToolDefinitionError(
+                tool_name=self._name,
+                reason="names are 1-64 characters of letters, digits, '_' and '-'; "
+                "pass name=... to @tool",
+            )
+        summary, self._param_docs = _schema.split_docstring(doc)
+        self._description = (spec.description or summary).strip()
+        if not self._description:
+            raise ToolDefinitionError(
+                tool_name=self._name, reason="it needs a description: a docstring or description="
+            )
+        self._model = model
+        self._returns = returns
+        self._schema = self._build_schema()
+        self._refined = spec.refine_schema is not None
+        self._output_schema = _schema.output_schema(returns)
+        self._output_adapter: pydantic.TypeAdapter[Any] | None = (
+            pydantic.TypeAdapter(returns) if self._output_schema is not None else None
+        )
+
+    def _build_schema(self) -> dict[str, Any]:
+        try:
+            schema = self._model.model_json_schema()
+        except pydantic.PydanticUserError as exc:  # e.g. a Callable field
+            first_line = str(exc).splitlines()[0]
+            raise InvalidToolSchemaError(
+                tool_name=self._name, errors=[f"its input model has no JSON schema: {first_line}"]
+            ) from exc
+        schema.pop("title", None)
+        if self._spec.refine_schema is not None:
+            # A refiner's output is checked against the metaschema; what pydantic
+            # generates from annotations is valid by construction, and checking it would
+            # cost more than building it.
+            schema = _schema.refine(schema, self._spec.refine_schema, self._name)
+            _schema.check_schema(schema, self._name)
+        elif schema.get("type") != "object":
+            raise InvalidToolSchemaError(
+                tool_name=self._name, errors=["input schema must have type 'object'"]
+            )
+        return schema
+
+    name = property(lambda self: self._name)
+    description = property(lambda self: self._description)
+    input_schema = property(lambda self: self._schema)
+    output_schema = property(lambda self: self._output_schema)
+    weight = property(lambda self: self._spec.weight)
+    read_only = property(lambda self: self._spec.read_only)
+    metadata = property(lambda self: self._spec.metadata)
+    timeout = property(lambda self: self._spec.timeout)
+    output_cap = property(lambda self: self._spec.output_cap)
+
+    @property
+    def display_name(self) -> str:
+        return self._spec.display_name or super().display_name
+
+    @property
+    def action_verb(self) -> str:
+        return self._spec.action_verb or super().action_verb
+
+    @property
+    def concurrency_safe(self) -> bool:
+        flag = self._spec.concurrency_safe
+        return self._spec.read_only if flag is None or callable(flag) else flag
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        flag = self._spec.concurrency_safe
+        return bool(flag(value)) if callable(flag) else self.concurrency_safe
+
+    def resource_key(self, value: Any) -> Hashable | None:
+        key_of = self._spec.resource_key
+        return key_of(value) if key_of is not None else None
+
+    def grade_for(self, parent: Any) -> str | None:
+        if not self._spec.model_dependent:
+            return None
+        return self._spec.grade or getattr(parent, "grade", None)
+
+    def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
+        data = _load(self._name, raw)
+        if not self._refined:
+            try:
+                # Fast path: strict validation accepts a subset of what the schema does.
+                return self._model.model_validate(data, strict=True)
+            except pydantic.ValidationError:
+                pass
+        self._check_schema(data)  # the schema decides; raises with its problems
+        try:
+            return self._model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            problems = _schema.problems_from_pydantic(exc, self._schema)
+            raise InvalidInputError(tool_name=self._name, problems=problems) from exc
+
+    def dump_output(self, value: Any) -> Any:
+        if self._output_adapter is not None:
+            return self._output_adapter.dump_python(value, mode="json")
+        return value
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn)
+
+
+class FunctionToolProvider(_SpecProvider):
+    """The provider of an ``@tool`` function; equal to another for the same function."""
+
+    def __init__(self, fn: Callable[..., Any], spec: ToolSpec | None = None) -> None:
+        spec = spec or get_spec(fn) or ToolSpec()
+        self.function = fn
+        """The wrapped function."""
+        name = spec.name or str(getattr(fn, "__name__", "tool"))
+        _, param_docs = _schema.split_docstring(fn.__doc__)
+        model, self._context_param = _schema.function_input_model(fn, name, param_docs)
+        returns = _return_annotation(fn)
+        super().__init__(spec, default_name=name, doc=fn.__doc__, model=model, returns=returns)
+        self._field_names = tuple(model.model_fields)
+
+    def create(self, parent: Any = None) -> BoundTool:
+        fn, fields, ctx_param = self.function, self._field_names, self._context_param
+
+        def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
+            kwargs = {name: getattr(value, name) for name in fields}
+            if ctx_param is not None:
+                kwargs[ctx_param] = context
+            return fn(**kwargs)
+
+        return BoundTool(call, is_async=_is_async(fn), takes_context=ctx_param is not None)
+
+    def _defined_in(self) -> str:
+        fn = self.function
+        return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', self.name)}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FunctionToolProvider):
+            return NotImplemented
+        return self.function is other.function and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash((FunctionToolProvider, id(self.function), self.name))
+
+
+class ClassToolProvider(_SpecProvider):
+    """The provider of an ``@tool`` ``Tool`` subclass; equal to another for the same class."""
+
+    def __init__(self, cls: type[Tool], spec: ToolSpec | None = None) -> None:
+        spec = spec or get_spec(cls) or ToolSpec()
+        self.tool_class = cls
+        """The wrapped class."""
+        name = spec.name or _snake(cls.__name__)
+        run = getattr(cls, "run", None)
+        if run is None or run is Tool.run:
+            raise ToolDefinitionError(tool_name=name, reason="a Tool subclass must define run()")
+        model = _input_model(run, name)
+        params = list(inspect.signature(run).parameters)
+        self._takes_context = len(params) >= 3
+        super().__init__(
+            spec, default_name=name, doc=cls.__doc__, model=model, returns=_return_annotation(run)
+        )
+
+    def create(self, parent: Any = None) -> BoundTool:
+        instance = self.tool_class(parent)
+        run = instance.run
+        if self._takes_context:
+            return BoundTool(run, is_async=_is_async(run), takes_context=True)
+        return BoundTool(
+            lambda value, _ctx: run(value), is_async=_is_async(run), takes_context=False
+        )
+
+    def _defined_in(self) -> str:
+        return f"{self.tool_class.__module__}.{self.tool_class.__qualname__}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClassToolProvider):
+            return NotImplemented
+        return self.tool_class is other.tool_class and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash((ClassToolProvider, id(self.tool_class), self.name))
+
+
+def _return_annotation(fn: Callable[..., Any]) -> Any:
+    try:
+        return get_type_hints(fn).get("return")
+    except Exception:
+        return None
+
+
+def _input_model(run: Callable[..., Any], name: str) -> type[pydantic.BaseModel]:
+    params = list(inspect.signature(run).parameters)
+    try:
+        hints = get_type_hints(run)
+    except Exception as exc:
+        raise ToolDefinitionError(
+            tool_name=name, reason=f"run()'s annotations cannot be resolved ({exc})"
+        ) from exc
+    annotation = hints.get(params[1]) if len(params) >= 2 else None
+    if not (isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel)):
+        raise ToolDefinitionError(
+            tool_name=name,
+            reason="run(self, input) must annotate input with a pydantic BaseModel subclass",
+        )
+    return annotation
+
+
+def as_provider(obj: object) -> ToolProvider:
+    """Turn what a pack returns (an ``@tool`` function or class, or a provider) into a provider.
+
+    The provider of a function or class is built once (its schema generated once) and
+    reused while the object lives and its ``@tool`` spec is unchanged.
+
+    Raises:
+        ToolDefinitionError: ``obj`` is none of those.
+    """
+    if isinstance(obj, ToolProvider):
+        return obj
+    spec = get_spec(obj)
+    cached = _BUILT.get(obj) if spec is not None else None
+    if cached is not None and cached._spec is spec:
+        return cached
+    if isinstance(obj, type) and issubclass(obj, Tool):
+        if spec is None:
+            raise ToolDefinitionError(
+                tool_name=obj.__qualname__, reason="a Tool subclass needs the @tool decorator"
+            )
+        provider: _SpecProvider = ClassToolProvider(obj, spec)
+        _remember(obj, provider)
+        return provider
+    if spec is not None and callable(obj):
+        provider = FunctionToolProvider(obj, spec)
+        _remember(obj, provider)
+        return provider
+    label = getattr(obj, "__qualname__", type(obj).__name__)
+    raise ToolDefinitionError(
+        tool_name=str(label),
+        reason="expected an @tool function, an @tool Tool subclass, or a ToolProvider",
+    )
+
+
+def _remember(obj: object, provider: _SpecProvider) -> None:
+    # An object that cannot be weakly referenced is simply built again next time.
+    with contextlib.suppress(TypeError):
+        _BUILT[obj] = provider

@@ -1,0 +1,304 @@
+"""The tool registry: names to providers, thread-safe and mutable at run time."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, final
+
+from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
+from toolpalette._tools.tool import Tool, get_spec
+from toolpalette.errors import PluginWarning, ToolCollisionError, ToolNotFoundError
+
+__all__ = ["Surface", "SurfaceDiff", "ToolRegistry", "tool_schema"]
+
+logger = logging.getLogger("toolpalette.registry")
+
+
+def tool_schema(provider: ToolProvider) -> dict[str, Any]:
+    """The provider-neutral schema of one tool: name, description, input and output schema."""
+    schema: dict[str, Any] = {
+        "name": provider.name,
+        "description": provider.description,
+        "input_schema": provider.input_schema,
+    }
+    if provider.output_schema is not None:
+        schema["output_schema"] = provider.output_schema
+    return schema
+
+
+@dataclass(frozen=True)
+class SurfaceDiff:
+    """What one mutation changed, each list sorted by name."""
+
+    version: int
+    """The registry version after the change."""
+    added: tuple[str, ...] = ()
+    """Names that appeared."""
+    removed: tuple[str, ...] = ()
+    """Names that disappeared."""
+    changed: tuple[str, ...] = ()
+    """Names whose provider was replaced (only through ``replace``)."""
+
+
+@final
+@dataclass(frozen=True)
+class Surface:
+    """The tools a registry offers at one version: providers and schemas, as one pair."""
+
+    version: int
+    """The registry version these schemas belong to."""
+    providers: tuple[ToolProvider, ...]
+    """The providers, in registration order."""
+    _json: list[bytes] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        """The provider-neutral schemas, in registration order."""
+        return [tool_schema(p) for p in self.providers]
+
+    def serialized(self) -> bytes:
+        """The schemas as canonical JSON bytes: computed once per version, byte-reproducible."""
+        if not self._json:
+            text = json.dumps(
+                self.schemas, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            )
+            # A lone surrogate (in a description, say) becomes its JSON escape instead of
+            # making the whole surface unencodable.
+            self._json.append(text.encode("utf-8", "backslashreplace"))
+        return self._json[0]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tool names, in registration order."""
+        return tuple(p.name for p in self.providers)
+
+
+SurfaceCallback = Callable[[SurfaceDiff], None]
+
+
+class ToolRegistry:
+    """Tool names to providers, for one palette (or the hub's whole catalog).
+
+    - Registering a provider equal to the one under its name is an idempotent upsert
+      that keeps its position; any other provider under a taken name raises
+      :class:`ToolCollisionError` naming both. Nothing is renamed or overridden silently.
+    - ``register`` and ``unregister`` are state-idempotent; :attr:`version` grows by one
+      with every real change and never otherwise.
+    - Removal drains: a call that already holds a provider finishes with it; the next
+      lookup of the name fails as unknown.
+    - All methods are safe to call from several threads.
+    """
+
+    def __init__(self, providers: Iterable[object] = ()) -> None:
+        self._lock = threading.RLock()
+        self._providers: dict[str, ToolProvider] = {}
+        self._version = 0
+        self._surface: Surface | None = None
+        self._callbacks: list[SurfaceCallback] = []
+        self.register_all(*providers)
+
+    # -- reading -------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """A counter that every real mutation bumps."""
+        return self._version
+
+    def versioned_surface(self) -> Surface:
+        """The current providers and version, taken atomically."""
+        with self._lock:
+            if self._surface is None or self._surface.version != self._version:
+                self._surface = Surface(self._version, tuple(self._providers.values()))
+            return self._surface
+
+    def providers(self) -> list[ToolProvider]:
+        """The providers, in registration order."""
+        return list(self.versioned_surface().providers)
+
+    def tool_names(self) -> list[str]:
+        """The registered names, sorted."""
+        with self._lock:
+            return sorted(self._providers)
+
+    def concurrent_safe_tools(self) -> list[ToolProvider]:
+        """The providers whose calls may overlap, in registration order."""
+        return [p for p in self.providers() if p.concurrency_safe]
+
+    def get(self, name: object) -> ToolProvider | None:
+        """The provider under ``name``, or None (also for a ``None`` or non-string name)."""
+        if not isinstance(name, str):
+            return None
+        with self._lock:
+            return self._providers.get(name)
+
+    def get_provider(self, name: object) -> ToolProvider:
+        """The provider under ``name``.
+
+        Raises:
+            ToolNotFoundError: no such tool; the message lists the available names.
+        """
+        provider = self.get(name)
+        if provider is None:
+            raise ToolNotFoundError(tool_name=name, available=self.tool_names())
+        return provider
+
+    def create_tool(self, name: object, parent: Any = None) -> BoundTool:
+        """Build the tool registered under ``name`` for ``parent``.
+
+        Raises:
+            ToolNotFoundError: no such tool.
+        """
+        return self.get_provider(name).create(parent)
+
+    def has_tool(self, name: str) -> bool:
+        """Whether ``name`` is registered.
+
+        Raises:
+            TypeError: ``name`` is not a string (asking whether ``None`` exists is a bug).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"tool names are strings, not {type(name).__name__}")
+        with self._lock:
+            return name in self._providers
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None
+
+    def __len__(self) -> int:
+        return len(self._providers)
+
+    def __iter__(self) -> Any:
+        return iter(self.providers())
+
+    # -- changing ------------------------------------------------------------------
+
+    def register(self, obj: object) -> ToolProvider | None:
+        """Register a provider, an ``@tool`` function, or an ``@tool`` Tool subclass.
+
+        Returns the provider now under that name (the existing one on an idempotent
+        upsert), or None when ``obj`` is a Tool subclass without ``@tool`` (skipped with
+        a warning).
+
+        Raises:
+            ToolCollisionError: a different provider already holds the name.
+            ToolDefinitionError: ``obj`` cannot become a tool.
+        """
+        if isinstance(obj, type) and issubclass(obj, Tool) and get_spec(obj) is None:
+            warnings.warn(
+                f"{obj.__module__}.{obj.__qualname__} is a Tool subclass without @tool; skipped",
+                PluginWarning,
+                stacklevel=2,
+            )
+            return None
+        provider = as_provider(obj)
+        with self._lock:
+            existing = self._providers.get(provider.name)
+            if existing is not None:
+                if existing == provider:
+                    return existing
+                raise ToolCollisionError(
+                    tool_name=provider.name, first=existing.describe(), second=provider.describe()
+                )
+            self._providers[provider.name] = provider
+            diff = self._bump(added=(provider.name,))
+        self._notify(diff)
+        return provider
+
+    def register_all(self, *objs: object) -> list[ToolProvider]:
+        """Register each object in turn; returns the providers registered (skips omitted)."""
+        registered = (self.register(obj) for obj in objs)
+        return [p for p in registered if p is not None]
+
+    def replace(self, provider: ToolProvider) -> None:
+        """Put ``provider`` under its name whatever held it, keeping the position.
+
+        For hosts and reconcile hooks that rebuild a provider on purpose (e.g. a
+        meta-tool whose catalog changed); packs never replace each other's tools.
+        """
+        with self._lock:
+            existing = self._providers.get(provider.name)
+            if existing is provider:
+                return
+            self._providers[provider.name] = provider
+            diff = (
+                self._bump(changed=(provider.name,))
+                if existing is not None
+                else self._bump(added=(provider.name,))
+            )
+        self._notify(diff)
+
+    def unregister(self, obj: object) -> bool:
+        """Remove a tool by name, provider, ``@tool`` function or class.
+
+        Returns whether anything was removed; removing an absent tool changes nothing.
+
+        Raises:
+            TypeError: ``obj`` is None.
+        """
+        if obj is None:
+            raise TypeError("unregister(None): name the tool to remove")
+        if isinstance(obj, type) and issubclass(obj, Tool) and get_spec(obj) is None:
+            warnings.warn(
+                f"{obj.__module__}.{obj.__qualname__} is a Tool subclass without @tool; skipped",
+                PluginWarning,
+                stacklevel=2,
+            )
+            return False
+        name = obj if isinstance(obj, str) else as_provider(obj).name
+        with self._lock:
+            existing = self._providers.get(name)
+            if existing is None or (not isinstance(obj, str) and existing != as_provider(obj)):
+                return False
+            del self._providers[name]
+            diff = self._bump(removed=(name,))
+        self._notify(diff)
+        return True
+
+    def retain(self, names: Iterable[str]) -> list[str]:
+        """Remove every tool whose name is not in ``names``; returns the removed names."""
+        keep = set(names)
+        with self._lock:
+            gone = sorted(n for n in self._providers if n not in keep)
+            if not gone:
+                return []
+            for name in gone:
+                del self._providers[name]
+            diff = self._bump(removed=tuple(gone))
+        self._notify(diff)
+        return gone
+
+    def on_surface_changed(self, callback: SurfaceCallback) -> Callable[[], None]:
+        """Call ``callback`` with a name-sorted :class:`SurfaceDiff` after every change.
+
+        Returns a function that removes the callback. A callback that raises is logged.
+        """
+        with self._lock:
+            self._callbacks.append(callback)
+
+        def remove() -> None:
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
+
+        return remove
+
+    def _bump(self, **names: tuple[str, ...]) -> SurfaceDiff:
+        self._version += 1
+        return SurfaceDiff(self._version, **{k: tuple(sorted(v)) for k, v in names.items()})
+
+    def _notify(self, diff: SurfaceDiff) -> None:
+        with self._lock:
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            try:
+                callback(diff)
+            except Exception:
+                logger.exception("surface-changed callback %r raised; ignored", callback)
+
+    def __repr__(self) -> str:
+        return f"<ToolRegistry v{self._version}: {', '.join(self.tool_names()) or 'empty'}>"

@@ -1,0 +1,374 @@
+"""JSON Schemas: generated from signatures, refined, checked, and used to validate input.
+
+jsonschema is imported here lazily, never by ``import toolpalette``. Validators never
+retrieve a ``$ref``: only references inside the schema itself resolve.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import re
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+import pydantic
+from typing_extensions import is_typeddict
+
+from toolpalette._tools.tool import SchemaRefiner, ToolContext
+from toolpalette.errors import InputProblem, InvalidToolSchemaError, ToolDefinitionError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "check_schema",
+    "compile_validator",
+    "function_input_model",
+    "output_schema",
+    "problems_from_jsonschema",
+    "problems_from_pydantic",
+    "refine",
+    "split_docstring",
+]
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
+_PARAM_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$")
+
+
+def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and per-parameter texts."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    indent: int | None = None  # of the parameter lines; deeper lines continue one
+    for line in lines:
+        header = _SECTION.match(line)
+        if header:
+            section, current = header.group(1), None
+            continue
+        if section is None:
+            summary.append(line)
+        elif section in ("Args", "Arguments", "Parameters"):
+            match = _PARAM_LINE.match(line)
+            depth = len(line) - len(line.lstrip())
+            if match and (indent is None or depth <= indent):
+                indent = depth if indent is None else indent
+                current = match.group(1).lstrip("*")
+                params[current] = match.group(2).strip()
+            elif current and line.strip():
+                params[current] = f"{params[current]} {line.strip()}"
+    return "\n".join(summary).strip(), params
+
+
+def function_input_model(
+    fn: Callable[..., Any], tool_name: str, param_docs: dict[str, str]
+) -> tuple[type[pydantic.BaseModel], str | None]:
+    """Build the input model of a function tool from its signature.
+
+    Returns the model and the name of the parameter that receives the ToolContext (if
+    any). Every other parameter must be annotated and passable by keyword.
+    """
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        raise ToolDefinitionError(
+            tool_name=tool_name, reason=f"its annotations cannot be resolved ({exc})"
+        ) from exc
+    fields: dict[str, Any] = {}
+    context_param: str | None = None
+    for param in inspect.signature(fn).parameters.values():
+        annotation = hints.get(param.name, inspect.Parameter.empty)
+        if annotation is ToolContext:
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise ToolDefinitionError(
+                tool_name=tool_name,
+                reason=f"parameter {param.name!r} must be passable by keyword "
+                "(no *args, **kwargs or positional-only parameters)",
+            )
+        if annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                tool_name=tool_name, reason=f"parameter {param.name!r} needs a type annotation"
+            )
+        if param.name.startswith("_") or (
+            param.name.startswith("model_") and hasattr(pydantic.BaseModel, param.name)
+        ):
+            raise ToolDefinitionError(
+                tool_name=tool_name,
+                reason=f"parameter {param.name!r} cannot be an input field "
+                "(a leading underscore, or a pydantic BaseModel attribute); rename it",
+            )
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            annotation,
+            pydantic.Field(default, description=param_docs.get(param.name)),
+        )
+    try:
+        with warnings.catch_warnings():
+            # A parameter named like a BaseModel method (``schema``, ``json``) works: the
+            # field shadows the method on the input model, which only the core reads.
+            warnings.filterwarnings("ignore", r"Field name .* shadows an attribute", UserWarning)
+            model: type[pydantic.BaseModel] = pydantic.create_model(
+                f"{tool_name}_input",
+                __config__=pydantic.ConfigDict(extra="forbid", protected_namespaces=()),
+                **fields,
+            )
+    except (pydantic.PydanticUserError, TypeError, ValueError) as exc:
+        raise ToolDefinitionError(
+            tool_name=tool_name, reason=f"its parameters cannot form an input model ({exc})"
+        ) from exc
+    return model, context_param
+
+
+def refine(schema: dict[str, Any], refiner: SchemaRefiner, tool_name: str) -> dict[str, Any]:
+    """Apply a refiner to a copy of ``schema``; a failing refiner refuses the tool."""
+    candidate = copy.deepcopy(schema)
+    try:
+        returned = refiner(candidate)
+    except Exception as exc:
+        raise InvalidToolSchemaError(
+            tool_name=tool_name, errors=[f"refine_schema failed: {type(exc).__name__}"]
+        ) from exc
+    refined = candidate if returned is None else returned
+    if not isinstance(refined, dict):
+        raise InvalidToolSchemaError(
+            tool_name=tool_name, errors=["refine_schema must return a dict or None"]
+        )
+    return refined
+
+
+def _local_refs_only(schema: Any, path: str = "#") -> Iterable[str]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                if not value.startswith("#"):
+                    yield f"{path}/{key}: only local references ('#...') are allowed"
+            elif key == "$id" and isinstance(value, str) and path != "#":
+                yield f"{path}/$id: nested $id is not allowed"
+            else:
+                yield from _local_refs_only(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for i, item in enumerate(schema):
+            yield from _local_refs_only(item, f"{path}/{i}")
+
+
+def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None:
+    """Refuse a schema that is not valid Draft 2020-12, or that references outside itself.
+
+    Raises:
+        InvalidToolSchemaError: naming every problem found.
+    """
+    from jsonschema import Draft202012Validator
+
+    if not isinstance(schema, dict):
+        raise InvalidToolSchemaError(
+            tool_name=tool_name, errors=[f"{what} schema is not an object"]
+        )
+    errors = [
+        f"{what} schema {e.json_path}: {e.message}"
+        for e in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema)
+    ]
+    errors.extend(f"{what} schema {p}" for p in _local_refs_only(schema))
+    if what == "input" and schema.get("type") != "object":
+        errors.append("input schema must have type 'object'")
+    if errors:
+        raise InvalidToolSchemaError(tool_name=tool_name, errors=errors)
+
+
+def _refuse_retrieval(uri: str) -> Any:
+    raise LookupError(f"schema references are never retrieved ({len(uri)} characters refused)")
+
+
+@lru_cache(maxsize=1)
+def _empty_registry() -> Any:
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+
+
+def compile_validator(schema: dict[str, Any]) -> Validator:
+    """A Draft 2020-12 validator for ``schema`` that never retrieves a reference."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema, registry=_empty_registry())
+
+
+def output_schema(annotation: Any) -> dict[str, Any] | None:
+    """The output schema of a composite return type, or None when output ships as text.
+
+    Only types whose JSON form is described truthfully get one: pydantic models,
+    dataclasses and TypedDicts.
+    """
+    if annotation is None or annotation is inspect.Signature.empty:
+        return None
+    composite = (
+        (isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel))
+        or (isinstance(annotation, type) and dataclasses.is_dataclass(annotation))
+        or is_typeddict(annotation)
+    )
+    if not composite:
+        return None
+    try:
+        schema = pydantic.TypeAdapter(annotation).json_schema(mode="serialization")
+    except pydantic.PydanticUserError:
+        # e.g. typing.TypedDict before Python 3.12: not describable, so shipped as text.
+        return None
+    return schema if schema.get("type") == "object" else None
+
+
+def format_path(parts: Sequence[object]) -> str:
+    """``("items", 2, "name")`` as ``items[2].name``; the empty path as ``(input)``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(input)"
+
+
+def safe_parts(schema: dict[str, Any], parts: Sequence[object]) -> list[object]:
+    """``parts`` with every key the schema does not declare replaced by ``*``.
+
+    Keys of free-form objects come from the model; a path must not echo them.
+    """
+    out: list[object] = []
+    node: Any = schema
+    for part in parts:
+        node = _resolve(schema, node)
+        if isinstance(part, int):
+            out.append(part)
+            node = node.get("items") if isinstance(node, dict) else None
+            continue
+        props = (node.get("properties") or {}) if isinstance(node, dict) else {}
+        if part in props:
+            out.append(part)
+            node = props[part]
+        else:
+            out.append("*")
+            extra = node.get("additionalProperties") if isinstance(node, dict) else None
+            node = extra if isinstance(extra, dict) else None
+    return out
+
+
+def _subschema(schema: dict[str, Any], parts: Sequence[object]) -> dict[str, Any] | None:
+    node: Any = schema
+    for part in parts:
+        node = _resolve(schema, node)
+        if not isinstance(node, dict):
+            return None
+        if isinstance(part, int):
+            node = node.get("items") if isinstance(node.get("items"), dict) else None
+        else:
+            props = node.get("properties") or {}
+            extra = node.get("additionalProperties")
+            # "*" stands for a key the schema does not declare (see safe_parts).
+            node = props.get(part) if part in props or part != "*" else extra
+        if not isinstance(node, dict):
+            return None
+    resolved = _resolve(schema, node)
+    return resolved if isinstance(resolved, dict) else None
+
+
+def _resolve(root: dict[str, Any], node: Any) -> Any:
+    for _ in range(16):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not (isinstance(ref, str) and ref.startswith("#/")):
+            return node
+        target: Any = root
+        for key in ref[2:].split("/"):
+            target = target.get(key) if isinstance(target, dict) else None
+        node = target
+    return node
+
+
+def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
+    """What the schema declares at ``parts``, for messages: its type, const or enum."""
+    node = _subschema(schema, parts)
+    if node is None:
+        return "a value matching the schema"
+    if "type" in node:
+        kind = node["type"]
+        return " or ".join(kind) if isinstance(kind, list) else str(kind)
+    if "enum" in node:
+        return "one of the allowed values"
+    for key in ("anyOf", "oneOf"):
+        options = node.get(key)
+        if isinstance(options, list) and options and all("const" in o for o in options):
+            return "one of the allowed values"
+        if isinstance(options, list):
+            kinds = sorted({str(_resolve(schema, o).get("type", "object")) for o in options})
+            return " or ".join(kinds)
+    return "a value matching the schema"
+
+
+_CONSTRAINTS = {
+    "minimum": "number >= {v}",
+    "exclusiveMinimum": "number > {v}",
+    "maximum": "number <= {v}",
+    "exclusiveMaximum": "number < {v}",
+    "minLength": "text of at least {v} characters",
+    "maxLength": "text of at most {v} characters",
+    "minItems": "at least {v} items",
+    "maxItems": "at most {v} items",
+    "multipleOf": "a multiple of {v}",
+    "pattern": "text matching the pattern {v}",
+}
+
+
+def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> list[InputProblem]:
+    """Turn jsonschema errors into problems that name paths and declared types only."""
+    problems: list[InputProblem] = []
+    for error in errors:
+        parts = safe_parts(schema, list(error.absolute_path))
+        keyword = error.validator
+        if keyword == "required":
+            present = error.instance if isinstance(error.instance, dict) else {}
+            for name in error.validator_value:
+                if isinstance(name, str) and name not in present:
+                    expected = f"required field of type {declared_type(schema, [*parts, name])}"
+                    problem = InputProblem(format_path([*parts, name]), expected)
+                    # jsonschema reports each missing name separately: report it once.
+                    if problem not in problems:
+                        problems.append(problem)
+            continue
+        if keyword in ("additionalProperties", "unevaluatedProperties"):
+            allowed = sorted((error.schema.get("properties") or {}).keys())
+            expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+        elif keyword in _CONSTRAINTS:
+            expected = _CONSTRAINTS[keyword].format(v=error.validator_value)
+        elif keyword in ("enum", "const"):
+            expected = "one of the allowed values"
+        else:
+            expected = declared_type(schema, parts)
+        problems.append(InputProblem(format_path(parts), expected))
+    return problems or [InputProblem("(input)", "a value matching the schema")]
+
+
+def problems_from_pydantic(
+    exc: pydantic.ValidationError, schema: dict[str, Any]
+) -> list[InputProblem]:
+    """Turn a pydantic ValidationError into problems naming paths and declared types only."""
+    problems: list[InputProblem] = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        parts = safe_parts(schema, [p for p in error["loc"] if isinstance(p, (str, int))])
+        kind = error["type"]
+        if kind == "missing":
+            expected = f"required field of type {declared_type(schema, parts)}"
+        elif kind == "extra_forbidden":
+            parent = _subschema(schema, parts[:-1]) or {}
+            allowed = sorted((parent.get("properties") or {}).keys())
+            parts = parts[:-1]
+            expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+        else:
+            expected = declared_type(schema, parts)
+        problem = InputProblem(format_path(parts), expected)
+        if problem not in problems:
+            problems.append(problem)
+    return problems or [InputProblem("(input)", "a value matching the schema")]
