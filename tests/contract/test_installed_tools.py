@@ -1,4 +1,4 @@
-"""Contract tests over every installed tool and skill (STYLE rule 19).
+"""Contract tests over every installed tool and skill: name, description, schemas, a sample call.
 
 Parametrized over whatever the environment has installed (the nox ``tests`` session
 installs the first-party packs and skilljars as built distributions), so a new pack is

@@ -1,7 +1,7 @@
 """ReadOnlyPalette and the read-only latch: nothing widens a read-only thinker.
 
 Every attempt below either keeps a mutating tool out of the offer or is refused at call
-time with 403 ``read_only`` (RELIABILITY.md section (e)).
+time with 403 ``read_only``.
 """
 
 from __future__ import annotations

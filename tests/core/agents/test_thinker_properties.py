@@ -1,4 +1,4 @@
-"""Stateful admission (RELIABILITY.md section 7, property 4), as a Hypothesis state machine.
+"""Stateful admission, as a Hypothesis state machine.
 
 Random sequences of: a pack joining the hub, a system-wide tool, a tool removed from the
 palette mid-turn, a new turn, request_tools with catalog names or junk (through the

@@ -115,7 +115,7 @@ outputs = (
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=outputs, cap=st.integers(min_value=1, max_value=300))
 def test_property_output_cap(value: Any, cap: int):
-    """RELIABILITY section 7, property 5, for a refuse-don't-truncate policy.
+    """The output-cap property, for a refuse-don't-truncate policy.
 
     The model-visible payload is valid UTF-8 and at most ``cap`` bytes; it is the whole
     output when the output fits, and a 413 exactly when its JSON text is over the cap.

@@ -1,7 +1,13 @@
-"""Property-based tests of the pipeline (RELIABILITY section 7, properties 1, 2, 3, 5).
+"""Property-based tests of the pipeline.
 
-Property 5 (the output cap) lives in test_executor_output.py; the no-cross-talk bonus
-in test_executor_concurrency.py.
+1. Totality and shape: any name with any raw input gets a well-formed result, never an
+   exception, and the tool runs exactly when the name is offered and the input valid.
+2. No echo: no refusal or error text repeats a value the model sent.
+3. Differential validation: the pipeline accepts exactly what jsonschema's own
+   validator accepts, and hands the tool the value unchanged.
+
+Also no cross-talk: concurrent calls each get their own result. The output-cap property
+lives in test_executor_output.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pipeline's order and statuses (DESIGN section 5): name, read-only, input, policy."""
+"""The pipeline's order and statuses: name, read-only, input, policy, run, output."""
 
 from __future__ import annotations
 

@@ -1,23 +1,30 @@
 """Real-world skills (third-party, Apache-2.0) must load; used in place, never copied.
 
-The folder lives beside the checkout (``../shared/fixtures/agent-skills``); on a clone
-without it these tests skip.
+The skills are not part of the repository. Point ``TOOLPALETTE_SKILL_FIXTURES`` at the
+folder holding them (one sub-folder per skill); without it, the default folder beside
+the checkout (``FIXTURES`` below) is used if present. When the folder is absent these
+tests skip, naming the folder they looked for.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from toolpalette import SkillRegistry
 
-FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "agent-skills"
+FIXTURES_ENV = "TOOLPALETTE_SKILL_FIXTURES"
+CHECKOUT = Path(__file__).resolve().parents[3]
+FIXTURES = Path(
+    os.environ.get(FIXTURES_ENV) or CHECKOUT.parent / "shared" / "fixtures" / "agent-skills"
+)
 BUNDLE = "com.anthropic.skills"
 
 pytestmark = pytest.mark.skipif(
     not FIXTURES.is_dir(),
-    reason="the real-world skill fixtures (../shared/fixtures/agent-skills beside the "
-    "checkout) are absent",
+    reason=f"the real-world skill fixtures are absent: no folder {FIXTURES} "
+    f"(set {FIXTURES_ENV} to the folder holding them)",
 )
 
 # The verdict for each fixture skill: the warnings it loads with (empty: loads clean).

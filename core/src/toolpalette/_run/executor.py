@@ -1,4 +1,4 @@
-"""The one door every tool call goes through (DESIGN section 5).
+"""The one door every tool call goes through.
 
 In order, each refusal a result the model can read: the name (404 unknown, 403 not
 offered, with the same text), the read-only binding (403), the input (400), the policy
