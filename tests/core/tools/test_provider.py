@@ -243,6 +243,22 @@ def test_defaults_of_a_plain_function_tool() -> None:
     assert provider.grade_for(Parent()) is None
 
 
+def test_annotations_default_to_the_mcp_hints_and_follow_the_decorator() -> None:
+    @tool
+    def wipe(a: int) -> int:
+        """Wipe."""
+        return a
+
+    @tool(destructive=False, idempotent=True, open_world=False)
+    def append_row(a: int) -> int:
+        """Append."""
+        return a
+
+    plain, declared = as_provider(wipe), as_provider(append_row)
+    assert (plain.destructive, plain.idempotent, plain.open_world) == (True, False, True)
+    assert (declared.destructive, declared.idempotent, declared.open_world) == (False, True, False)
+
+
 def test_read_only_tools_are_concurrency_safe_by_default() -> None:
     assert as_provider(lookup).concurrency_safe is True
 

@@ -79,6 +79,11 @@ def test_defaults_a_tool_is_mutating_unless_declared() -> None:
     assert spec.weight == 1.0
 
 
+def test_annotation_defaults_are_the_mcp_specifications() -> None:
+    spec = ToolSpec()
+    assert (spec.destructive, spec.idempotent, spec.open_world) == (True, False, True)
+
+
 def test_empty_parentheses_work_like_the_bare_decorator() -> None:
     @tool()
     def ping() -> str:

@@ -10,6 +10,7 @@ pipeline with that turn's offer and the read-only binding latched at bind time.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import uuid
@@ -26,11 +27,12 @@ from toolpalette._agents.turn import Approval, Turn
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
-from toolpalette._tools.tool import ToolContext
+from toolpalette._tools.tool import ProgressSink, ToolContext
 from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._hub import ToolHub
+    from toolpalette._run.abort import AbortSignal
     from toolpalette._run.executor import Executor
     from toolpalette._tools.result import ToolResult
 
@@ -364,7 +366,14 @@ class Thinker:
 
     # -- calls ------------------------------------------------------------------------
 
-    async def call(self, name: object, input: Any) -> ToolResult:
+    async def call(
+        self,
+        name: object,
+        input: Any,
+        *,
+        on_progress: ProgressSink | None = None,
+        abort: AbortSignal | None = None,
+    ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
         Never raises for anything the model sent: every failure is a ``ToolResult``.
@@ -372,9 +381,17 @@ class Thinker:
         in :meth:`pending_approvals` (and goes to the ``approver`` callback, if the host
         gave one), and the call resumes or is refused when the host calls
         :meth:`resolve_approval`.
+
+        ``on_progress`` receives ``(done, total, message)`` each time the tool calls
+        ``ctx.report_progress`` (from the tool's own thread for a sync tool); aborting
+        ``abort`` stops the call with a 499 result.
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
-        return await self._executor(turn).execute(name, input)
+        executor = self._executor(turn)
+        context = None
+        if on_progress is not None and executor.context is not None:
+            context = dataclasses.replace(executor.context, on_progress=on_progress)
+        return await executor.execute(name, input, context=context, abort=abort)
 
     def _executor(self, turn: Turn) -> Executor:
         cached = self._executors.get(turn.number)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
 import uuid
 from collections.abc import Coroutine, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 from toolpalette._cli.list import add_config_option, hub_from_args
 from toolpalette._hub import ToolHub
@@ -74,8 +75,15 @@ def run(args: argparse.Namespace) -> int:
     raw = sys.stdin.read() if args.input == "-" else args.input
     hub = hub_from_args(args)
     executor = _executor(hub, args)
-    context = ToolContext(run_id=f"cli-{uuid.uuid4().hex[:12]}")
-    result = _run_once(executor.execute(args.name, raw, context=context))
+    bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    context = ToolContext(
+        run_id=f"cli-{uuid.uuid4().hex[:12]}", on_progress=bar.show if bar else None
+    )
+    try:
+        result = _run_once(executor.execute(args.name, raw, context=context))
+    finally:
+        if bar is not None:
+            bar.clear()
     executor.reports.join(_REPORT_WAIT)
     _print(result, as_json=args.json)
     return 1 if result.is_error else 0
@@ -113,6 +121,40 @@ def _run_once(call: Coroutine[Any, Any, ToolResult]) -> ToolResult:
         return result
     finally:
         loop.close()
+
+
+class _ProgressBar:
+    """The tool's progress reports, drawn on one terminal line that is cleared at the end.
+
+    Reports may come from a worker thread (a sync tool), hence the lock.
+    """
+
+    _WIDTH = 24
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._drawn = False
+
+    def show(self, done: float, total: float | None, message: str | None) -> None:
+        if total is not None and total > 0:
+            filled = round(self._WIDTH * max(0.0, min(done / total, 1.0)))
+            line = f"[{'#' * filled}{'.' * (self._WIDTH - filled)}] {done:g}/{total:g}"
+        else:
+            line = f"[{'?' * self._WIDTH}] {done:g}"
+        if message:
+            line += f" {' '.join(message.split())}"
+        with self._lock:
+            self._stream.write(f"\r\x1b[K{line[:200]}")
+            self._stream.flush()
+            self._drawn = True
+
+    def clear(self) -> None:
+        with self._lock:
+            if self._drawn:
+                self._stream.write("\r\x1b[K")
+                self._stream.flush()
+                self._drawn = False
 
 
 def _print(result: ToolResult, *, as_json: bool) -> None:

@@ -318,6 +318,7 @@ class Executor:
             run_id=base.run_id,
             thread_id=base.thread_id,
             user=base.user,
+            on_progress=base.on_progress,
         )
 
     def _prepare(

@@ -138,6 +138,25 @@ class ToolProvider(abc.ABC):
         return False
 
     @property
+    def destructive(self) -> bool:
+        """Whether a mutating call may destroy or overwrite; meaningless when read-only.
+
+        The defaults of this and the next two are the MCP specification's own hints:
+        a tool is assumed destructive, not idempotent and open-world unless declared.
+        """
+        return True
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether repeating a mutating call with the same input changes nothing more."""
+        return False
+
+    @property
+    def open_world(self) -> bool:
+        """Whether the tool reaches beyond a closed domain (the web, other services)."""
+        return True
+
+    @property
     def metadata(self) -> Mapping[str, Any]:
         """An open mapping the core never reads."""
         return _EMPTY
@@ -305,6 +324,9 @@ class _SpecProvider(ToolProvider):
     output_schema = property(lambda self: self._output_schema)
     weight = property(lambda self: self._spec.weight)
     read_only = property(lambda self: self._spec.read_only)
+    destructive = property(lambda self: self._spec.destructive)
+    idempotent = property(lambda self: self._spec.idempotent)
+    open_world = property(lambda self: self._spec.open_world)
     metadata = property(lambda self: self._spec.metadata)
     timeout = property(lambda self: self._spec.timeout)
     output_cap = property(lambda self: self._spec.output_cap)

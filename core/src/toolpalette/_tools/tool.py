@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable, Hashable, Mapping
@@ -10,7 +11,7 @@ from typing import Any, Final, TypeVar, overload
 
 from toolpalette.errors import ToolDefinitionError
 
-__all__ = ["TOOL_NAME", "Tool", "ToolContext", "ToolSpec", "get_spec", "tool"]
+__all__ = ["TOOL_NAME", "ProgressSink", "Tool", "ToolContext", "ToolSpec", "get_spec", "tool"]
 
 TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Valid tool names: accepted by OpenAI, Anthropic and MCP alike."""
@@ -18,6 +19,8 @@ TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SPEC_ATTR: Final = "__toolpalette_spec__"
 
 T = TypeVar("T")
+ProgressSink = Callable[[float, "float | None", "str | None"], None]
+"""Receives a running tool's progress: ``(done, total, message)``; see ``ToolContext``."""
 SchemaRefiner = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """Narrows a generated input schema; returns the new schema, or None after editing in place."""
 
@@ -38,6 +41,15 @@ class ToolSpec:
     """Relative cost or priority, for hosts that budget a palette."""
     read_only: bool = False
     """Whether the tool leaves the world unchanged; a tool is mutating unless declared."""
+    destructive: bool = True
+    """Whether a mutating tool may destroy or overwrite (False: it only adds); MCP's default.
+
+    Like ``idempotent``, it describes a mutating tool; a read-only tool changes nothing.
+    """
+    idempotent: bool = False
+    """Whether repeating a mutating call with the same input changes nothing more."""
+    open_world: bool = True
+    """Whether the tool reaches beyond a closed domain (the web, other services)."""
     concurrency_safe: bool | Callable[[Any], bool] | None = None
     """Whether calls may overlap; a callable decides per input. Default: ``read_only``."""
     resource_key: Callable[[Any], Hashable | None] | None = None
@@ -78,6 +90,28 @@ class ToolContext:
     """The conversation thread the call belongs to."""
     user: Mapping[str, Any] = field(default_factory=dict)
     """Whatever the host passes about its user."""
+    on_progress: ProgressSink | None = field(default=None, repr=False)
+    """Where :meth:`report_progress` goes: the host's callback for this call, if any."""
+
+    def report_progress(
+        self, done: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the host how far the call has come: ``done`` of ``total`` (if known).
+
+        Call it from a sync tool's thread or an async tool's coroutine, as often as is
+        useful; ``done`` should grow from one report to the next. Without a host
+        callback it does nothing, and a callback that raises is logged, never passed
+        on to the tool: progress is a courtesy, not part of the call.
+        """
+        sink = self.on_progress
+        if sink is None:
+            return
+        try:
+            sink(float(done), None if total is None else float(total), message)
+        except Exception:
+            logging.getLogger("toolpalette.progress").exception(
+                "the progress callback raised; the report was dropped"
+            )
 
 
 class Tool:
@@ -109,6 +143,9 @@ def tool(
     action_verb: str | None = None,
     weight: float = 1.0,
     read_only: bool = False,
+    destructive: bool = True,
+    idempotent: bool = False,
+    open_world: bool = True,
     concurrency_safe: bool | Callable[[Any], bool] | None = None,
     resource_key: Callable[[Any], Hashable | None] | None = None,
     timeout: float | None = None,
