@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,15 @@ from toolpalette import (
     tool,
 )
 from toolpalette.errors import ToolDefinitionError
-from toolpalette.testing import FakeTool, arun_tool, fake_tool, make_registry, run_tool
+from toolpalette.testing import (
+    FakeTool,
+    arun_tool,
+    await_until,
+    fake_tool,
+    make_registry,
+    run_tool,
+    wait_until,
+)
 
 
 @tool
@@ -143,3 +153,28 @@ def test_fixtures_reach_an_outside_suite_through_pytest11(tmp_path: Path) -> Non
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_wait_until_returns_once_another_thread_makes_it_true() -> None:
+    box: list[str] = []
+    threading.Timer(0.05, box.append, args=("done",)).start()
+    assert wait_until(lambda: box and box[0]) == "done"
+
+
+def test_wait_until_fails_naming_what_it_waited_for() -> None:
+    with pytest.raises(AssertionError, match=r"not true within 0.05 s: the queue drained"):
+        wait_until(lambda: False, timeout=0.05, message="the queue drained")
+
+    def nothing_yet() -> bool:
+        return False
+
+    with pytest.raises(AssertionError, match="nothing_yet"):
+        wait_until(nothing_yet, timeout=0.01)
+
+
+async def test_await_until_lets_the_event_loop_run() -> None:
+    box: list[int] = []
+    asyncio.get_running_loop().call_soon(box.append, 1)
+    assert await await_until(lambda: len(box)) == 1
+    with pytest.raises(AssertionError, match="never"):
+        await await_until(lambda: False, timeout=0.01, message="never")

@@ -12,6 +12,10 @@ host runs::
     def test_my_tool_answers():
         assert run_tool(my_tool, {"path": "README.md"}) == "..."
 
+``wait_until`` (and ``await_until`` in a coroutine) polls a condition with a deadline,
+for tests of something that happens on another thread or task: never a fixed sleep
+followed by an assert.
+
 The ``pytest11`` plugin that ships with toolpalette exposes the same helpers as fixtures
 (``tool_registry``, ``tool_context``, ``fake_tool_factory``).
 """
@@ -21,25 +25,33 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from toolpalette._tools.formats import FORMATS as _FORMATS
 from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
 from toolpalette._tools.tool import TOOL_NAME, ToolContext
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [
+    "FORMATS",
     "FakeCall",
     "FakeTool",
     "arun_tool",
+    "await_until",
     "fake_tool",
     "make_registry",
     "plugin_of",
     "run_tool",
+    "wait_until",
 ]
+
+FORMATS: tuple[str, ...] = tuple(_FORMATS)
+"""Every schema format a turn exports (``turn.schemas(fmt)``), to test a tool in each."""
 
 OPEN_OBJECT: Mapping[str, Any] = MappingProxyType({"type": "object"})
 """The default input schema of a fake tool: any JSON object."""
@@ -235,6 +247,56 @@ def plugin_of(*tools: object) -> object:
             return list(tools)
 
     return Plugin()
+
+
+_POLL_INTERVAL = 0.005  # seconds between two looks of wait_until and await_until
+
+
+def _timed_out(predicate: Callable[[], Any], timeout: float, message: str | None) -> AssertionError:
+    what = message or getattr(predicate, "__qualname__", repr(predicate))
+    return AssertionError(f"not true within {timeout:g} s: {what}")
+
+
+def wait_until(
+    predicate: Callable[[], Any], *, timeout: float = 5.0, message: str | None = None
+) -> Any:
+    """Call ``predicate`` until it returns something true, and return that.
+
+    For a condition another thread makes true (a worker that ends, a report that
+    arrives); the calling thread sleeps between looks, so inside a coroutine use
+    :func:`await_until`, which lets the event loop run. The deadline is a ceiling, not
+    a delay: the wait ends as soon as the condition holds.
+
+    Raises:
+        AssertionError: the condition still did not hold after ``timeout`` seconds; the
+            message is ``message`` or the predicate's name.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise _timed_out(predicate, timeout, message)
+        time.sleep(_POLL_INTERVAL)
+
+
+async def await_until(
+    predicate: Callable[[], Any], *, timeout: float = 5.0, message: str | None = None
+) -> Any:
+    """Like :func:`wait_until`, from a coroutine: the event loop runs between looks.
+
+    For a condition a task or a callback on the same loop makes true, such as a call
+    pausing for its approval (``await await_until(thinker.pending_approvals)``).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise _timed_out(predicate, timeout, message)
+        await asyncio.sleep(_POLL_INTERVAL)
 
 
 def _prepare(

@@ -1,4 +1,8 @@
-"""The grant record: GrantRecord's fields and GrantLog's append-only, thread-safe list."""
+"""The grant record: GrantRecord's fields and GrantLog's append-only, thread-safe list.
+
+GrantLog is internal (the log behind ``hub.grants()`` and the ``toolpalette_grant``
+hook): these are its unit tests, so they import it from its module.
+"""
 
 from __future__ import annotations
 

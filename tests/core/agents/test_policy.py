@@ -14,6 +14,7 @@ from toolpalette import (
     ToolSelector,
     tool,
 )
+from toolpalette.testing import await_until
 
 
 @tool(read_only=True)
@@ -102,9 +103,8 @@ async def test_ask_without_an_approver_pauses_until_resolved_not_refused() -> No
     thinker = ToolHub(autoload=False, config={}).bind(Both, policy=ToolPolicy(ask=["peek"]))
     thinker.begin_turn()
     task = asyncio.ensure_future(thinker.call("peek", {}))
-    while not thinker.pending_approvals():
-        await asyncio.sleep(0.005)
-    thinker.resolve_approval(thinker.pending_approvals()[0].token, approve=True)
+    [approval] = await await_until(thinker.pending_approvals)
+    thinker.resolve_approval(approval.token, approve=True)
     assert (await asyncio.wait_for(task, 10)).status == 200
 
 

@@ -23,8 +23,7 @@ from toolpalette import (
     Turn,
     tool,
 )
-from toolpalette._tools.formats import FORMATS
-from toolpalette.testing import plugin_of
+from toolpalette.testing import FORMATS, plugin_of
 
 
 @tool(read_only=True)

@@ -28,6 +28,7 @@ from toolpalette import (
     hookimpl,
     tool,
 )
+from toolpalette.testing import await_until
 
 RAN: list[str] = []
 
@@ -324,12 +325,7 @@ async def _paused_call(
     assistant: Thinker, told: list[Approval], name: str, args: dict[str, Any]
 ) -> asyncio.Task[Any]:
     task = asyncio.ensure_future(assistant.call(name, args))
-
-    async def wait() -> None:
-        while not told:
-            await asyncio.sleep(0.005)
-
-    await asyncio.wait_for(wait(), 10)
+    await await_until(lambda: told, timeout=10, message="the approver was asked")
     return task
 
 
@@ -343,9 +339,7 @@ async def test_a_policy_ask_pauses_a_call_until_resolved(hub: ToolHub, approve: 
     assistant.begin_turn()
     assert (await assistant.call("weather", {"city": "Oslo"})).status == 200  # not asked
     task = await _paused_call(assistant, told, "send_mail", {"to": "b@example.org"})
-    for _ in range(5):
-        await asyncio.sleep(0.01)
-    assert not task.done()
+    assert not task.done()  # paused on its approval, the tool not run
     assert RAN == ["weather"]
     [approval] = assistant.pending_approvals()
     assert (approval.kind, approval.name, dict(approval.input or {}), approval.turn) == (
