@@ -77,7 +77,7 @@ def test_snippets_without_a_file_run() -> None:
     assert snippets
     for body in snippets:
         namespace: dict[str, object] = {"__name__": "guide_snippet"}
-        exec(compile(body, str(GUIDE), "exec"), namespace)
+        exec(compile(body, str(GUIDE), "exec", dont_inherit=True), namespace)
     provider = as_provider(namespace["repeat"])
     assert provider.input_schema["properties"]["count"]["maximum"] == 10
 

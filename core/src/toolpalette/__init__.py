@@ -44,19 +44,22 @@ if _typing.TYPE_CHECKING:
         ToolProvider,
     )
     from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
-    from toolpalette._tools.result import ToolResult
+    from toolpalette._tools.result import Audio, File, Image, ToolResult
     from toolpalette._tools.tool import Tool, ToolContext, ToolSpec, tool
 
 __all__ = [
     "AbortSignal",
     "Approval",
+    "Audio",
     "BoundTool",
     "ClassToolProvider",
     "Conversation",
     "Decision",
     "Executor",
+    "File",
     "FunctionToolProvider",
     "GrantRecord",
+    "Image",
     "InvalidInputError",
     "MCPServerSpec",
     "Origin",
@@ -98,13 +101,16 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "AbortSignal": "toolpalette._run.abort",
     "Approval": "toolpalette._agents.turn",
+    "Audio": "toolpalette._tools.result",
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
     "Executor": "toolpalette._run.executor",
+    "File": "toolpalette._tools.result",
     "FunctionToolProvider": "toolpalette._tools.provider",
     "GrantRecord": "toolpalette._agents.grants",
+    "Image": "toolpalette._tools.result",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "Origin": "toolpalette._tools.provider",
     "PluginInfo": "toolpalette._hub",

@@ -15,7 +15,7 @@ import re
 import types
 from typing import TYPE_CHECKING, Any, Final
 
-from toolpalette._tools.result import ToolResult
+from toolpalette._tools.result import RichContent, ToolResult, rich_content
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import ToolError
 
@@ -145,12 +145,17 @@ def render_output(
 ) -> tuple[ToolResult, BaseException | None]:
     """The result for a tool's return value, with the exception behind a failure.
 
-    Text output ships as it is; anything else as compact JSON text. The cap counts
-    UTF-8 bytes of that text: over it is a 413, never a truncated payload. Output that
-    is not JSON (sets, objects, NaN, cycles, lone surrogates) is a 500 ``invalid_output``;
-    no ``repr`` of it reaches the model.
+    Text output ships as it is; rich content (images, audio, files, alone or in a list
+    with text) as typed content blocks; anything else as compact JSON text, through the
+    tool's return type. The cap counts UTF-8 bytes of that text (and the raw bytes of
+    rich content): over it is a 413, never a truncated payload. Output that is not JSON
+    (sets, objects, NaN, cycles, lone surrogates) is a 500 ``invalid_output``; no
+    ``repr`` of it reaches the model.
     """
     try:
+        rich = rich_content(value)
+        if rich is not None:
+            return _rich_result(provider.name, rich, cap), None
         dumped = provider.dump_output(value)
         text = dumped if isinstance(dumped, str) else _to_json(dumped)
         size = len(text)
@@ -161,14 +166,24 @@ def render_output(
             value.close()
         return _invalid_output(provider.name), exc
     if size > cap:
-        return failure(
-            413,
-            "output_too_large",
-            f"{name_label(provider.name)} returned more than {cap} bytes of output, "
-            "which is over the limit. Ask for less (a narrower query or a smaller range).",
-        ), None
+        return _too_large(provider.name, cap), None
     structured = dumped if isinstance(dumped, dict) and provider.output_schema is not None else None
     return ToolResult(text, structured=structured), None
+
+
+def _rich_result(tool_name: str, rich: RichContent, cap: int) -> ToolResult:
+    if rich.size > cap:
+        return _too_large(tool_name, cap)
+    return ToolResult(rich.text, content=rich.blocks)
+
+
+def _too_large(tool_name: str, cap: int) -> ToolResult:
+    return failure(
+        413,
+        "output_too_large",
+        f"{name_label(tool_name)} returned more than {cap} bytes of output, "
+        "which is over the limit. Ask for less (a narrower query or a smaller range).",
+    )
 
 
 def _invalid_output(tool_name: str) -> ToolResult:

@@ -292,10 +292,7 @@ class _SpecProvider(ToolProvider):
         self._returns = returns
         self._schema = self._build_schema()
         self._refined = spec.refine_schema is not None
-        self._output_schema = _schema.output_schema(returns)
-        self._output_adapter: pydantic.TypeAdapter[Any] | None = (
-            pydantic.TypeAdapter(returns) if self._output_schema is not None else None
-        )
+        self._output_adapter, self._output_schema = _schema.output_type(returns, self._name)
 
     def _build_schema(self) -> dict[str, Any]:
         try:
@@ -374,7 +371,9 @@ class _SpecProvider(ToolProvider):
 
     def dump_output(self, value: Any) -> Any:
         if self._output_adapter is not None:
-            return self._output_adapter.dump_python(value, mode="json")
+            # A value off its annotation is still dumped by its own type (no warning);
+            # what is not JSON then fails as it would without an annotation.
+            return self._output_adapter.dump_python(value, mode="json", warnings=False)
         return value
 
 

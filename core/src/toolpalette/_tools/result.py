@@ -1,12 +1,31 @@
-"""The one result shape every tool call returns, whatever the tool and however it failed."""
+"""The one result shape every tool call returns, and the rich content a tool may return.
+
+A tool returns text, JSON-able data, or rich content: an :class:`Image`, an
+:class:`Audio` clip, a :class:`File`, or a list mixing them with text. Rich content
+reaches :attr:`ToolResult.content` as MCP-style typed blocks (``image``, ``audio``,
+``resource``); its ``text`` names each binary block, for readers of text alone.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
+import urllib.parse
 from collections.abc import Mapping
-from typing import Any, Final, final
+from typing import Any, Final, final, get_args
 
-__all__ = ["RESULT_KEYS", "ToolResult"]
+__all__ = [
+    "CONTENT_TYPES",
+    "RESULT_KEYS",
+    "Audio",
+    "File",
+    "Image",
+    "RichContent",
+    "ToolResult",
+    "mentions_content",
+    "rich_content",
+]
 
 RESULT_KEYS: Final = ("is_error", "status", "code", "text", "content", "structured")
 """The keys of :meth:`ToolResult.as_dict`, in order: a public contract."""
@@ -122,3 +141,231 @@ class ToolResult:
         if self.is_error:
             return f"<ToolResult error {self.status} {self.code}: {self.text[:60]!r}>"
         return f"<ToolResult ok: {self.text[:60]!r}>"
+
+
+_MIME: Final = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
+)
+
+
+def _check_mime(kind: str, mime_type: object, family: str | None) -> str:
+    if not isinstance(mime_type, str) or not _MIME.match(mime_type):
+        raise ValueError(f"{kind} mime_type must look like 'type/subtype'")
+    if family is not None and not mime_type.lower().startswith(family + "/"):
+        raise ValueError(f"{kind} mime_type must be {family}/..., not {mime_type!r}")
+    return mime_type
+
+
+def _check_bytes(kind: str, data: object) -> bytes:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{kind} data must be bytes, not {type(data).__name__}")
+    return bytes(data)
+
+
+@final
+class Image:
+    """An image a tool returns: raw bytes and their MIME type (``image/png``, ...).
+
+    It reaches the result as an MCP ``image`` block (base64 data) and the provider
+    formats as their own image parts; its bytes count against the output cap.
+
+    Raises:
+        TypeError: ``data`` is not bytes.
+        ValueError: ``mime_type`` is not ``image/...``.
+    """
+
+    __slots__ = ("data", "mime_type")
+
+    def __init__(self, data: bytes, mime_type: str = "image/png") -> None:
+        self.data: Final = _check_bytes("Image", data)
+        """The image's bytes."""
+        self.mime_type: Final = _check_mime("Image", mime_type, "image")
+        """The image's MIME type."""
+
+    def block(self) -> dict[str, Any]:
+        """The MCP-style content block: ``{"type": "image", "data": ..., "mimeType": ...}``."""
+        return {"type": "image", "data": _b64(self.data), "mimeType": self.mime_type}
+
+    def summary(self) -> str:
+        """What a text-only reader sees in its place."""
+        return f"[image: {self.mime_type}, {len(self.data)} bytes]"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Image):
+            return NotImplemented
+        return (self.data, self.mime_type) == (other.data, other.mime_type)
+
+    def __hash__(self) -> int:
+        return hash((Image, self.data, self.mime_type))
+
+    def __repr__(self) -> str:
+        return f"Image({self.mime_type}, {len(self.data)} bytes)"
+
+
+@final
+class Audio:
+    """An audio clip a tool returns: raw bytes and their MIME type (``audio/wav``, ...).
+
+    It reaches the result as an MCP ``audio`` block; its bytes count against the cap.
+
+    Raises:
+        TypeError: ``data`` is not bytes.
+        ValueError: ``mime_type`` is not ``audio/...``.
+    """
+
+    __slots__ = ("data", "mime_type")
+
+    def __init__(self, data: bytes, mime_type: str = "audio/wav") -> None:
+        self.data: Final = _check_bytes("Audio", data)
+        """The clip's bytes."""
+        self.mime_type: Final = _check_mime("Audio", mime_type, "audio")
+        """The clip's MIME type."""
+
+    def block(self) -> dict[str, Any]:
+        """The MCP-style content block: ``{"type": "audio", "data": ..., "mimeType": ...}``."""
+        return {"type": "audio", "data": _b64(self.data), "mimeType": self.mime_type}
+
+    def summary(self) -> str:
+        """What a text-only reader sees in its place."""
+        return f"[audio: {self.mime_type}, {len(self.data)} bytes]"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Audio):
+            return NotImplemented
+        return (self.data, self.mime_type) == (other.data, other.mime_type)
+
+    def __hash__(self) -> int:
+        return hash((Audio, self.data, self.mime_type))
+
+    def __repr__(self) -> str:
+        return f"Audio({self.mime_type}, {len(self.data)} bytes)"
+
+
+@final
+class File:
+    """A file a tool returns: its name, its contents (bytes, or text) and MIME type.
+
+    It reaches the result as an MCP embedded ``resource`` block whose ``uri`` is
+    ``file:///NAME`` (the name, percent-encoded; nothing on disk is implied), with the
+    contents as ``blob`` (base64) for bytes or ``text`` for text. Its bytes (UTF-8 for
+    text) count against the output cap.
+
+    Raises:
+        TypeError: ``data`` is neither bytes nor text.
+        ValueError: ``name`` is empty, holds a slash, or ``mime_type`` is malformed.
+    """
+
+    __slots__ = ("data", "mime_type", "name")
+
+    def __init__(
+        self, data: bytes | str, name: str, mime_type: str = "application/octet-stream"
+    ) -> None:
+        if not isinstance(data, str):
+            data = _check_bytes("File", data)
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name or len(name) > 255:
+            raise ValueError("File name must be a plain file name (1-255 characters, no '/')")
+        self.data: Final[bytes | str] = data
+        """The file's contents."""
+        self.name: Final = name
+        """The file's name, as the user would save it."""
+        self.mime_type: Final = _check_mime("File", mime_type, None)
+        """The file's MIME type."""
+
+    @property
+    def uri(self) -> str:
+        """``file:///NAME``: how MCP names the embedded resource."""
+        return "file:///" + urllib.parse.quote(self.name)
+
+    @property
+    def size(self) -> int:
+        """The contents' size in bytes (UTF-8 for text)."""
+        return len(self.data.encode("utf-8")) if isinstance(self.data, str) else len(self.data)
+
+    def block(self) -> dict[str, Any]:
+        """The MCP-style embedded resource block."""
+        resource: dict[str, Any] = {"uri": self.uri, "mimeType": self.mime_type}
+        if isinstance(self.data, str):
+            resource["text"] = self.data
+        else:
+            resource["blob"] = _b64(self.data)
+        return {"type": "resource", "resource": resource}
+
+    def summary(self) -> str:
+        """What a text-only reader sees in its place."""
+        return f"[file {self.name}: {self.mime_type}, {self.size} bytes]"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, File):
+            return NotImplemented
+        return (self.data, self.name, self.mime_type) == (other.data, other.name, other.mime_type)
+
+    def __hash__(self) -> int:
+        return hash((File, self.data, self.name, self.mime_type))
+
+    def __repr__(self) -> str:
+        return f"File({self.name!r}, {self.mime_type}, {self.size} bytes)"
+
+
+CONTENT_TYPES: Final = (Image, Audio, File)
+"""The rich content types a tool may return, alone or in a list with text."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+@final
+class RichContent:
+    """A tool's rich output as the result will carry it: blocks, their text, their size."""
+
+    __slots__ = ("blocks", "size", "text")
+
+    def __init__(self, blocks: list[dict[str, Any]], text: str, size: int) -> None:
+        self.blocks = blocks
+        """The MCP-style content blocks, in the order the tool returned them."""
+        self.text = text
+        """The text blocks and each binary block's summary, one per line."""
+        self.size = size
+        """Bytes counted against the output cap: UTF-8 text plus raw binary bytes."""
+
+
+def rich_content(value: object) -> RichContent | None:
+    """``value`` as content blocks when it is rich content, else None.
+
+    Rich content is one :data:`CONTENT_TYPES` instance, or a list or tuple holding at
+    least one, whose other items are text. Anything else (plain text, JSON data) is
+    not rich content, so a tool returning ``list[str]`` still ships JSON.
+
+    Raises:
+        TypeError: a list mixes rich content with something other than text.
+    """
+    if isinstance(value, CONTENT_TYPES):
+        items: tuple[object, ...] | list[object] = (value,)
+    elif isinstance(value, (list, tuple)) and any(isinstance(v, CONTENT_TYPES) for v in value):
+        items = value
+    else:
+        return None
+    blocks: list[dict[str, Any]] = []
+    texts: list[str] = []
+    size = 0
+    for item in items:
+        if isinstance(item, str):
+            blocks.append({"type": "text", "text": item})
+            texts.append(item)
+            size += len(item.encode("utf-8"))
+        elif isinstance(item, (Image, Audio, File)):
+            blocks.append(item.block())
+            texts.append(item.summary())
+            size += item.size if isinstance(item, File) else len(item.data)
+        else:
+            raise TypeError(
+                f"content lists hold text, Image, Audio and File, not {type(item).__name__}"
+            )
+    return RichContent(blocks, "\n".join(texts), size)
+
+
+def mentions_content(annotation: object) -> bool:
+    """Whether a return annotation names a content type anywhere (``list[str | Image]``)."""
+    if annotation in CONTENT_TYPES:
+        return True
+    return any(mentions_content(arg) for arg in get_args(annotation) if arg is not Ellipsis)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 import pydantic
 from typing_extensions import is_typeddict
 
+from toolpalette._tools.result import mentions_content
 from toolpalette._tools.tool import SchemaRefiner, ToolContext
 from toolpalette.errors import InputProblem, InvalidToolSchemaError, ToolDefinitionError
 
@@ -29,6 +30,7 @@ __all__ = [
     "compile_validator",
     "function_input_model",
     "output_schema",
+    "output_type",
     "problems_from_jsonschema",
     "problems_from_pydantic",
     "refine",
@@ -206,23 +208,49 @@ def output_schema(annotation: Any) -> dict[str, Any] | None:
     """The output schema of a composite return type, or None when output ships as text.
 
     Only types whose JSON form is described truthfully get one: pydantic models,
-    dataclasses and TypedDicts.
+    dataclasses and TypedDicts. See :func:`output_type`, which also checks the rest.
     """
-    if annotation is None or annotation is inspect.Signature.empty:
-        return None
+    return output_type(annotation, "<tool>")[1]
+
+
+def output_type(
+    annotation: Any, tool_name: str
+) -> tuple[pydantic.TypeAdapter[Any] | None, dict[str, Any] | None]:
+    """How a tool's return value becomes JSON: a TypeAdapter of its return annotation.
+
+    Returns the adapter (None when the value ships as it is: no annotation, ``str``,
+    rich content, or a type pydantic cannot describe on this Python) and the output
+    schema (for pydantic models, dataclasses and TypedDicts, whose JSON form is an
+    object; None otherwise). Built once per tool, so a return annotation pydantic
+    cannot serialize is refused when the tool is defined, not at its first call.
+
+    Raises:
+        ToolDefinitionError: pydantic cannot serialize the annotation to JSON.
+    """
+    if annotation is None or annotation is inspect.Signature.empty or annotation is str:
+        return None, None
+    if mentions_content(annotation):
+        return None, None
+    label = getattr(annotation, "__name__", None) or repr(annotation)
+    try:
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
+        schema = adapter.json_schema(mode="serialization")
+    except pydantic.PydanticUserError as exc:
+        if exc.code == "typed-dict-version":
+            # typing.TypedDict before Python 3.12: not describable, so shipped as it is.
+            return None, None
+        raise ToolDefinitionError(
+            tool_name=tool_name,
+            reason=f"its return annotation {label} cannot be serialized to JSON "
+            f"({str(exc).splitlines()[0]}); return a pydantic model, a dataclass, a "
+            "TypedDict, JSON types, or rich content (Image, Audio, File)",
+        ) from exc
     composite = (
         (isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel))
         or (isinstance(annotation, type) and dataclasses.is_dataclass(annotation))
         or is_typeddict(annotation)
     )
-    if not composite:
-        return None
-    try:
-        schema = pydantic.TypeAdapter(annotation).json_schema(mode="serialization")
-    except pydantic.PydanticUserError:
-        # e.g. typing.TypedDict before Python 3.12: not describable, so shipped as text.
-        return None
-    return schema if schema.get("type") == "object" else None
+    return adapter, (schema if composite and schema.get("type") == "object" else None)
 
 
 def format_path(parts: Sequence[object]) -> str:
