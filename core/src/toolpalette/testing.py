@@ -16,6 +16,11 @@ host runs::
 for tests of something that happens on another thread or task: never a fixed sleep
 followed by an assert.
 
+An :class:`~toolpalette.Executor` shares one worker pool and one report queue with the
+whole process unless given its own: ``Executor(registry, pool=WorkerPool(max_workers=2),
+reports=ReportQueue())`` makes its counters (``executor.stats()``, ``pool.abandoned``,
+``reports.dropped``) and ``reports.join()`` the test's alone.
+
 The ``pytest11`` plugin that ships with toolpalette exposes the same helpers as fixtures
 (``tool_registry``, ``tool_context``, ``fake_tool_factory``).
 """
@@ -31,6 +36,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from toolpalette._run.reports import ReportQueue
+from toolpalette._run.workers import WorkerPool
 from toolpalette._tools.formats import FORMATS as _FORMATS
 from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
@@ -41,6 +48,8 @@ __all__ = [
     "FORMATS",
     "FakeCall",
     "FakeTool",
+    "ReportQueue",
+    "WorkerPool",
     "arun_tool",
     "await_until",
     "fake_tool",

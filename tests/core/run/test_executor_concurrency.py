@@ -10,8 +10,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import pytest
-from toolpalette import AbortSignal, ToolError, ToolRegistry
-from toolpalette._run.executor import Executor
+from toolpalette import AbortSignal, Executor, ToolError, ToolRegistry
 from toolpalette.testing import FakeTool
 
 

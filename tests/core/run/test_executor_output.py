@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolpalette import ToolRegistry
-from toolpalette._run.executor import DEFAULT_OUTPUT_CAP, Executor
+from toolpalette import Executor, ToolRegistry
 from toolpalette.testing import FakeTool
+
+DEFAULT_OUTPUT_CAP = Executor(ToolRegistry()).output_cap
 
 CANARY = "CNRY-0b9e33aa"
 

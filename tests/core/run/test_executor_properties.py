@@ -23,10 +23,15 @@ import jsonschema
 import pydantic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from toolpalette import ToolContext, ToolError, ToolRegistry, tool
-from toolpalette._run.executor import Executor
-from toolpalette._tools.provider import FunctionToolProvider
-from toolpalette._tools.result import RESULT_KEYS
+from toolpalette import (
+    Executor,
+    FunctionToolProvider,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    ToolResult,
+    tool,
+)
 from toolpalette.testing import FakeTool
 
 SETTINGS = settings(
@@ -106,7 +111,7 @@ def run(coro: Any) -> Any:
 
 def _well_formed(result: Any) -> None:
     data = json.loads(result.to_json())
-    assert tuple(data) == RESULT_KEYS
+    assert tuple(data) == tuple(ToolResult("").as_dict())  # the one shape, in its order
     assert isinstance(result.is_error, bool)
     assert isinstance(result.status, int)
     assert isinstance(result.code, str)

@@ -10,11 +10,15 @@ from typing import Any
 
 import pluggy
 import pytest
-from toolpalette import ToolContext, ToolErrorReport, ToolRegistry, hookimpl, hookspecs
-from toolpalette._run import reports as _reports
-from toolpalette._run.executor import Executor
-from toolpalette._run.reports import ReportQueue
-from toolpalette.testing import FakeTool
+from toolpalette import (
+    Executor,
+    ToolContext,
+    ToolErrorReport,
+    ToolRegistry,
+    hookimpl,
+    hookspecs,
+)
+from toolpalette.testing import FakeTool, ReportQueue
 
 RUN = ToolContext(run_id="run-9", thread_id="thread-9", user={"id": "u9"})
 
@@ -149,36 +153,6 @@ async def test_a_blocking_reporter_never_delays_the_call_and_drops_are_counted()
     gate.set()
     assert queue.join()
     assert len(seen) + queue.dropped == 5
-
-
-async def test_a_stalled_reporter_is_replaced(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-):
-    monkeypatch.setattr(_reports, "STALL_AFTER", 0.1)
-    gate = threading.Event()
-    seen: list[str] = []
-
-    def first_blocks(report: ToolErrorReport) -> None:
-        if not seen:
-            seen.append("blocked")
-            gate.wait(10)
-        else:
-            seen.append(report.code)
-
-    queue = ReportQueue()
-    executor = Executor(registry(), on_tool_error=first_blocks, context=RUN, reports=queue)
-    with caplog.at_level(logging.WARNING, logger="toolpalette.executor"):
-        await executor.execute("fails", {})
-        await asyncio.sleep(0.3)
-        await executor.execute("nope", {})
-        for _ in range(200):
-            if len(seen) == 2:
-                break
-            await asyncio.sleep(0.01)
-    assert seen == ["blocked", "unknown_tool"]
-    assert "is blocking" in caplog.text
-    gate.set()
-    assert queue.join()
 
 
 async def test_a_report_names_the_call_id_of_its_call():

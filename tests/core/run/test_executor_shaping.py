@@ -7,9 +7,7 @@ import sys
 from typing import Any
 
 import pytest
-from toolpalette import ToolContext, ToolError, ToolRegistry
-from toolpalette._run.executor import Executor
-from toolpalette._run.shaping import MAX_MESSAGE
+from toolpalette import Executor, ToolContext, ToolError, ToolRegistry
 from toolpalette.testing import FakeTool
 
 if sys.version_info < (3, 11):
@@ -97,6 +95,9 @@ async def test_a_single_tool_error_inside_a_group_is_unwrapped():
     error = ExceptionGroup("task group", [ToolError("Not found.", code="not_found", status=404)])
     result, _ = await _run(error, is_async=True)
     assert (result.status, result.code, result.text) == (404, "not_found", "Not found.")
+
+
+MAX_MESSAGE = 2000  # the host guide: a ToolError message is cut to 2,000 characters
 
 
 async def test_a_long_tool_error_message_is_cut():

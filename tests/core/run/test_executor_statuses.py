@@ -10,8 +10,7 @@ from typing import Any
 import pydantic
 import pytest
 import toolpalette
-from toolpalette import Tool, ToolContext, ToolRegistry, tool
-from toolpalette._run.executor import DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT, Executor
+from toolpalette import Executor, Tool, ToolContext, ToolRegistry, tool
 from toolpalette.testing import FakeTool
 
 CANARY = "CNRY-7f3e2a"
@@ -85,8 +84,9 @@ async def test_composite_output_is_structured(registry: ToolRegistry):
 
 
 def test_defaults_are_finite():
-    assert 0 < DEFAULT_TIMEOUT < float("inf")
-    assert DEFAULT_OUTPUT_CAP == 65_536
+    defaults = Executor(ToolRegistry())
+    assert 0 < defaults.timeout < float("inf")
+    assert defaults.output_cap == 65_536  # as the host guide documents
     with pytest.raises(ValueError, match="positive"):
         Executor(ToolRegistry(), timeout=0)
 

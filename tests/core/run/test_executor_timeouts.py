@@ -10,11 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from toolpalette import AbortSignal, ToolContext, ToolRegistry
-from toolpalette._run.executor import Executor
-from toolpalette._run.running import leftover_tasks
-from toolpalette._run.workers import WorkerPool
-from toolpalette.testing import FakeTool
+from toolpalette import AbortSignal, Executor, ToolContext, ToolRegistry
+from toolpalette.testing import FakeTool, WorkerPool, await_until
 
 GRACE = 2.0  # generous: a correctness deadline, not a performance claim
 RUN = ToolContext(run_id="run")
@@ -80,11 +77,7 @@ async def test_a_sync_tool_that_honours_abort_ends_and_frees_its_thread(release:
     result = await executor.execute("hang", {})
     assert result.status == 504
     assert tool.calls[0].context.abort.is_set()
-    for _ in range(200):
-        if pool.abandoned == 0:
-            break
-        await asyncio.sleep(0.01)
-    assert pool.abandoned == 0  # the thread returned; its late result was dropped
+    await await_until(lambda: pool.abandoned == 0)  # the thread returned; its result dropped
     assert pool.abandoned_total == 1
 
 
@@ -99,10 +92,7 @@ async def test_a_late_sync_result_is_dropped():
     executor = Executor(ToolRegistry([FakeTool("late", result=late)]), timeout=0.1, pool=pool)
     assert (await executor.execute("late", {})).status == 504
     gate.set()
-    for _ in range(200):
-        if pool.abandoned == 0:
-            break
-        await asyncio.sleep(0.01)
+    await await_until(lambda: pool.abandoned == 0)
     follow = await Executor(ToolRegistry([FakeTool("late", result="fresh")]), pool=pool).execute(
         "late", {}
     )
@@ -123,11 +113,7 @@ async def test_a_full_pool_answers_503_at_once_and_never_deadlocks(release: thre
     assert elapsed < GRACE
     assert pool.threads <= pool.max_workers + pool.max_abandoned
     release.set()
-    for _ in range(300):
-        if pool.busy == 0:
-            break
-        await asyncio.sleep(0.01)
-    assert pool.busy == 0  # hung threads that end give their slots back
+    await await_until(lambda: pool.busy == 0)  # hung threads that end give their slots back
 
 
 async def test_abandoned_threads_are_bounded(release: threading.Event):
@@ -140,16 +126,15 @@ async def test_abandoned_threads_are_bounded(release: threading.Event):
 
 
 async def test_a_hanging_async_tool_is_cancelled_at_the_deadline():
-    baseline = leftover_tasks()
     executor = Executor(ToolRegistry([FakeTool("hang", result=hang_forever, is_async=True)]))
+    baseline = executor.stats()["abandoned_tasks"]
     executor.timeout = 0.2
     tasks_before = len(asyncio.all_tasks())
     result, elapsed = await _timed(executor, "hang")
     assert (result.status, result.code) == (504, "timeout")
     assert elapsed < 0.2 + GRACE
-    await asyncio.sleep(0.05)
-    assert leftover_tasks() == baseline
-    assert len(asyncio.all_tasks()) == tasks_before
+    await await_until(lambda: executor.stats()["abandoned_tasks"] == baseline)
+    await await_until(lambda: len(asyncio.all_tasks()) == tasks_before)
 
 
 async def test_an_async_tool_swallowing_cancellation_still_returns_on_time():
@@ -165,21 +150,16 @@ async def test_an_async_tool_swallowing_cancellation_still_returns_on_time():
         finished.append("done")
         return "late result"
 
-    baseline = leftover_tasks()
     tool = FakeTool("stubborn", result=stubborn, is_async=True, timeout=0.2)
     executor = Executor(ToolRegistry([tool]))
+    baseline = executor.stats()["abandoned_tasks"]
     result, elapsed = await _timed(executor, "stubborn")
     assert result.status == 504
     assert elapsed < 0.2 + GRACE
-    assert leftover_tasks() == baseline + 1  # tracked and counted
-    assert executor.stats()["abandoned_tasks"] >= 1
+    assert executor.stats()["abandoned_tasks"] == baseline + 1  # tracked and counted
     stop.set()
-    for _ in range(100):
-        if leftover_tasks() == baseline:
-            break
-        await asyncio.sleep(0.01)
-    assert finished == ["done"]
-    assert leftover_tasks() == baseline  # its late result went nowhere
+    await await_until(lambda: executor.stats()["abandoned_tasks"] == baseline)
+    assert finished == ["done"]  # it ended; its late result went nowhere
 
 
 @pytest.mark.parametrize("is_async", [False, True])
@@ -269,7 +249,7 @@ async def test_caller_cancellation_propagates_and_abandons_the_tool(
     reports: list[Any] = []
     executor = Executor(ToolRegistry([tool]), on_tool_error=reports.append, context=RUN)
     call = asyncio.ensure_future(executor.execute("hang", {}))
-    await asyncio.sleep(0.1)
+    await await_until(lambda: tool.call_count == 1)  # the tool is running
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
