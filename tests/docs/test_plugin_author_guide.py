@@ -69,7 +69,7 @@ def test_the_guides_own_tests_pass(pack: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 passed, 1 deselected" in result.stdout
+    assert "6 passed, 1 deselected" in result.stdout
 
 
 def test_snippets_without_a_file_run() -> None:
