@@ -22,7 +22,7 @@ from toolpalette import (
     hookimpl,
     tool,
 )
-from toolpalette.errors import ToolpaletteError
+from toolpalette.errors import ToolNotFoundError, ToolpaletteError
 
 
 @tool(read_only=True)
@@ -269,3 +269,68 @@ def test_a_skill_selector_built_before_the_skill_was_added_sees_it_at_bind(hub: 
     hub.skills().add_skills([_skill("io.example", "new")], pack="code", distribution=None)
     assert [s.id for s in selector.get_skills(hub.skills())] == ["io.example/new"]
     assert "request_skill" in hub.bind(Reader).begin_turn().tool_names
+
+
+# -- by name, exclusions and precedence ----------------------------------------------
+
+
+def test_a_tool_selected_by_name_resolves_to_its_packs_provider(hub: ToolHub) -> None:
+    resolved = hub.resolve(ToolSelector().tool("gamma").tool("echo", deferred=True))
+    assert (names(resolved.offered), names(resolved.deferred)) == (["gamma"], ["echo"])
+    assert resolved.offered[0].origin is not None
+    assert resolved.offered[0].origin.pack == "extra"
+
+
+def test_an_unknown_name_raises_naming_what_is_available(hub: ToolHub) -> None:
+    with pytest.raises(ToolNotFoundError) as caught:
+        hub.resolve(ToolSelector().tool("no_such_tool"))
+    assert caught.value.tool_name == "no_such_tool"
+    assert caught.value.available == ("alpha", "beta", "echo", "gamma")
+
+
+def test_a_renamed_tool_is_selected_by_its_new_name() -> None:
+    hub = ToolHub(autoload=False, config={"rename": {"alpha": "first"}})
+    hub.add_plugin(module_plugin("acme_tools.hooks", alpha, beta), name="acme")
+    [provider] = hub.resolve(ToolSelector().tool("first")).offered
+    assert provider.name == "first"
+    with pytest.raises(ToolNotFoundError):
+        hub.resolve(ToolSelector().tool("alpha"))
+
+
+@pytest.mark.parametrize("target", ["beta", beta, FunctionToolProvider(beta)])
+def test_exclude_wins_over_every_entry_in_any_order(hub: ToolHub, target: object) -> None:
+    for selector in (
+        ToolSelector().package("acme_tools").tool(beta).exclude(target),
+        ToolSelector().exclude(target).tool("beta").package("acme_tools", deferred=True),
+    ):
+        resolved = hub.resolve(selector)
+        assert "beta" not in resolved.names
+        assert "alpha" in resolved.names
+
+
+def test_an_excluded_name_spares_a_collision_it_would_cause(hub: ToolHub) -> None:
+    resolved = hub.resolve(ToolSelector().tool(alpha).tool(other_alpha).exclude("alpha"))
+    assert resolved.names == frozenset()
+
+
+def test_exclude_refuses_a_non_tool_at_once() -> None:
+    with pytest.raises(ToolpaletteError):
+        ToolSelector().exclude(object())
+
+
+def test_one_tool_of_a_selected_package_can_be_deferred_in_any_order(hub: ToolHub) -> None:
+    for selector in (
+        ToolSelector().package("acme_tools").tool(beta, deferred=True),
+        ToolSelector().tool("beta", deferred=True).package("acme_tools"),
+    ):
+        resolved = hub.resolve(selector)
+        assert (names(resolved.offered), names(resolved.deferred)) == (["alpha"], ["beta"])
+
+
+def test_one_tool_of_a_deferred_package_can_be_offered(hub: ToolHub) -> None:
+    resolved = hub.resolve(ToolSelector().package("acme_tools", deferred=True).tool(alpha))
+    assert (names(resolved.offered), names(resolved.deferred)) == (["alpha"], ["beta"])
+
+
+def test_the_repr_shows_exclusions() -> None:
+    assert "exclude='beta'" in repr(ToolSelector().package("acme_tools").exclude("beta"))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from typing_extensions import Self
 
 from toolpalette._tools.provider import ToolProvider, as_provider
-from toolpalette.errors import ToolCollisionError
+from toolpalette.errors import ToolCollisionError, ToolNotFoundError
 
 if TYPE_CHECKING:
     from toolpalette._hub import ToolHub
@@ -24,6 +24,11 @@ class _Entry:
     kind: EntryKind
     target: object
     deferred: bool
+
+    @property
+    def specific(self) -> bool:
+        """Whether the entry names one tool (its deferral beats a package's)."""
+        return self.kind in ("tool", "provider")
 
 
 @dataclass(frozen=True)
@@ -48,14 +53,36 @@ class ToolSelector:
     entry out of the first offer: the model can ask for it with ``request_tools``.
     Nothing is imported until the hub resolves the selector, and then only the packs
     the entries name.
+
+    Precedence, whatever the order of the calls: an excluded tool is never selected;
+    a tool named on its own (``tool``, ``provider``) is offered or deferred as that
+    entry says, even when a package or distribution also selects it; among entries
+    equally specific, offered beats deferred.
     """
 
     def __init__(self) -> None:
         self._entries: list[_Entry] = []
+        self._excluded: list[object] = []
 
     def tool(self, obj: object, *, deferred: bool = False) -> Self:
-        """Select one ``@tool`` function or ``@tool`` Tool subclass."""
+        """Select one ``@tool`` function or ``@tool`` Tool subclass, or one tool by name.
+
+        A name (a ``str``) is the tool's name in the catalog (after the host's renames);
+        only the pack that provides it is imported (none, when the listing cache is
+        fresh). A name no installed pack provides raises when the selector is resolved.
+        """
         return self._add("tool", obj, deferred)
+
+    def exclude(self, name_or_object: object) -> Self:
+        """Never select this tool (a name, an ``@tool`` object, or a provider).
+
+        Wins over every other entry, whatever the order; a name nothing selects is
+        simply not there, so excluding a tool of an uninstalled pack is harmless.
+        """
+        if not isinstance(name_or_object, str):
+            as_provider(name_or_object)  # refuse a non-tool now, as the other entries do later
+        self._excluded.append(name_or_object)
+        return self
 
     def package(self, import_name: str, *, deferred: bool = False) -> Self:
         """Select every installed tool whose module lies in the import package ``import_name``."""
@@ -79,19 +106,22 @@ class ToolSelector:
     def resolve(self, hub: ToolHub) -> ResolvedTools:
         """Turn the entries into providers, importing only the packs they name.
 
-        A name selected both offered and deferred is offered. The same provider selected
-        twice is one entry.
+        The precedence is the class's (exclusions first, then the most specific entry,
+        then offered over deferred). The same provider selected twice is one entry.
 
         Raises:
             ToolCollisionError: two different providers resolve to one name.
             ToolDefinitionError: an entry cannot become a tool.
+            ToolNotFoundError: a tool selected by name is not available.
         """
-        chosen: dict[str, tuple[ToolProvider, bool]] = {}
-        for entry in self._entries:
-            for provider in self._providers(entry, hub):
-                _merge(chosen, provider, entry.deferred)
-        offered = tuple(p for p, deferred in chosen.values() if not deferred)
-        deferred = tuple(p for p, deferred in chosen.values() if deferred)
+        found = [(entry, p) for entry in self._entries for p in self._providers(entry, hub)]
+        excluded = _Exclusions(hub, self._excluded)
+        chosen: dict[str, _Choice] = {}
+        for entry, provider in found:
+            if not excluded.covers(provider):
+                _merge(chosen, provider, entry)
+        offered = tuple(c.provider for c in chosen.values() if not c.deferred)
+        deferred = tuple(c.provider for c in chosen.values() if c.deferred)
         return ResolvedTools(offered, deferred)
 
     @staticmethod
@@ -100,25 +130,68 @@ class ToolSelector:
             return hub.providers_for_package(str(entry.target))
         if entry.kind == "distribution":
             return hub.providers_for_distribution(str(entry.target))
+        if isinstance(entry.target, str):
+            return (_by_name(hub, entry.target),)
         return (hub.known_provider(as_provider(entry.target)),)
 
     def __repr__(self) -> str:
         parts = [
             f"{e.kind}={e.target!r}{' (deferred)' if e.deferred else ''}" for e in self._entries
         ]
+        parts.extend(f"exclude={x!r}" for x in self._excluded)
         return f"ToolSelector({', '.join(parts)})"
 
 
-def _merge(
-    chosen: dict[str, tuple[ToolProvider, bool]], provider: ToolProvider, deferred: bool
-) -> None:
+def _by_name(hub: ToolHub, name: str) -> ToolProvider:
+    """The provider of the catalog's tool ``name``, importing only its pack."""
+    listing = hub.listing()
+    info = next((t for t in listing.tools if t.name == name), None)
+    candidates = hub.providers_for_pack(info.pack) if info is not None and info.pack else ()
+    for provider in candidates:
+        if provider.name == name:
+            return provider
+    for provider in hub.catalog().providers() if info is not None else ():
+        if provider.name == name:  # a tool the listing knows but its pack does not hold
+            return provider
+    raise ToolNotFoundError(tool_name=name, available=sorted(t.name for t in listing.tools))
+
+
+class _Exclusions:
+    """What ``exclude`` named, matched against providers by name or by what they wrap."""
+
+    def __init__(self, hub: ToolHub, targets: list[object]) -> None:
+        self.names = {t for t in targets if isinstance(t, str)}
+        self.providers: list[ToolProvider] = []
+        for target in targets:
+            if not isinstance(target, str):
+                provider = as_provider(target)
+                self.providers.append(provider)
+                self.names.add(hub.known_provider(provider).name)
+
+    def covers(self, provider: ToolProvider) -> bool:
+        if provider.name in self.names:
+            return True
+        inner = getattr(provider, "inner", None)
+        return any(p == provider or (inner is not None and p == inner) for p in self.providers)
+
+
+@dataclass
+class _Choice:
+    provider: ToolProvider
+    deferred: bool
+    specific: bool
+
+
+def _merge(chosen: dict[str, _Choice], provider: ToolProvider, entry: _Entry) -> None:
     existing = chosen.get(provider.name)
     if existing is None:
-        chosen[provider.name] = (provider, deferred)
+        chosen[provider.name] = _Choice(provider, entry.deferred, entry.specific)
         return
-    if existing[0] != provider:
+    if existing.provider != provider:
         raise ToolCollisionError(
-            tool_name=provider.name, first=existing[0].describe(), second=provider.describe()
+            tool_name=provider.name, first=existing.provider.describe(), second=provider.describe()
         )
-    if existing[1] and not deferred:
-        chosen[provider.name] = (existing[0], False)
+    if entry.specific and not existing.specific:
+        existing.deferred, existing.specific = entry.deferred, True
+    elif entry.specific == existing.specific:
+        existing.deferred = existing.deferred and entry.deferred
