@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from toolpalette import ToolSpec
-from toolpalette._tools.provider import as_provider
+from toolpalette.testing import as_provider
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "plugin-author-guide.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -55,6 +55,7 @@ __all__ = [
     "ReportQueue",
     "WorkerPool",
     "arun_tool",
+    "as_provider",
     "await_until",
     "fake_tool",
     "leak_check",

@@ -30,7 +30,7 @@ async def count_async(steps: int, ctx: ToolContext) -> str:
 
 
 async def test_sync_and_async_tools_report_progress_to_the_callers_callback() -> None:
-    from toolpalette._run.executor import Executor
+    from toolpalette import Executor
 
     executor = Executor(ToolRegistry([count_sync, count_async]))
     seen: list[Report] = []
@@ -47,14 +47,14 @@ async def test_sync_and_async_tools_report_progress_to_the_callers_callback() ->
 
 
 async def test_without_a_callback_reporting_is_harmless() -> None:
-    from toolpalette._run.executor import Executor
+    from toolpalette import Executor
 
     result = await Executor(ToolRegistry([count_sync])).execute("count_sync", {"steps": 2})
     assert result.text.startswith("counted 2")
 
 
 async def test_a_callback_that_raises_never_fails_the_call(caplog: Any) -> None:
-    from toolpalette._run.executor import Executor
+    from toolpalette import Executor
 
     def broken(*_report: Any) -> None:
         raise RuntimeError("sink down")

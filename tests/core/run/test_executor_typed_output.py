@@ -11,8 +11,8 @@ from typing import Any
 import pydantic
 import pytest
 from toolpalette import Audio, Executor, File, Image, ToolRegistry, tool
-from toolpalette._tools.provider import as_provider
 from toolpalette.errors import ToolDefinitionError
+from toolpalette.testing import as_provider
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 

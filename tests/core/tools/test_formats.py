@@ -1,4 +1,8 @@
-"""Palette schemas in each provider's format: order, reproducible bytes, honest ``strict``."""
+"""Palette schemas in each provider's format: order, reproducible bytes, honest ``strict``.
+
+``export`` and ``qualifies_strict`` are internal (what ``turn.schemas(fmt)`` runs):
+these are their unit tests, so they import them from their module.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Any
 
 import pytest
 from toolpalette import FunctionToolProvider, RequestSkillProvider, RequestToolsProvider, tool
-from toolpalette._tools.formats import FORMATS, export, export_json, qualifies_strict
+from toolpalette._tools.formats import export, export_json, qualifies_strict
+from toolpalette.testing import FORMATS
 
 
 @tool(read_only=True)

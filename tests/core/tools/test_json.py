@@ -1,6 +1,7 @@
 """The strict JSON input policy, on its own and through ``parse_input``.
 
-Policy (see ``toolpalette._tools.strict_json``): at most MAX_INPUT_BYTES of UTF-8
+The loader (``load_input``) is internal: these are its unit tests, so they import it and
+its limits from its module. Policy: at most MAX_INPUT_BYTES of UTF-8
 and MAX_DEPTH levels of nesting, both checked before parsing; NaN, Infinity and
 overflowing numbers refused;
 duplicate keys refused; lone surrogates refused, valid pairs accepted; the top level is
@@ -17,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import InvalidInputError, tool
-from toolpalette._tools.provider import as_provider
 from toolpalette._tools.strict_json import MAX_DEPTH, MAX_INPUT_BYTES, InputPolicyError, load_input
+from toolpalette.testing import as_provider
 
 CANARY = "CNRY-7c1e0b2f"
 

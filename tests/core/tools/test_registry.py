@@ -26,9 +26,8 @@ from toolpalette import (
     ToolRegistry,
     tool,
 )
-from toolpalette._tools.provider import as_provider
 from toolpalette.errors import PluginWarning, ToolDefinitionError
-from toolpalette.testing import fake_tool, make_registry
+from toolpalette.testing import as_provider, fake_tool, make_registry
 
 
 class Note(pydantic.BaseModel):

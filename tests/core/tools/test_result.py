@@ -6,7 +6,7 @@ import json
 import pickle
 
 import pytest
-from toolpalette._tools.result import RESULT_KEYS, ToolResult
+from toolpalette import ToolResult
 
 
 def test_success_defaults():
@@ -24,17 +24,13 @@ def test_failure_constructor():
 
 def test_as_dict_has_exactly_the_public_keys_in_order():
     data = ToolResult("{}", structured={}).as_dict()
-    assert (
-        tuple(data)
-        == RESULT_KEYS
-        == (
-            "is_error",
-            "status",
-            "code",
-            "text",
-            "content",
-            "structured",
-        )
+    assert tuple(data) == (
+        "is_error",
+        "status",
+        "code",
+        "text",
+        "content",
+        "structured",
     )
 
 

@@ -1,4 +1,8 @@
-"""Schemas: docstrings, generated input models, refiners, checks, validators, outputs."""
+"""Schemas: docstrings, generated input models, refiners, checks, validators, outputs.
+
+The schema helpers are internal (what providers are built with): these are their unit
+tests, so they import them from their module; what users see goes through ``@tool``.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ import pydantic
 import pytest
 import typing_extensions
 from toolpalette import InvalidInputError, Tool, ToolContext, tool
-from toolpalette._tools.provider import as_provider
 from toolpalette._tools.schema import (
     check_schema,
     compile_validator,
@@ -27,6 +30,7 @@ from toolpalette._tools.schema import (
     split_docstring,
 )
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
+from toolpalette.testing import as_provider
 
 SECRET = "sk-SECRET-0a9b8c7d"
 

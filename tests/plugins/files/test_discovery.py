@@ -7,7 +7,7 @@ import sys
 
 import importlib_metadata
 from packaging.requirements import Requirement
-from toolpalette._tools.provider import as_provider
+from toolpalette.testing import as_provider
 
 EXPECTED = {
     "read_file": True,

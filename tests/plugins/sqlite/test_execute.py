@@ -99,7 +99,7 @@ def test_execute_never_creates_the_file_unless_configured(call, tmp_path):
 
 
 def test_writes_serialize_on_the_database():
-    from toolpalette._tools.provider import as_provider
+    from toolpalette.testing import as_provider
 
     provider = as_provider(tools.execute)
     first = provider.parse_input({"sql": "DELETE FROM a"})
