@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 from typing import Any
 
 from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
+from toolpalette._run.consent import Decision
 from toolpalette._tools.provider import ToolProvider
 
 __all__ = ["Decision", "ToolPolicy"]
-
-
-class Decision(enum.Enum):
-    """A policy's answer for one call or one grant."""
-
-    ALLOW = "allow"
-    """Go ahead."""
-    DENY = "deny"
-    """Refuse (403, code ``denied``)."""
-    ASK = "ask"
-    """Pause until a human approves or denies (see ``Thinker.resolve_approval``)."""
 
 
 class ToolPolicy:

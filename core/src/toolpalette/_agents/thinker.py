@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from toolpalette._agents.grants import GrantRecord
 from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
 from toolpalette._agents.palette import ReadOnlyPalette
-from toolpalette._agents.policy import Decision, ToolPolicy
+from toolpalette._agents.policy import ToolPolicy
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
 from toolpalette._agents.turn import Approval, Turn
+from toolpalette._run.consent import Decision, read_decision
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
@@ -47,26 +48,6 @@ class _Palette:
 
     tools: ResolvedTools
     skills: tuple[Skill, ...]
-
-
-def _as_decision(answer: Any) -> Decision:
-    """A policy's answer as a Decision, read as the pipeline reads a call policy's.
-
-    True and None allow, False denies, ``"allow"``/``"deny"``/``"ask"`` (or an object
-    whose ``action`` is one) mean what they say; anything else denies.
-    """
-    if answer is True or answer is None:
-        return Decision.ALLOW
-    if answer is False:
-        return Decision.DENY
-    if isinstance(answer, Decision):
-        return answer
-    action = answer if isinstance(answer, str) else getattr(answer, "action", None)
-    action = getattr(action, "value", action)
-    try:
-        return Decision(action)
-    except ValueError:
-        return Decision.DENY
 
 
 def _settle(future: asyncio.Future[bool], value: bool) -> None:
@@ -311,7 +292,7 @@ class Thinker:
         if verdict is False or isinstance(verdict, str):
             return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"
         try:
-            decision = _as_decision(self.policy.decide_grant(self, kind, name, item))
+            decision, _ = read_decision(self.policy.decide_grant(self, kind, name, item))
         except Exception:  # a broken policy refuses (fail closed), and is on the record
             logger.exception("the policy raised deciding %s %r; refused", kind, name)
             return "refused", "the policy failed while deciding"

@@ -1,83 +1,129 @@
 """The policy step of the pipeline: allow, deny, or pause the call to ask a person.
 
 It runs after input validation: the policy sees the validated input, and a person is
-never asked about a call that would be refused anyway.
+never asked about a call that would be refused anyway. :class:`Decision` is the one
+type for a policy's answer, for calls here and for grants in a thinker's admission.
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
+from toolpalette._run.call import Admitted, Refusal, refuse
 
 if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
-    from toolpalette._run.executor import Admission, Decision, Executor, _Ready
+    from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.tool import ToolContext
 
-__all__ = ["authorize"]
+__all__ = ["Approver", "Decision", "Policy", "authorize", "read_decision"]
 
-_DECISIONS: Final[tuple[Decision, ...]] = ("allow", "deny", "ask")
+
+class Decision(enum.Enum):
+    """A policy's answer for one call or one grant."""
+
+    ALLOW = "allow"
+    """Go ahead."""
+    DENY = "deny"
+    """Refuse (403, code ``denied``)."""
+    ASK = "ask"
+    """Pause until a person approves or denies (see ``Thinker.resolve_approval``)."""
+
+
+Policy = Callable[["ToolProvider", Any], Any]
+"""Called with the provider and the validated input; returns a :class:`Decision`, its
+value (``"allow"``, ``"deny"``, ``"ask"``), a bool, or an object with ``action`` and an
+optional model-readable ``reason``; may be async. Anything else, and a policy that
+raises, denies."""
+Approver = Callable[["ToolProvider", Any, "ToolContext | None"], "bool | Awaitable[bool]"]
+"""Asked when the policy says ``ask``; the call pauses until it answers True or False."""
+
+
+def read_decision(answer: Any) -> tuple[Decision, str | None]:
+    """A policy's answer as a :class:`Decision` and its optional model-readable reason.
+
+    True and None allow, False denies, a Decision or its value (or an object whose
+    ``action`` is one) means what it says; anything else denies (fail closed).
+    """
+    if answer is True or answer is None:
+        return Decision.ALLOW, None
+    if answer is False:
+        return Decision.DENY, None
+    if isinstance(answer, Decision):
+        return answer, None
+    action = answer if isinstance(answer, str) else getattr(answer, "action", None)
+    action = getattr(action, "value", action)  # an Enum member, ours or the host's
+    reason = getattr(answer, "reason", None)
+    try:
+        decision = Decision(action)
+    except ValueError:
+        return Decision.DENY, None
+    return decision, reason if isinstance(reason, str) else None
 
 
 async def authorize(
-    executor: Executor, ready: _Ready, ctx: ToolContext | None, abort: AbortSignal | None
-) -> Admission:
-    """Ask ``executor.policy`` about a validated call; 403 on deny, pause on ask."""
-    assert executor.policy is not None
-    label = _shaping.name_label(ready.provider.name)
+    policy: Policy,
+    approve: Approver | None,
+    call: Admitted,
+    ctx: ToolContext | None,
+    abort: AbortSignal | None,
+) -> None:
+    """Ask ``policy`` about a validated call: return to go ahead, pause on ask.
+
+    Raises:
+        Refusal: 403 ``denied`` (a denial, or a policy that raised), 403
+            ``approval_required`` (ask, with no approver), 499 ``aborted``.
+    """
+    label = _shaping.name_label(call.provider.name)
     try:
-        decision = executor.policy(ready.provider, ready.value)
-        if inspect.isawaitable(decision):  # an async policy
-            kind, decision = await _running.run_async(decision, None, abort, None)
-            if isinstance(kind, _running.Aborted):
-                return _shaping.failure(499, "aborted", kind.reason), None
-            if kind is _running.RAISED:
-                return _shaping.failure(403, "denied", f"{label} is not permitted here."), decision
-        action, reason = _decision(decision)
+        answer = policy(call.provider, call.value)
+        if inspect.isawaitable(answer):  # an async policy
+            outcome = await _running.run_async(answer, None, abort, None)
+            answer = _settled(outcome, f"{label} is not permitted here.")
+        decision, reason = read_decision(answer)
+    except Refusal:
+        raise
     except Exception as exc:
-        return _shaping.failure(403, "denied", f"{label} is not permitted here."), exc
-    if action == "allow":
-        return ready, None
-    if action == "ask":
-        return await _ask(executor, ready, ctx, abort)
-    return _shaping.failure(403, "denied", reason or f"{label} is not permitted here."), None
+        raise refuse(403, "denied", f"{label} is not permitted here.", exc) from None
+    if decision is Decision.ASK:
+        await _ask(approve, call, ctx, abort, label)
+    elif decision is Decision.DENY:
+        raise refuse(403, "denied", reason or f"{label} is not permitted here.")
 
 
 async def _ask(
-    executor: Executor, ready: _Ready, ctx: ToolContext | None, abort: AbortSignal | None
-) -> Admission:
+    approve: Approver | None,
+    call: Admitted,
+    ctx: ToolContext | None,
+    abort: AbortSignal | None,
+    label: str,
+) -> None:
     """Pause until the approver answers; the caller's abort ends the wait."""
-    label = _shaping.name_label(ready.provider.name)
-    if executor.approve is None:
+    if approve is None:
         text = f"{label} needs a person's approval, and none can be asked here."
-        return _shaping.failure(403, "approval_required", text), None
-    refused = _shaping.failure(403, "denied", f"{label} was not approved.")
+        raise refuse(403, "approval_required", text)
     try:
-        answer = executor.approve(ready.provider, ready.value, ctx)
+        answer = approve(call.provider, call.value, ctx)
         if inspect.isawaitable(answer):
-            kind, answer = await _running.run_async(answer, None, abort, None)
-            if isinstance(kind, _running.Aborted):
-                return _shaping.failure(499, "aborted", kind.reason), None
-            if kind is _running.RAISED:
-                return refused, answer
+            outcome = await _running.run_async(answer, None, abort, None)
+            answer = _settled(outcome, f"{label} was not approved.")
+    except Refusal:
+        raise
     except Exception as exc:
-        return refused, exc
-    return (ready, None) if answer is True else (refused, None)
+        raise refuse(403, "denied", f"{label} was not approved.", exc) from None
+    if answer is not True:
+        raise refuse(403, "denied", f"{label} was not approved.")
 
 
-def _decision(decision: Any) -> tuple[Decision, str | None]:
-    """Normalize what a policy returned; anything unrecognized denies."""
-    if decision is True or decision is None:
-        return "allow", None
-    if decision is False:
-        return "deny", None
-    action = decision if isinstance(decision, str) else getattr(decision, "action", None)
-    reason = getattr(decision, "reason", None)
-    action = getattr(action, "value", action)  # an Enum member
-    for known in _DECISIONS:
-        if action == known:
-            return known, reason if isinstance(reason, str) else None
-    return "deny", None
+def _settled(outcome: _running.Outcome, refused: str) -> Any:
+    """The value of an awaited policy or approver: 499 on abort, 403 if it raised."""
+    if isinstance(outcome.kind, _running.Aborted):
+        raise refuse(499, "aborted", outcome.kind.reason)
+    if outcome.kind is _running.RAISED:
+        raise refuse(403, "denied", refused, outcome.value)
+    return outcome.value

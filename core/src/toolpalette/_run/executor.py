@@ -1,11 +1,21 @@
-"""The one door every tool call goes through.
+"""The one door every tool call goes through (statuses and codes: docs/errors.md).
 
-In order, each refusal a result the model can read: the name (404 unknown, 403 not
-offered, with the same text), the read-only binding (403), the input (400), the policy
-(403 on deny; ``ask`` pauses for the host's approver), the run under a deadline (504,
-503 when the worker pool is full), the output cap (413), and error shaping (a
-``ToolError`` keeps its fields; anything else is a generic 500). Failures are reported
-in the background; the caller's own abort (499) is not.
+:meth:`Executor.execute` runs these steps in order; each refusal is a result the model
+can read, and the first one ends the call:
+
+1. look up the name: 404 ``unknown_tool``, 403 ``not_offered`` (with the same text);
+2. the read-only binding: 403 ``read_only``;
+3. validate the input: 400 ``invalid_input``;
+4. authorize: the policy denies (403 ``denied``) or asks, and the call pauses for the
+   host's approver (``consent.py``);
+5. run under the deadline and render the output: 504 ``timeout``, 503 ``busy``, 499
+   ``aborted`` (the caller's own abort), 500 or a ``ToolError``'s own status for a
+   raising tool, 413 ``output_too_large``.
+
+A step refuses by raising :class:`~toolpalette._run.call.Refusal`; ``execute`` catches
+it in one place, reports the failure in the background (never the caller's own abort)
+and returns its result. :meth:`Executor.execute_sync` and the batches of
+:meth:`Executor.execute_many` (``many.py``) run the same steps.
 """
 
 from __future__ import annotations
@@ -14,28 +24,35 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, final
 
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run.abort import AbortSignal
+from toolpalette._run.call import Admitted, Refusal, refuse
+from toolpalette._run.consent import Approver, Decision, Policy, authorize
+from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
 from toolpalette._run.workers import PoolBusy, WorkerPool
-from toolpalette._tools.result import ToolResult
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from toolpalette._tools.provider import BoundTool, ToolProvider
     from toolpalette._tools.registry import ToolRegistry
+    from toolpalette._tools.result import ToolResult
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DEFAULT_OUTPUT_CAP",
     "DEFAULT_TIMEOUT",
+    "Approver",
+    "Call",
+    "Decision",
     "Executor",
+    "Policy",
     "execute",
     "execute_many",
 ]
@@ -49,13 +66,6 @@ DEFAULT_OUTPUT_CAP: Final = 65_536
 DEFAULT_CONCURRENCY: Final = 16
 """Calls of one ``execute_many`` that may run at once."""
 
-Decision = Literal["allow", "deny", "ask"]
-Policy = Callable[["ToolProvider", Any], Any]
-"""Called with the provider and the validated input; returns ``"allow"``, ``"deny"`` or
-``"ask"`` (or a bool, or an object with ``action`` and an optional model-readable
-``reason``). Anything else, and a policy that raises, denies."""
-Approver = Callable[["ToolProvider", Any, "ToolContext | None"], "bool | Awaitable[bool]"]
-"""Asked when the policy says ``ask``; the call pauses until it answers True or False."""
 Call = tuple[object, Any] | tuple[object, Any, "str | None"]
 """One call for ``execute_many``: ``(name, input)`` or ``(name, input, call_id)``."""
 
@@ -71,39 +81,21 @@ def _shared(key: str, factory: Callable[[], Any]) -> Any:
         return _SHARED[key]
 
 
-class _Ready:
-    """A call that passed admission: the provider it holds and its validated input."""
+@final
+class _Bound:
+    """The tool an executor built for one provider and parent, kept while both stay.
 
-    __slots__ = ("provider", "value")
+    The provider's ``timeout`` and ``output_cap`` are read once here: they are properties.
+    """
 
-    def __init__(self, provider: ToolProvider, value: Any) -> None:
+    __slots__ = ("output_cap", "parent", "provider", "timeout", "tool")
+
+    def __init__(self, provider: ToolProvider, parent: Any) -> None:
         self.provider = provider
-        self.value = value
-
-
-Admission = tuple[_Ready | ToolResult, BaseException | None]
-
-
-class _Pending:
-    """A started call that must be awaited: a sync tool's work, or a suspended async tool."""
-
-    __slots__ = ("abort", "entry", "event", "provider", "work")
-
-    def __init__(
-        self,
-        provider: ToolProvider,
-        entry: _Entry,
-        work: Any,
-        abort: AbortSignal | None,
-        event: threading.Event | None,
-    ) -> None:
-        self.provider, self.entry, self.work = provider, entry, work
-        self.abort, self.event = abort, event
-
-
-_Entry = tuple["ToolProvider", Any, "BoundTool", "float | None", "int | None"]
-"""What an executor keeps per provider: provider, parent, the built tool, and the
-provider's own timeout and output cap (read once: they are properties)."""
+        self.parent = parent
+        self.tool: BoundTool = provider.create(parent)
+        self.timeout: float | None = provider.timeout
+        self.output_cap: int | None = provider.output_cap
 
 
 class Executor:
@@ -169,7 +161,7 @@ class Executor:
         self.concurrency = concurrency
         self.pool: WorkerPool = pool or _shared("pool", WorkerPool)
         self.reports: ReportQueue = reports or _shared("reports", ReportQueue)
-        self._bound: dict[int, _Entry] = {}
+        self._bound: dict[str, _Bound] = {}
         self._guarded = read_only or require_read_only is not None
 
     # -- public ----------------------------------------------------------------------
@@ -191,16 +183,13 @@ class Executor:
         """
         started = time.perf_counter()
         ctx = context if context is not None else self.context
-        admitted, error = self._admit(name, input)
-        if type(admitted) is _Ready:
+        try:
+            call = self._admit(name, input)
             if self.policy is not None:
-                admitted, error = await self._authorize(admitted, ctx, abort)
-            if type(admitted) is _Ready:
-                step = self._begin(admitted, ctx, abort, call_id)
-                admitted, error = await self._complete(step) if isinstance(step, _Pending) else step
-        if admitted.is_error:  # type: ignore[union-attr]
-            return self._finish(name, input, admitted, error, ctx, started, call_id)  # type: ignore[arg-type]
-        return admitted  # type: ignore[return-value]
+                await self._authorize(call, ctx, abort)
+            return await self._run(call, ctx, abort, call_id)
+        except Refusal as refusal:
+            return self._report(name, input, refusal, ctx, started, call_id)
 
     async def execute_many(
         self,
@@ -215,9 +204,16 @@ class Executor:
         time), except that calls sharing a resource key run one after another; an
         unsafe call runs alone, after the calls before it and before those after it.
         """
-        from toolpalette._run.many import run_many
-
-        return await run_many(self, list(calls), context, abort)
+        ctx = context if context is not None else self.context
+        return await run_many(
+            list(calls),
+            ctx,
+            abort,
+            self.concurrency,
+            admit=self._admit_and_authorize,
+            run=self._run,
+            report=self._report,
+        )
 
     def execute_sync(
         self,
@@ -235,12 +231,13 @@ class Executor:
         """
         started = time.perf_counter()
         ctx = context if context is not None else self.context
-        admitted, error = self._admit(name, input)
-        if type(admitted) is _Ready and self.policy is not None:
-            admitted, error = _running.run_apart(self._authorize(admitted, ctx, abort))
-        if type(admitted) is _Ready:
-            admitted, error = self._perform_blocking(admitted, ctx, abort, call_id)
-        return self._finish(name, input, admitted, error, ctx, started, call_id)  # type: ignore[arg-type]
+        try:
+            call = self._admit(name, input)
+            if self.policy is not None:
+                _running.run_apart(self._authorize(call, ctx, abort))
+            return self._run_blocking(call, ctx, abort, call_id)
+        except Refusal as refusal:
+            return self._report(name, input, refusal, ctx, started, call_id)
 
     def stats(self) -> dict[str, int]:
         """Counters for health checks: abandoned work and undelivered reports."""
@@ -253,25 +250,23 @@ class Executor:
             "dropped_reports": self.reports.dropped,
         }
 
-    # -- admission -------------------------------------------------------------------
+    # -- steps 1 to 3: look up, read-only, validate -------------------------------------
 
-    def _admit(self, name: object, raw: Any) -> Admission:
-        """Steps 1 to 3: the name, the read-only binding and the input."""
+    def _admit(self, name: object, raw: Any) -> Admitted:
+        """Steps 1 to 3, in order; the call holds the provider it found from here on."""
+        provider = self._look_up(name)
+        if self._guarded:
+            self._check_read_only(provider)
+        return Admitted(provider, self._validate(provider, raw))
+
+    def _look_up(self, name: object) -> ToolProvider:
+        """Step 1: the provider offered under ``name`` (404 unknown, 403 not offered)."""
         provider = self.registry.get(name)
         offered = self.offered
-        if provider is None or (offered is not None and name not in offered):
-            code, status = ("unknown_tool", 404) if provider is None else ("not_offered", 403)
-            return _shaping.failure(status, code, self._unavailable(name)), None
-        if self._guarded:
-            refusal = self._check_read_only(provider)
-            if refusal is not None:
-                return refusal
-        try:
-            return _Ready(provider, provider.parse_input(raw)), None
-        except InvalidInputError as exc:
-            return _shaping.failure(400, "invalid_input", str(exc)), exc
-        except Exception as exc:  # a provider's own validation broke: not the model's fault
-            return _shaping.shape_exception(provider.name, exc), exc
+        if provider is not None and (offered is None or name in offered):
+            return provider
+        code, status = ("unknown_tool", 404) if provider is None else ("not_offered", 403)
+        raise refuse(status, code, self._unavailable(name))
 
     def _unavailable(self, name: object) -> str:
         names = self.registry.tool_names()
@@ -279,7 +274,8 @@ class Executor:
             names = [n for n in names if n in self.offered]
         return _shaping.unavailable_text(name, names)
 
-    def _check_read_only(self, provider: ToolProvider) -> Admission | None:
+    def _check_read_only(self, provider: ToolProvider) -> None:
+        """Step 2: the read-only binding (403); a guard that raises refuses too."""
         error: BaseException | None = None
         allowed = provider.read_only if self.read_only else True
         if allowed and self.require_read_only is not None:
@@ -287,23 +283,118 @@ class Executor:
                 allowed = self.require_read_only(provider) is not False
             except Exception as exc:
                 allowed, error = False, exc
-        if allowed:
-            return None
-        text = (
-            f"{_shaping.name_label(provider.name)} can change things, and this agent may only "
-            "use read-only tools."
-        )
-        return _shaping.failure(403, "read_only", text), error
+        if not allowed:
+            text = (
+                f"{_shaping.name_label(provider.name)} can change things, and this agent "
+                "may only use read-only tools."
+            )
+            raise refuse(403, "read_only", text, error)
+
+    @staticmethod
+    def _validate(provider: ToolProvider, raw: Any) -> Any:
+        """Step 3: the input, parsed and validated by the provider (400)."""
+        try:
+            return provider.parse_input(raw)
+        except InvalidInputError as exc:
+            raise refuse(400, "invalid_input", str(exc), exc) from None
+        except Exception as exc:  # a provider's own validation broke: not the model's fault
+            raise Refusal(_shaping.shape_exception(provider.name, exc), exc) from None
+
+    # -- step 4: authorize --------------------------------------------------------------
 
     async def _authorize(
-        self, ready: _Ready, ctx: ToolContext | None, abort: AbortSignal | None
-    ) -> Admission:
-        """The policy step: allow, deny (403) or ask the approver (the call pauses)."""
-        from toolpalette._run.consent import authorize
+        self, call: Admitted, ctx: ToolContext | None, abort: AbortSignal | None
+    ) -> None:
+        """Step 4: the policy allows, denies (403) or asks the approver (the call pauses)."""
+        assert self.policy is not None
+        await authorize(self.policy, self.approve, call, ctx, abort)
 
-        return await authorize(self, ready, ctx, abort)
+    async def _admit_and_authorize(
+        self, name: object, raw: Any, ctx: ToolContext | None, abort: AbortSignal | None
+    ) -> Admitted:
+        """Steps 1 to 4, for a batch: every call of a turn is admitted before any runs."""
+        call = self._admit(name, raw)
+        if self.policy is not None:
+            await self._authorize(call, ctx, abort)
+        return call
 
-    # -- running ---------------------------------------------------------------------
+    # -- step 5: run and render ---------------------------------------------------------
+
+    async def _run(
+        self,
+        call: Admitted,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        call_id: str | None,
+    ) -> ToolResult:
+        """Step 5: run under the deadline and the abort, then render the output.
+
+        An async tool runs its first step at once, in this task: most finish there,
+        with no task and no timer. A sync tool runs in the worker pool.
+        """
+        if abort is not None and abort.aborted:
+            raise _aborted(abort.reason or "")
+        provider = call.provider
+        timeout, cap = self.timeout, self.output_cap
+        try:
+            bound, tool_ctx = self._prepare(provider, ctx, call_id)
+            timeout, cap = bound.timeout or timeout, bound.output_cap or cap
+            event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
+            tool = bound.tool
+            if tool.is_async:
+                outcome = _running.start_async(tool.invoke(call.value, tool_ctx))
+                if outcome.kind is _running.PENDING:
+                    outcome = await _running.finish_async(outcome.value, timeout, abort, event)
+            else:
+                work = partial(tool.invoke, call.value, tool_ctx)
+                outcome = await _running.run_sync(work, self.pool, timeout, abort, event)
+        except Exception as exc:  # create() or invoke() itself failed
+            outcome = _running.Outcome(_running.RAISED, exc)
+        if outcome.kind is _running.OK:
+            return _shaping.render_output(provider, outcome.value, cap)
+        raise self._refusal(provider, outcome, timeout)
+
+    def _run_blocking(
+        self,
+        call: Admitted,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        call_id: str | None,
+    ) -> ToolResult:
+        """Step 5 for a thread without a loop: the tool runs in a worker, this thread waits."""
+        if abort is not None and abort.aborted:
+            raise _aborted(abort.reason or "")
+        provider = call.provider
+        timeout, cap = self.timeout, self.output_cap
+        try:
+            bound, tool_ctx = self._prepare(provider, ctx, call_id)
+            timeout, cap = bound.timeout or timeout, bound.output_cap or cap
+            event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
+            work = partial(bound.tool.invoke, call.value, tool_ctx)
+            fn = partial(_running.run_to_end, work) if bound.tool.is_async else work
+            outcome = _running.run_blocking(fn, self.pool, timeout, abort, event)
+        except Exception as exc:
+            outcome = _running.Outcome(_running.RAISED, exc)
+        if outcome.kind is _running.OK:
+            return _shaping.render_output(provider, outcome.value, cap)
+        raise self._refusal(provider, outcome, timeout)
+
+    def _prepare(
+        self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
+    ) -> tuple[_Bound, ToolContext]:
+        """The tool for this provider and parent, and the context it runs with.
+
+        The tool is built once and kept while provider and parent stay the same (a class
+        tool keeps its instance, and its state, for as long); a tool that takes no
+        context shares one empty context (no per-call Event to build).
+        """
+        parent = ctx.parent if ctx is not None else None
+        bound = self._bound.get(provider.name)
+        if bound is None or bound.provider is not provider or bound.parent is not parent:
+            bound = self._bound[provider.name] = _Bound(provider, parent)
+        if bound.tool.takes_context:
+            return bound, self._tool_context(provider, ctx, call_id)
+        return bound, _NO_CONTEXT
 
     def _tool_context(
         self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
@@ -321,137 +412,46 @@ class Executor:
             on_progress=base.on_progress,
         )
 
-    def _prepare(
-        self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
-    ) -> tuple[_Entry, ToolContext]:
-        """The tool for this provider and parent, and the context it runs with.
-
-        The tool is built once and kept while provider and parent stay the same; a tool
-        that takes no context shares one empty context (no per-call Event to build).
-        """
-        parent = ctx.parent if ctx is not None else None
-        entry = self._bound.get(id(provider))
-        if entry is None or entry[0] is not provider or entry[1] is not parent:
-            bound = provider.create(parent)
-            entry = (provider, parent, bound, provider.timeout, provider.output_cap)
-            self._bound[id(provider)] = entry
-        if entry[2].takes_context:
-            return entry, self._tool_context(provider, ctx, call_id)
-        return entry, _NO_CONTEXT
-
-    async def _perform(
-        self,
-        ready: _Ready,
-        ctx: ToolContext | None,
-        abort: AbortSignal | None,
-        call_id: str | None,
-    ) -> Admission:
-        """Steps 4 to 6: run under the deadline, cap the output, shape what went wrong."""
-        step = self._begin(ready, ctx, abort, call_id)
-        return await self._complete(step) if isinstance(step, _Pending) else step
-
-    def _begin(
-        self,
-        ready: _Ready,
-        ctx: ToolContext | None,
-        abort: AbortSignal | None,
-        call_id: str | None,
-    ) -> Admission | _Pending:
-        """Start the call; an async tool runs its first step now, where most finish.
-
-        A plain function: a call that needs no waiting costs no coroutine frame.
-        """
-        if abort is not None and abort.aborted:
-            return _aborted(abort.reason or ""), None
-        provider = ready.provider
-        try:
-            entry, tool_ctx = self._prepare(provider, ctx, call_id)
-            bound = entry[2]
-            event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
-            if not bound.is_async:
-                call = partial(bound.invoke, ready.value, tool_ctx)
-                return _Pending(provider, entry, call, abort, event)
-            outcome = _running.start_async(bound.invoke(ready.value, tool_ctx))
-            if outcome[0] is _running.PENDING:
-                return _Pending(provider, entry, outcome[1], abort, event)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # create() or invoke() itself failed
-            return self._settle(provider, (_running.RAISED, exc), self.timeout)
-        if outcome[0] is _running.OK:
-            return _shaping.render_output(provider, outcome[1], entry[4] or self.output_cap)
-        return self._settle(provider, outcome, entry[3] or self.timeout)
-
-    async def _complete(self, step: _Pending) -> Admission:
-        """Wait for a started call: a suspended async tool, or a sync tool in a worker."""
-        timeout = step.entry[3] or self.timeout
-        if callable(step.work):
-            outcome = await _running.run_sync(step.work, self.pool, timeout, step.abort, step.event)
-        else:
-            outcome = await _running.finish_async(step.work, timeout, step.abort, step.event)
-        if outcome[0] is _running.OK:
-            cap = step.entry[4] or self.output_cap
-            return _shaping.render_output(step.provider, outcome[1], cap)
-        return self._settle(step.provider, outcome, timeout)
-
-    def _perform_blocking(
-        self,
-        ready: _Ready,
-        ctx: ToolContext | None,
-        abort: AbortSignal | None,
-        call_id: str | None,
-    ) -> Admission:
-        if abort is not None and abort.aborted:
-            return _aborted(abort.reason or ""), None
-        provider = ready.provider
-        timeout = self.timeout
-        try:
-            entry, tool_ctx = self._prepare(provider, ctx, call_id)
-            bound, timeout = entry[2], entry[3] or timeout
-            event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
-            call = partial(bound.invoke, ready.value, tool_ctx)
-            fn = partial(_running.run_to_end, call) if bound.is_async else call
-            outcome = _running.run_blocking(fn, self.pool, timeout, abort, event)
-        except Exception as exc:
-            outcome = (_running.RAISED, exc)
-        return self._settle(provider, outcome, timeout)
-
-    def _settle(self, provider: ToolProvider, outcome: Any, timeout: float) -> Admission:
-        kind, payload = outcome
-        if kind is _running.OK:
-            return _shaping.render_output(provider, payload, provider.output_cap or self.output_cap)
+    def _refusal(
+        self, provider: ToolProvider, outcome: _running.Outcome, timeout: float
+    ) -> Refusal:
+        """The refusal for a run that did not return: raised, timed out, aborted or busy."""
+        kind = outcome.kind
         if kind is _running.RAISED:
-            return _shaping.shape_exception(provider.name, payload), payload
+            return Refusal(_shaping.shape_exception(provider.name, outcome.value), outcome.value)
         if isinstance(kind, _running.Aborted):
-            return _aborted(kind.reason), None
+            return _aborted(kind.reason)
         label = _shaping.name_label(provider.name)
         if kind is _running.TIMEOUT:
             text = f"{label} did not finish within {timeout:g} seconds and was stopped."
-            return _shaping.failure(504, "timeout", text), TimeoutError(text)
+            return refuse(504, "timeout", text, TimeoutError(text))
         text = f"{label} cannot run now: too many calls are in progress. Try again later."
-        return _shaping.failure(503, "busy", text), PoolBusy(text)
+        return refuse(503, "busy", text, PoolBusy(text))
 
     # -- reporting -------------------------------------------------------------------
 
-    def _finish(
+    def _report(
         self,
         name: object,
         raw: Any,
-        result: ToolResult,
-        error: BaseException | None,
+        refusal: Refusal,
         ctx: ToolContext | None,
         started: float,
         call_id: str | None = None,
     ) -> ToolResult:
-        """Report a failed call (in the background) and return its result."""
+        """Report a refused or failed call (in the background) and return its result.
+
+        Not reported: a direct call outside a run (no context) and the caller's own abort.
+        """
+        result = refusal.result
         reported = self.hook is not None or self.on_tool_error
-        if reported and result.is_error and ctx is not None and result.code != "aborted":
+        if reported and ctx is not None and result.code != "aborted":
             if call_id is not None and call_id != ctx.call_id:
                 ctx = dataclasses.replace(ctx, call_id=call_id)
             report = ToolErrorReport(
                 tool=name if isinstance(name, str) else repr(name),
                 input=raw,
-                error=error,
+                error=refusal.error,
                 status=result.status,
                 code=result.code,
                 text=result.text,
@@ -462,8 +462,8 @@ class Executor:
         return result
 
 
-def _aborted(reason: str) -> ToolResult:
-    return _shaping.failure(499, "aborted", reason or "The call was cancelled by the caller.")
+def _aborted(reason: str) -> Refusal:
+    return refuse(499, "aborted", reason or "The call was cancelled by the caller.")
 
 
 async def execute(

@@ -5,6 +5,9 @@ Consecutive concurrency-safe calls form one batch and run together, at most
 a chain and run one after another, in call order. A call that is not concurrency-safe
 is a batch of its own: it starts after everything before it has ended, and everything
 after it waits for it. Refused calls (unknown, invalid, denied) take no slot.
+
+The steps are the executor's own (the same ones ``execute`` runs), handed in as
+callables: this module knows the order of a turn, not how one call is run.
 """
 
 from __future__ import annotations
@@ -12,25 +15,35 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, final
 
-from toolpalette._tools.result import ToolResult
+from toolpalette._run.call import Admitted, Refusal
 
 if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
-    from toolpalette._run.executor import Call, Executor, _Ready
+    from toolpalette._tools.result import ToolResult
     from toolpalette._tools.tool import ToolContext
 
-__all__ = ["run_many"]
+__all__ = ["Admit", "Report", "Run", "run_many"]
 
 logger = logging.getLogger("toolpalette.executor")
 
+Admit = Callable[[object, Any, "ToolContext | None", "AbortSignal | None"], Awaitable[Admitted]]
+"""Look up, read-only, validate and authorize one call (raises :class:`Refusal`)."""
+Run = Callable[
+    [Admitted, "ToolContext | None", "AbortSignal | None", "str | None"], Awaitable["ToolResult"]
+]
+"""Run and render an admitted call (raises :class:`Refusal`)."""
+Report = Callable[[object, Any, Refusal, "ToolContext | None", float, "str | None"], "ToolResult"]
+"""Report a refusal and return its result."""
 
+
+@final
 class _Slot:
     """One call of the turn: what was asked, and where its result goes."""
 
-    __slots__ = ("call_id", "error", "index", "input", "name", "ready", "result", "started")
+    __slots__ = ("call", "call_id", "index", "input", "name", "refusal", "result", "started")
 
     def __init__(self, index: int, call: Sequence[Any]) -> None:
         self.index = index
@@ -38,15 +51,14 @@ class _Slot:
         self.input: Any = call[1] if len(call) > 1 else None
         self.call_id: str | None = call[2] if len(call) > 2 else None
         self.started = time.perf_counter()
-        self.ready: _Ready | None = None
+        self.call: Admitted | None = None
         self.result: ToolResult | None = None
-        self.error: BaseException | None = None
+        self.refusal: Refusal | None = None
 
 
-def _safety(slot: _Slot) -> tuple[bool, Hashable | None]:
+def _safety(call: Admitted) -> tuple[bool, Hashable | None]:
     """Whether the call may overlap others, and its resource key (a failing check: unsafe)."""
-    assert slot.ready is not None
-    provider, value = slot.ready.provider, slot.ready.value
+    provider, value = call.provider, call.value
     try:
         safe = bool(provider.is_concurrency_safe(value))
         key = provider.resource_key(value)
@@ -62,9 +74,9 @@ def _batches(slots: list[_Slot]) -> list[list[list[_Slot]]]:
     batches: list[list[list[_Slot]]] = []
     open_batch: dict[Hashable, list[_Slot]] | None = None
     for slot in slots:
-        if slot.ready is None:
+        if slot.call is None:
             continue
-        safe, key = _safety(slot)
+        safe, key = _safety(slot.call)
         if not safe:
             batches.append([[slot]])
             open_batch = None
@@ -82,72 +94,64 @@ def _batches(slots: list[_Slot]) -> list[list[list[_Slot]]]:
 
 
 async def run_many(
-    executor: Executor,
-    calls: list[Call],
-    context: ToolContext | None,
+    calls: list[Any],
+    ctx: ToolContext | None,
     abort: AbortSignal | None,
+    concurrency: int,
+    *,
+    admit: Admit,
+    run: Run,
+    report: Report,
 ) -> list[ToolResult]:
-    """Run ``calls`` for ``executor``; see the module docstring for the order."""
-    ctx = context if context is not None else executor.context
+    """Run a turn's ``calls`` through the given steps; see the module docstring for the order."""
     slots = [
         _Slot(i, call if isinstance(call, (tuple, list)) else ()) for i, call in enumerate(calls)
     ]
     for slot in slots:
-        await _admit(executor, slot, ctx, abort)
-    limit = asyncio.Semaphore(executor.concurrency)
+        try:
+            slot.call = await admit(slot.name, slot.input, ctx, abort)
+        except Refusal as refusal:
+            slot.refusal = refusal
+    limit = asyncio.Semaphore(concurrency)
     for batch in _batches(slots):
         if len(batch) == 1 and len(batch[0]) == 1:
-            await _run_one(executor, batch[0][0], ctx, abort, None)
+            await _run_one(run, batch[0][0], ctx, abort, None)
         else:
-            await asyncio.gather(*(_run_chain(executor, c, ctx, abort, limit) for c in batch))
-    return [_finish(executor, slot, ctx) for slot in slots]
-
-
-async def _admit(
-    executor: Executor, slot: _Slot, ctx: ToolContext | None, abort: AbortSignal | None
-) -> None:
-    from toolpalette._run.executor import _Ready
-
-    admitted, slot.error = executor._admit(slot.name, slot.input)
-    if type(admitted) is _Ready and executor.policy is not None:
-        admitted, slot.error = await executor._authorize(admitted, ctx, abort)
-    if type(admitted) is _Ready:
-        slot.ready = admitted
-    else:
-        assert isinstance(admitted, ToolResult)
-        slot.result = admitted
+            await asyncio.gather(*(_run_chain(run, c, ctx, abort, limit) for c in batch))
+    return [_result(report, slot, ctx) for slot in slots]
 
 
 async def _run_chain(
-    executor: Executor,
+    run: Run,
     chain: list[_Slot],
     ctx: ToolContext | None,
     abort: AbortSignal | None,
     limit: asyncio.Semaphore,
 ) -> None:
     for slot in chain:
-        await _run_one(executor, slot, ctx, abort, limit)
+        await _run_one(run, slot, ctx, abort, limit)
 
 
 async def _run_one(
-    executor: Executor,
+    run: Run,
     slot: _Slot,
     ctx: ToolContext | None,
     abort: AbortSignal | None,
     limit: asyncio.Semaphore | None,
 ) -> None:
-    assert slot.ready is not None
-    if limit is None:
-        result, slot.error = await executor._perform(slot.ready, ctx, abort, slot.call_id)
-    else:
-        async with limit:
-            result, slot.error = await executor._perform(slot.ready, ctx, abort, slot.call_id)
-    assert isinstance(result, ToolResult)
-    slot.result = result
+    assert slot.call is not None
+    try:
+        if limit is None:
+            slot.result = await run(slot.call, ctx, abort, slot.call_id)
+        else:
+            async with limit:
+                slot.result = await run(slot.call, ctx, abort, slot.call_id)
+    except Refusal as refusal:
+        slot.refusal = refusal
 
 
-def _finish(executor: Executor, slot: _Slot, ctx: ToolContext | None) -> ToolResult:
+def _result(report: Report, slot: _Slot, ctx: ToolContext | None) -> ToolResult:
+    if slot.refusal is not None:
+        return report(slot.name, slot.input, slot.refusal, ctx, slot.started, slot.call_id)
     assert slot.result is not None
-    return executor._finish(
-        slot.name, slot.input, slot.result, slot.error, ctx, slot.started, slot.call_id
-    )
+    return slot.result

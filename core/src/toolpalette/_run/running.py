@@ -19,12 +19,23 @@ import threading
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, final
 
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.workers import Job, PoolBusy, WorkerPool
 
-__all__ = ["OK", "RAISED", "TIMEOUT", "Aborted", "leftover_tasks", "run_async", "run_sync"]
+__all__ = [
+    "BUSY",
+    "OK",
+    "PENDING",
+    "RAISED",
+    "TIMEOUT",
+    "Aborted",
+    "Outcome",
+    "leftover_tasks",
+    "run_async",
+    "run_sync",
+]
 
 logger = logging.getLogger("toolpalette.executor")
 
@@ -61,9 +72,21 @@ class Aborted:
         self.reason = reason
 
 
-Outcome = tuple[Any, Any]
-"""``(OK, value)``, ``(RAISED, exception)``, ``(TIMEOUT, None)``, ``(BUSY, None)`` or
-``(Aborted, None)``."""
+@final
+class Outcome:
+    """How a run ended: ``kind`` is OK, RAISED, TIMEOUT, BUSY, PENDING or an :class:`Aborted`."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: Any, value: Any = None) -> None:
+        self.kind = kind
+        """OK, RAISED, TIMEOUT, BUSY, PENDING (an async tool suspended) or an Aborted."""
+        self.value = value
+        """The tool's value (OK), its exception (RAISED), the suspended state (PENDING)."""
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.kind!r}, {type(self.value).__name__})"
+
 
 _LEFTOVER: set[asyncio.Task[Any]] = set()
 _COUNTS = {"abandoned_tasks_total": 0}
@@ -174,8 +197,8 @@ def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -
 def start_async(awaitable: Any) -> Outcome:
     """Run an async tool's first step now, in a context of its own.
 
-    Returns ``(OK, value)`` or ``(RAISED, exc)`` when the tool finished without
-    suspending (no task, no timer), else ``(PENDING, state)`` for :func:`finish_async`.
+    Returns an OK or RAISED outcome when the tool finished without suspending (no
+    task, no timer), else a PENDING one whose value :func:`finish_async` continues.
     A plain function, not a coroutine: the common case costs no coroutine frame.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
@@ -183,12 +206,12 @@ def start_async(awaitable: Any) -> Outcome:
     try:
         first = context.run(coro.send, None)
     except StopIteration as stop:
-        return OK, stop.value
+        return Outcome(OK, stop.value)
     except KeyboardInterrupt:
         raise  # on the loop's thread this may be a real Ctrl-C: the process decides
     except BaseException as exc:
-        return RAISED, exc
-    return PENDING, (coro, first, context)
+        return Outcome(RAISED, exc)
+    return Outcome(PENDING, (coro, first, context))
 
 
 async def finish_async(
@@ -207,16 +230,16 @@ async def finish_async(
     signal = await _wait(loop, task, timeout, abort, abort_event)
     if signal is not _DONE:
         abandon_task(task, abort_event)
-        return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+        return Outcome(signal)
     if task.cancelled():  # the tool cancelled itself: not our deadline, not the caller
         try:
             task.result()
         except asyncio.CancelledError as exc:
-            return RAISED, exc
+            return Outcome(RAISED, exc)
     error = task.exception()
     if isinstance(error, _Carried):
-        return RAISED, error.original
-    return (RAISED, error) if error is not None else (OK, task.result())
+        return Outcome(RAISED, error.original)
+    return Outcome(RAISED, error) if error is not None else Outcome(OK, task.result())
 
 
 async def run_async(
@@ -227,8 +250,8 @@ async def run_async(
 ) -> Outcome:
     """Run an async tool's awaitable: eagerly, then under ``timeout`` and ``abort``."""
     outcome = start_async(awaitable)
-    if outcome[0] is PENDING:
-        return await finish_async(outcome[1], timeout, abort, abort_event)
+    if outcome.kind is PENDING:
+        return await finish_async(outcome.value, timeout, abort, abort_event)
     return outcome
 
 
@@ -262,7 +285,7 @@ def _deliver_threadsafe(
     loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], ok: bool, value: Any
 ) -> None:
     with contextlib.suppress(RuntimeError):  # a closed loop: the caller is gone
-        loop.call_soon_threadsafe(_wake, waiter, (OK if ok else RAISED, value))
+        loop.call_soon_threadsafe(_wake, waiter, Outcome(OK if ok else RAISED, value))
 
 
 async def run_sync(
@@ -279,7 +302,7 @@ async def run_sync(
     try:
         pool.submit(job)
     except PoolBusy:
-        return BUSY, None
+        return Outcome(BUSY)
     timer = loop.call_later(timeout, _wake, waiter, TIMEOUT)
     unsubscribe = abort.subscribe(partial(_wake_threadsafe, loop, waiter)) if abort else None
     try:
@@ -291,10 +314,10 @@ async def run_sync(
         timer.cancel()
         if unsubscribe is not None:
             unsubscribe()
-    if type(signal) is tuple:
+    if isinstance(signal, Outcome):
         return signal
     _abandon_job(pool, job, abort_event)
-    return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+    return Outcome(signal)
 
 
 def _abandon_job(pool: WorkerPool, job: Job, abort_event: threading.Event | None) -> None:
@@ -318,7 +341,7 @@ class _SyncWaiter:
             self._lock.release()
 
     def deliver(self, ok: bool, value: Any) -> None:
-        self.put((OK if ok else RAISED, value))
+        self.put(Outcome(OK if ok else RAISED, value))
 
     def abort(self, reason: str) -> None:
         self.put(Aborted(reason))
@@ -343,17 +366,17 @@ def run_blocking(
     try:
         pool.submit(job)
     except PoolBusy:
-        return BUSY, None
+        return Outcome(BUSY)
     unsubscribe = abort.subscribe(waiter.abort) if abort else None
     try:
         signal = waiter.wait(timeout)
     finally:
         if unsubscribe is not None:
             unsubscribe()
-    if type(signal) is tuple:
+    if isinstance(signal, Outcome):
         return signal
     _abandon_job(pool, job, abort_event)
-    return (TIMEOUT, None) if signal is TIMEOUT else (signal, None)
+    return Outcome(signal)
 
 
 # -- from sync code ------------------------------------------------------------------
@@ -365,11 +388,20 @@ def run_apart(coro: Coroutine[Any, Any, Any]) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box: list[Any] = []
-    thread = threading.Thread(target=lambda: box.append(asyncio.run(coro)), daemon=True)
+    box: list[Outcome] = []
+
+    def run() -> None:
+        try:
+            box.append(Outcome(OK, asyncio.run(coro)))
+        except BaseException as exc:  # handed to the caller's thread, raised there
+            box.append(Outcome(RAISED, exc))
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join()
-    return box[0]
+    if box[0].kind is RAISED:
+        raise box[0].value
+    return box[0].value
 
 
 def run_to_end(call: Callable[[], Any]) -> Any:

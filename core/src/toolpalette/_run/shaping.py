@@ -15,6 +15,7 @@ import re
 import types
 from typing import TYPE_CHECKING, Any, Final
 
+from toolpalette._run.call import Refusal
 from toolpalette._tools.result import RichContent, ToolResult, rich_content
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import ToolError
@@ -140,10 +141,8 @@ def shape_exception(tool_name: str, exc: BaseException) -> ToolResult:
     return failure(status, code, message or f"{name_label(tool_name)} reported an error.")
 
 
-def render_output(
-    provider: ToolProvider, value: Any, cap: int
-) -> tuple[ToolResult, BaseException | None]:
-    """The result for a tool's return value, with the exception behind a failure.
+def render_output(provider: ToolProvider, value: Any, cap: int) -> ToolResult:
+    """The result for a tool's return value.
 
     Text output ships as it is; rich content (images, audio, files, alone or in a list
     with text) as typed content blocks; anything else as compact JSON text, through the
@@ -151,11 +150,14 @@ def render_output(
     rich content): over it is a 413, never a truncated payload. Output that is not JSON
     (sets, objects, NaN, cycles, lone surrogates) is a 500 ``invalid_output``; no
     ``repr`` of it reaches the model.
+
+    Raises:
+        Refusal: 413 over the cap, 500 for output that is not JSON (with its exception).
     """
     try:
         rich = rich_content(value)
         if rich is not None:
-            return _rich_result(provider.name, rich, cap), None
+            return _rich_result(provider.name, rich, cap)
         dumped = provider.dump_output(value)
         text = dumped if isinstance(dumped, str) else _to_json(dumped)
         size = len(text)
@@ -164,16 +166,16 @@ def render_output(
     except (Exception, RecursionError) as exc:
         if isinstance(value, types.CoroutineType):  # a sync tool returned a coroutine
             value.close()
-        return _invalid_output(provider.name), exc
+        raise Refusal(_invalid_output(provider.name), exc) from None
     if size > cap:
-        return _too_large(provider.name, cap), None
+        raise Refusal(_too_large(provider.name, cap))
     structured = dumped if isinstance(dumped, dict) and provider.output_schema is not None else None
-    return ToolResult(text, structured=structured), None
+    return ToolResult(text, structured=structured)
 
 
 def _rich_result(tool_name: str, rich: RichContent, cap: int) -> ToolResult:
     if rich.size > cap:
-        return _too_large(tool_name, cap)
+        raise Refusal(_too_large(tool_name, cap))
     return ToolResult(rich.text, content=rich.blocks)
 
 
