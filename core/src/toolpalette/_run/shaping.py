@@ -156,17 +156,18 @@ def render_output(provider: ToolProvider, value: Any, cap: int) -> ToolResult:
     """
     try:
         rich = rich_content(value)
-        if rich is not None:
-            return _rich_result(provider.name, rich, cap)
-        dumped = provider.dump_output(value)
-        text = dumped if isinstance(dumped, str) else _to_json(dumped)
-        size = len(text)
-        if size <= cap:
-            size = len(text.encode("utf-8"))  # also refuses lone surrogates
+        if rich is None:
+            dumped = provider.dump_output(value)
+            text = dumped if isinstance(dumped, str) else _to_json(dumped)
+            size = len(text)
+            if size <= cap:
+                size = len(text.encode("utf-8"))  # also refuses lone surrogates
     except (Exception, RecursionError) as exc:
         if isinstance(value, types.CoroutineType):  # a sync tool returned a coroutine
             value.close()
         raise Refusal(_invalid_output(provider.name), exc) from None
+    if rich is not None:
+        return _rich_result(provider.name, rich, cap)
     if size > cap:
         raise Refusal(_too_large(provider.name, cap))
     structured = dumped if isinstance(dumped, dict) and provider.output_schema is not None else None
