@@ -33,10 +33,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolpalette._run.reports import ReportQueue
 from toolpalette._run.workers import WorkerPool
@@ -45,6 +45,9 @@ from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
 from toolpalette._tools.tool import TOOL_NAME, ToolContext
 from toolpalette.errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from toolpalette._hub import ToolHub
 
 __all__ = [
     "FORMATS",
@@ -61,6 +64,7 @@ __all__ = [
     "leak_check",
     "make_registry",
     "plugin_of",
+    "run_cli",
     "run_tool",
     "wait_until",
 ]
@@ -264,6 +268,23 @@ def plugin_of(*tools: object) -> object:
             return list(tools)
 
     return Plugin()
+
+
+def run_cli(argv: Sequence[str], *, hub: ToolHub | None = None) -> int:
+    """Run the ``toolpalette`` command line in this process; return its exit status.
+
+    With ``hub``, the commands that work on a hub (``list``, ``show``, ``plugins``,
+    ``check``, ``call``) use that one, built in the test (for example with
+    :func:`plugin_of`), instead of the installed packs and ``--config``. Output goes to
+    ``sys.stdout`` and ``sys.stderr`` as usual (pytest's ``capsys`` reads it).
+    """
+    from toolpalette._cli import main
+    from toolpalette._cli.list import using_hub
+
+    if hub is None:
+        return main(list(argv))
+    with using_hub(hub):
+        return main(list(argv))
 
 
 _POLL_INTERVAL = 0.005  # seconds between two looks of wait_until and await_until

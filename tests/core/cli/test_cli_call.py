@@ -10,10 +10,8 @@ import time
 from typing import Any
 
 import pytest
-from toolpalette import ToolContext, ToolError, ToolHub, hookimpl, tool
-from toolpalette._cli import call as _call
-from toolpalette._cli import main
-from toolpalette._tools.result import RESULT_KEYS
+from toolpalette import ToolContext, ToolError, ToolHub, ToolResult, hookimpl, tool
+from toolpalette.testing import run_cli
 
 
 @tool(read_only=True)
@@ -52,6 +50,8 @@ async def stubborn() -> str:
 class Pack:
     def __init__(self) -> None:
         self.reports: list[Any] = []
+        self.hub = ToolHub(autoload=False, config={"packs": {"demo": {"root": "/srv/work"}}})
+        self.hub.add_plugin(self, name="demo")
 
     @hookimpl
     def toolpalette_register_tools(self) -> list[Any]:
@@ -63,31 +63,27 @@ class Pack:
 
 
 @pytest.fixture
-def pack(monkeypatch: pytest.MonkeyPatch) -> Pack:
-    hub = ToolHub(autoload=False, config={"packs": {"demo": {"root": "/srv/work"}}})
-    plugin = Pack()
-    hub.add_plugin(plugin, name="demo")
-    monkeypatch.setattr(_call, "hub_from_args", lambda args: hub)
-    return plugin
+def pack() -> Pack:
+    return Pack()
 
 
 def test_success_prints_the_text(pack: Pack, capsys: pytest.CaptureFixture[str]):
-    assert main(["call", "add", "--input", '{"a": 2, "b": 3}']) == 0
+    assert run_cli(["call", "add", "--input", '{"a": 2, "b": 3}'], hub=pack.hub) == 0
     out, err = capsys.readouterr()
     assert (out, err) == ("5\n", "")
 
 
 def test_json_prints_the_result_shape(pack: Pack, capsys: pytest.CaptureFixture[str]):
-    assert main(["call", "add", "--input", '{"a": 2, "b": 3}', "--json"]) == 0
+    assert run_cli(["call", "add", "--input", '{"a": 2, "b": 3}', "--json"], hub=pack.hub) == 0
     data = json.loads(capsys.readouterr().out)
-    assert tuple(data) == RESULT_KEYS
+    assert tuple(data) == tuple(ToolResult("").as_dict())
     assert (data["is_error"], data["status"], data["text"]) == (False, 200, "5")
 
 
 def test_a_failed_call_exits_1_with_the_text_on_stderr(
     pack: Pack, capsys: pytest.CaptureFixture[str]
 ):
-    assert main(["call", "refuse"]) == 1
+    assert run_cli(["call", "refuse"], hub=pack.hub) == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert err == "error 409 closed: Not today.\n"
@@ -106,7 +102,7 @@ def test_a_failed_call_exits_1_with_the_text_on_stderr(
 def test_refusals_exit_1(
     pack: Pack, capsys: pytest.CaptureFixture[str], argv: list[str], status: int
 ):
-    assert main([*argv, "--json"]) == 1
+    assert run_cli([*argv, "--json"], hub=pack.hub) == 1
     assert json.loads(capsys.readouterr().out)["status"] == status
 
 
@@ -114,12 +110,12 @@ def test_input_from_stdin(
     pack: Pack, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr("sys.stdin", io.StringIO('{"a": 40, "b": 2}'))
-    assert main(["call", "add", "--input", "-"]) == 0
+    assert run_cli(["call", "add", "--input", "-"], hub=pack.hub) == 0
     assert capsys.readouterr().out == "42\n"
 
 
 def test_the_pack_config_reaches_the_tool(pack: Pack, capsys: pytest.CaptureFixture[str]):
-    assert main(["call", "where"]) == 0
+    assert run_cli(["call", "where"], hub=pack.hub) == 0
     assert capsys.readouterr().out == "/srv/work\n"
 
 
@@ -127,7 +123,7 @@ def test_a_stubborn_tool_times_out_and_never_hangs_the_command(
     pack: Pack, capsys: pytest.CaptureFixture[str]
 ):
     started = time.monotonic()
-    assert main(["call", "stubborn", "--timeout", "0.2", "--json"]) == 1
+    assert run_cli(["call", "stubborn", "--timeout", "0.2", "--json"], hub=pack.hub) == 1
     assert time.monotonic() - started < 2.5  # 0.2 s deadline + at most 1 s of cleanup
     assert json.loads(capsys.readouterr().out)["status"] == 504
 
@@ -137,6 +133,6 @@ def test_a_stubborn_tool_times_out_and_never_hangs_the_command(
 )
 def test_bad_usage_exits_2(pack: Pack, argv: list[str], capsys: pytest.CaptureFixture[str]):
     with pytest.raises(SystemExit) as exc:
-        main(argv)
+        run_cli(argv, hub=pack.hub)
     assert exc.value.code == 2
     assert "usage" in capsys.readouterr().err

@@ -35,7 +35,7 @@ def _command() -> list[str]:
     return [
         sys.executable,
         "-c",
-        "import sys; from toolpalette._cli import main; sys.exit(main())",
+        "import sys; from toolpalette.testing import run_cli; sys.exit(run_cli(sys.argv[1:]))",
         "demo",
     ]
 

@@ -10,12 +10,7 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolHub, tool
-from toolpalette._cli import check as _check
-from toolpalette._cli import list as _list
-from toolpalette._cli import main
-from toolpalette._cli import plugins as _plugins
-from toolpalette._cli import show as _show
-from toolpalette.testing import plugin_of
+from toolpalette.testing import plugin_of, run_cli
 
 
 @tool(read_only=True)
@@ -43,16 +38,13 @@ def store(key: str, value: str) -> None:
 
 
 @pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch) -> ToolHub:
-    hub = ToolHub(autoload=False, config={})
-    for module in (_list, _show, _plugins, _check):
-        monkeypatch.setattr(module, "hub_from_args", lambda args: hub)
-    return hub
+def hub() -> ToolHub:
+    return ToolHub(autoload=False, config={})
 
 
 def test_list_prints_a_table(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup, store), name="kv")
-    assert main(["list"]) == 0
+    assert run_cli(["list"], hub=hub) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         "NAME    MODE       PACK  DESCRIPTION",
@@ -63,13 +55,13 @@ def test_list_prints_a_table(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
 
 
 def test_list_says_what_to_do_when_empty(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
-    assert main(["list"]) == 0
+    assert run_cli(["list"], hub=hub) == 0
     assert "No tools available" in capsys.readouterr().out
 
 
 def test_list_json(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(store), name="kv")
-    assert main(["list", "--json"]) == 0
+    assert run_cli(["list", "--json"], hub=hub) == 0
     assert json.loads(capsys.readouterr().out) == {
         "tools": [
             {
@@ -89,7 +81,7 @@ def test_list_json(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
 
 def test_show_json_has_both_schemas(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup), name="kv")
-    assert main(["show", "lookup", "--json"]) == 0
+    assert run_cli(["show", "lookup", "--json"], hub=hub) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["input_schema"]["properties"]["key"]["description"] == "The key."
     assert shown["output_schema"] is None
@@ -99,17 +91,17 @@ def test_show_json_has_both_schemas(hub: ToolHub, capsys: pytest.CaptureFixture[
 
 def test_show_an_unknown_tool(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup), name="kv")
-    assert main(["show", "nope"]) == 1
+    assert run_cli(["show", "nope"], hub=hub) == 1
     assert "Available tools: lookup" in capsys.readouterr().err
 
 
 def test_plugins_json_and_text(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup), name="kv")
-    assert main(["plugins", "--json"]) == 0
+    assert run_cli(["plugins", "--json"], hub=hub) == 0
     (entry,) = json.loads(capsys.readouterr().out)["plugins"]
     assert entry["hooks"] == ["toolpalette_register_tools"]
     assert (entry["imported"], entry["status"]) == (True, "loaded")
-    assert main(["plugins"]) == 0
+    assert run_cli(["plugins"], hub=hub) == 0
     assert capsys.readouterr().out.splitlines()[1].split() == [
         "kv",
         "loaded",
@@ -121,7 +113,7 @@ def test_plugins_json_and_text(hub: ToolHub, capsys: pytest.CaptureFixture[str])
 
 def test_check_passes_without_problems(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup), name="kv")
-    assert main(["check"]) == 0
+    assert run_cli(["check"], hub=hub) == 0
     assert (
         capsys.readouterr().out.strip() == "OK: 1 pack(s) loaded, 1 tool(s) available, no problems."
     )
@@ -130,10 +122,10 @@ def test_check_passes_without_problems(hub: ToolHub, capsys: pytest.CaptureFixtu
 def test_check_fails_on_a_collision(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup), name="one")
     hub.add_plugin(plugin_of(lookup_again), name="two")
-    assert main(["check"]) == 1
+    assert run_cli(["check"], hub=hub) == 1
     out = capsys.readouterr().out
     assert "error: collision: one, two [lookup]" in out
-    assert main(["check", "--json"]) == 1
+    assert run_cli(["check", "--json"], hub=hub) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False
     assert [p["kind"] for p in report["problems"]] == ["collision"]
@@ -154,7 +146,7 @@ def test_the_host_guide_documents_the_json_keys(hub: ToolHub, capsys: pytest.Cap
     hub.add_plugin(plugin_of(lookup, lookup_again, store), name="kv")
 
     def run(*argv: str) -> Any:
-        main([*argv, "--json"])
+        run_cli([*argv, "--json"], hub=hub)
         return json.loads(capsys.readouterr().out)
 
     real = run("list")

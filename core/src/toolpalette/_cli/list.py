@@ -11,9 +11,11 @@ only ever grow.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from toolpalette._hub import ToolHub
@@ -21,9 +23,19 @@ from toolpalette._plugins.listing import ToolInfo
 from toolpalette._plugins.problems import Problem
 from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["add_config_option", "hub_from_args", "problem_entry", "register", "table", "tool_entry"]
+__all__ = [
+    "add_config_option",
+    "hub_from_args",
+    "problem_entry",
+    "register",
+    "table",
+    "tool_entry",
+    "using_hub",
+]
 
 _DESCRIPTION_WIDTH = 72
+
+_GIVEN_HUB: ContextVar[ToolHub | None] = ContextVar("toolpalette_cli_hub", default=None)
 
 
 def register(subparsers: Any) -> None:
@@ -48,8 +60,28 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
 
 
 def hub_from_args(args: argparse.Namespace) -> ToolHub:
-    """The hub a command works on: installed packs, configured as ``--config`` says."""
+    """The hub a command works on: installed packs, configured as ``--config`` says.
+
+    Inside :func:`using_hub`, the hub given there instead (``--config`` is then unused).
+    """
+    given = _GIVEN_HUB.get()
+    if given is not None:
+        return given
     return ToolHub(config=getattr(args, "config", None))
+
+
+@contextlib.contextmanager
+def using_hub(hub: ToolHub) -> Iterator[ToolHub]:
+    """Make the hub-backed commands run in this context work on ``hub``.
+
+    For running the command line in-process on a hub built in code
+    (``toolpalette.testing.run_cli``); the command line itself never calls it.
+    """
+    token = _GIVEN_HUB.set(hub)
+    try:
+        yield hub
+    finally:
+        _GIVEN_HUB.reset(token)
 
 
 def run(args: argparse.Namespace) -> int:
