@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-COMMANDS: tuple[str, ...] = ("list", "show", "plugins", "check", "skills", "call", "demo")
+COMMANDS: tuple[str, ...] = ("list", "show", "plugins", "check", "skills", "call", "serve", "demo")
 """The subcommand modules (``toolpalette._cli.<name>``), in help order.
 
 Each module defines ``register(subparsers)``, which adds its parser and sets
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
         prog="toolpalette",
-        description="Tool packs and skilljars for LLM agents: list, check, call, demo.",
+        description="Tool packs and skilljars for LLM agents: list, check, call, serve, demo.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

@@ -1,0 +1,229 @@
+"""``toolpalette serve``: a thinker's palette as an MCP server, over stdio or HTTP.
+
+Over stdio (the default) nothing but protocol goes to stdout: logs and anything a
+pack prints go to stderr. ``--http`` serves streamable HTTP with uvicorn (loopback by
+default); ``--workers N`` runs N worker processes, each building the palette from
+the same options (passed to them in ``TOOLPALETTE_SERVE_OPTIONS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from toolpalette._cli.list import add_config_option
+from toolpalette._hub import ToolHub
+
+if TYPE_CHECKING:
+    from toolpalette._agents.thinker import Thinker
+
+__all__ = ["register", "run", "worker_app"]
+
+OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
+"""Where ``--workers`` passes the command's options to each worker (JSON)."""
+
+_DESCRIPTION = """\
+Serve a palette to MCP clients: a thinker's (--thinker package.module:Class), or the
+tools of the installed distributions or packages named (--select), or every installed
+tool. Each MCP session gets its own thinker: its grants (request_tools) show in the
+session's next tools/list, announced by notifications/tools/list_changed.
+With --stateless, and for clients on the 2026-07-28 protocol (where every request
+stands alone), each request is served the up-front palette WITHOUT the meta-tools
+(request_tools, request_skill): there is no session to grant anything to.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add ``serve`` to the command line."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve a palette as an MCP server (stdio or streamable HTTP)",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument(
+        "--thinker", metavar="MODULE:CLASS", help="serve this Thinker subclass's palette"
+    )
+    what.add_argument(
+        "--select",
+        metavar="DIST_OR_PACKAGE",
+        nargs="+",
+        help="serve the tools of these installed distributions or import packages",
+    )
+    parser.add_argument("--read-only", action="store_true", help="bind the thinker read-only")
+    parser.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP instead of stdio"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="the port (default: 8000)")
+    parser.add_argument("--path", default="/mcp", help="the endpoint's path (default: /mcp)")
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="HTTP without sessions: any worker answers any request; the up-front "
+        "palette is served without meta-tools",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        help="HTTP worker processes (default: 1); with more than one, use --stateless "
+        "or route each session to one worker",
+    )
+    parser.add_argument(
+        "--page-size",
+        type=_positive_int,
+        default=100,
+        help="tools per tools/list page (default: 100)",
+    )
+    add_config_option(parser)
+    parser.set_defaults(func=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected at least 1")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    try:
+        import toolpalette.mcp
+    except ImportError:
+        print(
+            "error: serving needs the mcp extra: pip install 'toolpalette[mcp]'",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    options = {
+        "thinker": args.thinker,
+        "select": args.select or [],
+        "read_only": args.read_only,
+        "stateless": args.stateless,
+        "page_size": args.page_size,
+        "config": args.config,
+        "path": args.path,
+        "host": args.host,
+    }
+    try:
+        # Importing packs and the thinker's module may print: never onto the protocol.
+        with contextlib.redirect_stdout(sys.stderr):
+            hub, thinker = _palette(options)
+            if args.http and args.workers > 1:
+                app: Any = None
+            elif args.http:
+                app = _app(hub, thinker, options)
+            else:
+                import toolpalette.mcp
+
+                stdio = toolpalette.mcp.server(
+                    hub, thinker, read_only=args.read_only, page_size=args.page_size
+                )
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not args.http:
+        return _serve_stdio(stdio)
+    import uvicorn
+
+    if app is None:
+        os.environ[OPTIONS_ENV] = json.dumps(options)
+        uvicorn.run(
+            "toolpalette._cli.serve:worker_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level="warning",
+        )
+    else:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _serve_stdio(palette: Any) -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await palette.run(read, write, palette.create_initialization_options())
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(serve)
+    return 0
+
+
+class _UsageError(Exception):
+    """What the command line asked for cannot be served."""
+
+
+def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
+    from toolpalette._agents.thinker import Thinker
+    from toolpalette.errors import ToolpaletteError
+    from toolpalette.mcp import selection_thinker
+
+    hub = ToolHub(config=options["config"])
+    spec = options["thinker"]
+    if spec is None:
+        thinker = selection_thinker(hub, options["select"], read_only=options["read_only"])
+    else:
+        thinker = _import_thinker(spec, Thinker)
+    try:
+        hub.resolve_thinker(thinker)
+    except ToolpaletteError as exc:
+        raise _UsageError(f"the palette cannot be served: {exc}") from exc
+    return hub, thinker
+
+
+def _import_thinker(spec: str, base: type[Thinker]) -> type[Thinker]:
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise _UsageError(f"--thinker takes package.module:Class, not {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _UsageError(f"cannot import {module_name!r} for --thinker: {exc}") from exc
+    found: Any = module
+    for part in attr.split("."):
+        found = getattr(found, part, None)
+    if not (isinstance(found, type) and issubclass(found, base)):
+        raise _UsageError(f"{spec!r} is not a toolpalette.Thinker subclass")
+    return found
+
+
+def _app(hub: ToolHub, thinker: type[Thinker], options: dict[str, Any]) -> Any:
+    import toolpalette.mcp
+
+    return toolpalette.mcp.asgi_app(
+        hub,
+        thinker,
+        read_only=options["read_only"],
+        stateless=options["stateless"],
+        page_size=options["page_size"],
+        path=options["path"],
+        host=options["host"],
+    )
+
+
+def worker_app() -> Any:
+    """The ASGI app of one ``--workers`` process, built from ``TOOLPALETTE_SERVE_OPTIONS``."""
+    options = json.loads(os.environ[OPTIONS_ENV])
+    with contextlib.redirect_stdout(sys.stderr):
+        hub, thinker = _palette(options)
+        return _app(hub, thinker, options)

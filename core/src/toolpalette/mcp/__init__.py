@@ -1,0 +1,39 @@
+"""Serving palettes over the Model Context Protocol (needs the ``mcp`` extra).
+
+``server(hub, ThinkerClass)`` is an MCP server for a thinker's palette and
+``asgi_app(hub, ThinkerClass)`` the same over streamable HTTP; ``toolpalette serve``
+runs either from the command line. Importing ``toolpalette`` never imports this package
+(nor ``mcp``); importing this package needs ``pip install 'toolpalette[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from toolpalette.mcp._http import asgi_app
+    from toolpalette.mcp._server import PaletteServer, selection_thinker, server
+
+__all__ = ["PaletteServer", "asgi_app", "selection_thinker", "server"]
+
+_LAZY: dict[str, str] = {
+    "PaletteServer": "toolpalette.mcp._server",
+    "asgi_app": "toolpalette.mcp._http",
+    "selection_thinker": "toolpalette.mcp._server",
+    "server": "toolpalette.mcp._server",
+}
+"""Public names imported on first use, and the module that defines each."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolpalette.mcp' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

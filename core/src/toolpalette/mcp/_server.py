@@ -1,0 +1,571 @@
+"""A thinker's palette as an MCP server, on the ``mcp`` SDK's low-level ``Server``.
+
+Every MCP session gets a thinker of its own (its conversation, grants and approvals):
+``tools/list`` pages through the thinker's current offer, ``tools/call`` runs through
+the thinker's pipeline, and a grant made through ``request_tools`` shows in the next
+listing, announced by ``notifications/tools/list_changed``. Requests with no session
+behind them (stateless HTTP, and the 2026-07-28 protocol era, where every request
+stands alone) share one thinker and see its up-front palette, without the meta-tools.
+The thinker's skills are prompts, and their files resources (``skill://``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import collections
+import hashlib
+import json
+import logging
+import mimetypes
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import quote, unquote, urlsplit
+
+import anyio
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from toolpalette import (
+    AbortSignal,
+    RequestSkillProvider,
+    RequestToolsProvider,
+    Skill,
+    SkillSelector,
+    Thinker,
+    ToolHub,
+    ToolProvider,
+    ToolResult,
+    ToolSelector,
+)
+from toolpalette.mcp import _cursor
+
+__all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
+
+logger = logging.getLogger("toolpalette.mcp")
+
+DEFAULT_PAGE_SIZE: Final = 100
+"""Tools per ``tools/list`` page."""
+DEFAULT_LIST_TTL_MS: Final = 60_000
+"""How long a 2026-07-28 client may keep a listing (``ttlMs``) before asking again."""
+RESOURCE_NOT_FOUND: Final = -32002
+"""The MCP specification's error code for an unknown resource."""
+_STATE_KEY: Final = "toolpalette.session"
+_CANCELLED: Final = "The client cancelled the call."
+_LISTINGS: collections.OrderedDict[tuple[int, ...], _Listing] = collections.OrderedDict()
+_LISTINGS_LOCK = threading.Lock()
+_LISTINGS_KEPT: Final = 64
+
+
+def server(
+    hub: ToolHub,
+    thinker: type[Thinker] | None = None,
+    *,
+    read_only: bool = False,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    stateless: bool = False,
+    list_ttl_ms: int = DEFAULT_LIST_TTL_MS,
+    name: str = "toolpalette",
+) -> PaletteServer:
+    """An MCP server (the SDK's low-level ``Server``) serving ``thinker``'s palette.
+
+    Without a thinker every installed tool (and skill) is served. ``read_only`` serves
+    a read-only binding of it (an already read-only thinker stays so). ``stateless``
+    says no request belongs to a session (stateless HTTP): every request then sees
+    the up-front palette, without meta-tools. Run it with ``server.run(...)`` over
+    any stream pair, or mount :func:`toolpalette.mcp.asgi_app`.
+
+    Raises:
+        ValueError: ``page_size`` or ``list_ttl_ms`` is out of range.
+        ToolpaletteError: the thinker's declarations do not resolve against ``hub``.
+    """
+    if thinker is None:
+        thinker = selection_thinker(hub, (), read_only=read_only)
+    elif read_only and not thinker.read_only:
+        thinker = type(thinker.__name__, (thinker,), {"read_only": True})
+    return PaletteServer(
+        hub,
+        thinker,
+        page_size=page_size,
+        stateless=stateless,
+        list_ttl_ms=list_ttl_ms,
+        name=name,
+    )
+
+
+def selection_thinker(
+    hub: ToolHub, names: Sequence[str], *, read_only: bool = False
+) -> type[Thinker]:
+    """A thinker class offering the installed distributions or import packages named.
+
+    Each name is a distribution when one is installed under it, else an import
+    package. With no names it offers every installed tool and skill; with names, the
+    skills those distributions ship.
+    """
+    distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
+    wanted = {_canonical(n) for n in names}
+    chosen = ToolSelector()
+    for item in names:
+        if _canonical(item) in distributions:
+            chosen.distribution(item)
+        else:
+            chosen.package(item)
+    skills = SkillSelector()
+    if not names:
+        skills.all()
+    else:
+        for skill in hub.skills().skills():
+            if skill.distribution and _canonical(skill.distribution) in wanted:
+                skills.skill(skill.id)
+
+    class Selection(Thinker):
+        """The tools of the installed distributions and packages chosen to be served."""
+
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            if names:
+                return chosen
+            everything = ToolSelector()
+            for provider in hub.catalog().providers():
+                everything.provider(provider)
+            return everything
+
+        @classmethod
+        def declare_skills(cls) -> SkillSelector:
+            return skills
+
+    Selection.read_only = read_only
+    return Selection
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+class _Listing:
+    """One palette's ``tools/list`` answer, serialized once: its pages and its digest."""
+
+    __slots__ = ("by_name", "digest", "providers", "tools")
+
+    def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
+        self.providers = providers
+        self.by_name = {p.name: p for p in providers}
+        self.tools = [_tool_entry(p) for p in providers]
+        blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
+        self.digest = hashlib.sha256(blob).hexdigest()[:32]
+
+    def page(self, position: int, size: int) -> tuple[list[dict[str, Any]], str | None]:
+        end = position + size
+        following = _cursor.encode(self.digest, end) if end < len(self.tools) else None
+        return self.tools[position:end], following
+
+
+def _listing(providers: tuple[ToolProvider, ...]) -> _Listing:
+    """The listing of exactly these providers, shared by every session that offers them."""
+    key = tuple(map(id, providers))
+    with _LISTINGS_LOCK:
+        found = _LISTINGS.get(key)
+        if found is not None and all(a is b for a, b in zip(found.providers, providers, strict=True)):
+            _LISTINGS.move_to_end(key)
+            return found
+    built = _Listing(providers)
+    with _LISTINGS_LOCK:
+        _LISTINGS[key] = built
+        while len(_LISTINGS) > _LISTINGS_KEPT:
+            _LISTINGS.popitem(last=False)
+    return built
+
+
+def _tool_entry(provider: ToolProvider) -> dict[str, Any]:
+    """A provider in MCP's ``Tool`` wire form, with the annotations the spec defines."""
+    annotations: dict[str, Any] = {
+        "title": provider.display_name,
+        "readOnlyHint": provider.read_only,
+        "openWorldHint": provider.open_world,
+    }
+    if not provider.read_only:  # the spec: meaningful only for a tool that changes things
+        annotations["destructiveHint"] = provider.destructive
+        annotations["idempotentHint"] = provider.idempotent
+    entry: dict[str, Any] = {
+        "name": provider.name,
+        "title": provider.display_name,
+        "description": provider.description,
+        "inputSchema": provider.input_schema,
+    }
+    output = provider.output_schema
+    if output is not None and output.get("type") == "object":
+        entry["outputSchema"] = output
+    entry["annotations"] = annotations
+    return entry
+
+
+def _is_meta(provider: ToolProvider) -> bool:
+    return isinstance(provider, (RequestToolsProvider, RequestSkillProvider))
+
+
+class _Session:
+    """One MCP session's thinker, and the listing of what it serves now."""
+
+    def __init__(self, thinker: Thinker, *, with_meta: bool) -> None:
+        self.thinker = thinker
+        self.with_meta = with_meta
+        self.lock = asyncio.Lock()
+        self.version = -1
+        self.listing = _listing(())
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Reconcile the thinker's palette; whether what it serves changed."""
+        turn = self.thinker.begin_turn()
+        if turn.version == self.version:
+            return False
+        self.version = turn.version
+        served = tuple(p for p in turn.tools if self.with_meta or not _is_meta(p))
+        before = self.listing.digest
+        self.listing = _listing(served)
+        return self.listing.digest != before
+
+    def skills(self) -> dict[str, Skill]:
+        hub = self.thinker.hub
+        declared = hub.resolve_thinker(type(self.thinker)).skills
+        return {s.id: s for s in declared}
+
+
+class PaletteServer(Server[Any]):
+    """The low-level MCP ``Server`` for one thinker class (see :func:`server`)."""
+
+    def __init__(
+        self,
+        hub: ToolHub,
+        thinker: type[Thinker],
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        stateless: bool = False,
+        list_ttl_ms: int = DEFAULT_LIST_TTL_MS,
+        name: str = "toolpalette",
+    ) -> None:
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        if list_ttl_ms < 0:
+            raise ValueError("list_ttl_ms must not be negative")
+        hub.resolve_thinker(thinker)  # a declaration error surfaces now, not mid-session
+        super().__init__(
+            name,
+            version=_version(),
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+        )
+        self.hub = hub
+        """The hub the palettes are resolved from."""
+        self.thinker_class = thinker
+        """The thinker class each session binds."""
+        self.page_size = page_size
+        """Tools per ``tools/list`` page."""
+        self.stateless = stateless
+        """Whether requests never belong to a session (stateless HTTP)."""
+        self.list_ttl_ms = list_ttl_ms
+        """The ``ttlMs`` cache hint of a 2026-07-28 listing."""
+        self._shared: _Session | None = None
+        self._shared_lock = threading.Lock()
+        self.middleware.append(_name_check)
+        # Registered apart: the handler answers the wire form it caches (a dict).
+        self.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The SDK's options, announcing ``tools.listChanged`` (grants change the list)."""
+        if notification_options is None:
+            notification_options = NotificationOptions(tools_changed=not self.stateless)
+        return super().create_initialization_options(
+            notification_options, experimental_capabilities, extensions
+        )
+
+    # -- sessions --------------------------------------------------------------------
+
+    def _bind(self) -> Thinker:
+        thinker: Thinker
+
+        def refuse(approval: Any) -> None:
+            # Nobody to ask over MCP: what the policy would ask a person about is refused.
+            thinker.resolve_approval(approval.token, approve=False)
+
+        thinker = self.hub.bind(self.thinker_class, approver=refuse)
+        return thinker
+
+    def _session(self, ctx: ServerRequestContext[Any]) -> _Session:
+        if self.stateless or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self._shared_session()
+        # The SDK keeps per-connection state on the Connection, which its request
+        # context does not expose yet: without one, the request stands alone.
+        connection = getattr(ctx.session, "_connection", None)
+        state = getattr(connection, "state", None)
+        if not isinstance(state, dict):
+            return self._shared_session()
+        found: _Session | None = state.get(_STATE_KEY)
+        if found is None:
+            found = state[_STATE_KEY] = _Session(self._bind(), with_meta=True)
+        return found
+
+    def _shared_session(self) -> _Session:
+        with self._shared_lock:
+            if self._shared is None:
+                self._shared = _Session(self._bind(), with_meta=False)
+            return self._shared
+
+    # -- tools -----------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> dict[str, Any]:
+        listing = self._session(ctx).listing
+        position = 0
+        cursor = params.cursor if params is not None else None
+        if cursor is not None:
+            try:
+                position = _cursor.decode(cursor, listing.digest, len(listing.tools))
+            except _cursor.BadCursor as exc:
+                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        tools, following = listing.page(position, self.page_size)
+        result: dict[str, Any] = {"tools": tools}
+        if following is not None:
+            result["nextCursor"] = following
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            result["ttlMs"] = self.list_ttl_ms
+            result["cacheScope"] = "private"
+            result["resultType"] = "complete"
+        return result
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        session = self._session(ctx)
+        name = params.name
+        provider = session.listing.by_name.get(name)
+        if provider is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+        arguments = params.arguments if params.arguments is not None else {}
+        result = await self._run(session, name, arguments, ctx)
+        if _is_meta(provider) and not result.is_error:
+            async with session.lock:
+                changed = session.refresh()
+            if changed:
+                await ctx.session.send_tool_list_changed()
+        return _call_result(result, structured=provider.output_schema is not None)
+
+    async def _run(
+        self,
+        session: _Session,
+        name: str,
+        arguments: Mapping[str, Any],
+        ctx: ServerRequestContext[Any],
+    ) -> ToolResult:
+        """The pipeline's result; the client's cancellation aborts the call (499)."""
+        abort = AbortSignal()
+        progress = _Progress(ctx)
+        call = asyncio.ensure_future(
+            session.thinker.call(name, arguments, abort=abort, on_progress=progress.report)
+        )
+        try:
+            result = await asyncio.shield(call)
+        except asyncio.CancelledError:
+            abort.abort(_CANCELLED)
+            with anyio.CancelScope(shield=True):
+                result = await call
+            logger.info("%s: %s (%s)", name, result.text, result.status)
+            raise
+        finally:
+            await progress.close()
+        return result
+
+    # -- skills ----------------------------------------------------------------------
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        skills = self._session(ctx).skills()
+        prompts = [
+            types.Prompt(name=s.id, title=s.name, description=s.description)
+            for s in skills.values()
+        ]
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        skill = self._session(ctx).skills().get(params.name)
+        if skill is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+        try:
+            body = skill.body()
+        except (OSError, UnicodeDecodeError):
+            logger.exception("the instructions of skill %s could not be read", skill.id)
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message="The skill's instructions could not be read."
+            ) from None
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text=body)
+        )
+        return types.GetPromptResult(description=skill.description, messages=[message])
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        resources = []
+        for skill in self._session(ctx).skills().values():
+            try:
+                paths = skill.resources()
+            except OSError:
+                logger.exception("the files of skill %s could not be listed", skill.id)
+                continue
+            for relpath in paths:
+                resources.append(
+                    types.Resource(
+                        uri=skill_uri(skill, relpath),
+                        name=f"{skill.id}/{relpath}",
+                        mime_type=mimetypes.guess_type(relpath)[0] or "text/plain",
+                    )
+                )
+        return types.ListResourcesResult(resources=resources)
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        skill_id, relpath = _parse_skill_uri(uri)
+        skill = self._session(ctx).skills().get(skill_id)
+        if skill is None:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}")
+        try:
+            data = skill.resource(relpath)
+        except ValueError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        except OSError:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}") from None
+        mime = mimetypes.guess_type(relpath)[0]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            blob = base64.b64encode(data).decode("ascii")
+            contents: Any = types.BlobResourceContents(
+                uri=uri, blob=blob, mime_type=mime or "application/octet-stream"
+            )
+        else:
+            contents = types.TextResourceContents(
+                uri=uri, text=text, mime_type=mime or "text/plain"
+            )
+        return types.ReadResourceResult(contents=[contents])
+
+
+async def _name_check(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+    """Answer a ``tools/call`` whose name is not a string as any other unknown name.
+
+    The SDK would refuse it as malformed params before the handler runs; the client
+    gets the same -32602 ``Unknown tool`` either way.
+    """
+    if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
+        name = ctx.params.get("name")
+        if not isinstance(name, str):
+            shown = json.dumps(name, ensure_ascii=False, default=repr)
+            if len(shown) > 64:
+                shown = shown[:61] + "..."
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {shown}")
+    return await call_next(ctx)
+
+
+def skill_uri(skill: Skill, relpath: str) -> str:
+    """``skill://BUNDLE/SKILL/PATH`` for one file of a skill (path segments quoted)."""
+    return f"skill://{skill.bundle}/{skill.name}/{quote(relpath, safe='/')}"
+
+
+def _parse_skill_uri(uri: str) -> tuple[str, str]:
+    """The skill id and relative path of a ``skill://`` URI; the loader's rules apply later.
+
+    Raises:
+        MCPError: -32602 for a URI of another scheme or shape.
+    """
+    parts = urlsplit(uri)
+    name, _, relpath = parts.path.lstrip("/").partition("/")
+    if parts.scheme != "skill" or not parts.netloc or not name or not relpath:
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message="Invalid resource URI: expected skill://BUNDLE/SKILL/PATH",
+        )
+    if parts.query or parts.fragment:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid resource URI: no query allowed")
+    return f"{parts.netloc}/{unquote(name)}", unquote(relpath)
+
+
+class _Progress:
+    """Forwards a call's progress reports, in order, as MCP progress notifications.
+
+    Reports may come from a worker thread (a sync tool): they are queued onto the
+    event loop and sent by one task, started at the first report; :meth:`close` sends
+    what is left before the call's result goes out. The SDK drops them when the
+    client asked for no progress.
+    """
+
+    __slots__ = ("_loop", "_queue", "_sender", "_session")
+
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
+        self._session = ctx.session
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] | None = None
+        self._sender: asyncio.Future[None] | None = None
+
+    def report(self, done: float, total: float | None, message: str | None) -> None:
+        self._loop.call_soon_threadsafe(self._put, (done, total, message))
+
+    def _put(self, item: tuple[float, float | None, str | None]) -> None:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._sender = asyncio.ensure_future(self._send(self._queue))
+        self._queue.put_nowait(item)
+
+    async def _send(
+        self, queue: asyncio.Queue[tuple[float, float | None, str | None] | None]
+    ) -> None:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            try:
+                await self._session.report_progress(*item)
+            except Exception:  # a closed stream: the result will not arrive either
+                logger.debug("a progress notification could not be sent", exc_info=True)
+
+    async def close(self) -> None:
+        """Send the reports still queued, before the call's result goes out."""
+        # Reports sent before the tool returned were queued on the loop before its result
+        # resumed this call, so the queue holds every one of them by now.
+        if self._queue is not None and self._sender is not None:
+            with anyio.CancelScope(shield=True):
+                self._queue.put_nowait(None)
+                await self._sender
+
+
+def _call_result(result: ToolResult, *, structured: bool) -> types.CallToolResult:
+    """The pipeline's result as MCP's: failures are ``isError`` results with its text."""
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
+    if result.is_error:
+        return types.CallToolResult(content=content, is_error=True)
+    if structured and result.structured is not None:
+        return types.CallToolResult(content=content, structured_content=result.structured)
+    return types.CallToolResult(content=content)
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("toolpalette")

@@ -1,0 +1,182 @@
+"""The palette the MCP server tests serve: one tool per thing a call can do.
+
+Imported by the tests in-process, and by ``toolpalette serve --thinker
+palette_fixture:Palette`` in a subprocess (with this folder on ``PYTHONPATH``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pydantic
+import toolpalette
+from toolpalette import SkillSelector, Thinker, ToolContext, ToolPolicy, ToolSelector
+from toolpalette.errors import ToolError
+
+CANARY = "CANARY-7f3a9c-secret-in-a-stack-trace"
+"""Put in a tool's exception; must never reach a client."""
+ABORTED = threading.Event()
+"""Set by ``wait_for_abort`` when the pipeline tells it to stop."""
+STARTED = threading.Event()
+"""Set by ``wait_for_abort`` once it runs."""
+
+
+class Sum(pydantic.BaseModel):
+    total: int
+
+
+@toolpalette.tool(read_only=True, open_world=False)
+async def echo(text: str) -> str:
+    """Say the text back."""
+    return text
+
+
+@toolpalette.tool(read_only=True, display_name="Add numbers")
+def add(a: int, b: int) -> Sum:
+    """Add two numbers."""
+    return Sum(total=a + b)
+
+
+@toolpalette.tool
+def delete_row(row: int) -> str:
+    """Delete a row (mutating, destructive by default)."""
+    return f"deleted {row}"
+
+
+@toolpalette.tool(destructive=False, idempotent=True, open_world=False)
+def append_note(text: str) -> str:
+    """Append a note (mutating, additive, idempotent)."""
+    return "noted"
+
+
+@toolpalette.tool(read_only=True)
+def explode() -> str:
+    """Fail with an unexpected error."""
+    raise RuntimeError(f"database password is {CANARY}")
+
+
+@toolpalette.tool(read_only=True)
+def refuse() -> str:
+    """Fail with a message meant for the model."""
+    raise ToolError("The quota for today is used up; try again tomorrow.")
+
+
+@toolpalette.tool(read_only=True, timeout=0.2)
+async def dawdle() -> str:
+    """Take longer than allowed."""
+    await asyncio.sleep(30)
+    return "late"
+
+
+@toolpalette.tool(read_only=True, output_cap=16)
+def chatter() -> str:
+    """Say too much."""
+    return "blah " * 100
+
+
+@toolpalette.tool(read_only=True)
+def count(steps: int, ctx: ToolContext) -> str:
+    """Count up, reporting progress at each step."""
+    for done in range(1, steps + 1):
+        ctx.report_progress(done, steps, f"step {done}")
+    return f"counted {steps}"
+
+
+@toolpalette.tool(read_only=True, timeout=30)
+def wait_for_abort(ctx: ToolContext) -> str:
+    """Run until told to stop."""
+    STARTED.set()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if ctx.abort.wait(0.01):
+            ABORTED.set()
+            return "stopped"
+    return "never stopped"
+
+
+@toolpalette.tool(read_only=True)
+def guarded() -> str:
+    """Offered, but the policy denies every call."""
+    return "should not run"
+
+
+@toolpalette.tool(read_only=True)
+def secret_lookup(key: str) -> str:
+    """Deferred: offered only after request_tools grants it."""
+    return f"value of {key}"
+
+
+class FixturePolicy(ToolPolicy):
+    """Denies ``guarded`` calls while still offering it."""
+
+    def decide_call(self, thinker: Any, provider: Any, value: Any) -> toolpalette.Decision:
+        if provider.name == "guarded":
+            return toolpalette.Decision.DENY
+        return super().decide_call(thinker, provider, value)
+
+
+class Palette(Thinker):
+    """A thinker with a tool per outcome, a deferred tool, and the SQL skills."""
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        selector = ToolSelector()
+        for tool in (
+            echo,
+            add,
+            delete_row,
+            append_note,
+            explode,
+            refuse,
+            dawdle,
+            chatter,
+            count,
+            wait_for_abort,
+            guarded,
+        ):
+            selector.tool(tool)
+        return selector.tool(secret_lookup, deferred=True)
+
+    @classmethod
+    def declare_skills(cls) -> SkillSelector:
+        return SkillSelector().prefix("io.toolpalette.sql")
+
+    def __init__(self, hub: Any, conversation: Any = None, **options: Any) -> None:
+        options.setdefault("policy", FixturePolicy())
+        super().__init__(hub, conversation, **options)
+
+
+class Reader(Palette):
+    """The same palette, bound read-only."""
+
+    read_only = True
+
+
+def many_tools(n: int) -> list[Any]:
+    """``n`` trivial read-only tools named ``t0000``..., for paging through long lists."""
+    made = []
+    for i in range(n):
+
+        async def tool_fn(x: int = 0) -> int:
+            return x
+
+        tool_fn.__doc__ = f"Tool number {i}."
+        made.append(toolpalette.tool(name=f"t{i:04d}", read_only=True)(tool_fn))
+    return made
+
+
+MANY = many_tools(250)
+
+
+class Many(Thinker):
+    """250 tools, for paging."""
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        selector = ToolSelector()
+        for tool in MANY:
+            selector.tool(tool)
+        return selector
