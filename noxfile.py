@@ -28,6 +28,8 @@ def _distributions(folder: str) -> list[str]:
 
 
 FIRST_PARTY = ["./core", *_distributions("plugins"), *_distributions("skilljars")]
+# The tests and the type check also cover the MCP server: the core with its mcp extra.
+WITH_MCP = ["./core[mcp]", *FIRST_PARTY[1:]]
 TEST_ONLY = _distributions("tests/integration/packs") + _distributions("tests/integration/jars")
 # Test-only distributions whose folder starts with "nodeps-" declare requirements pip
 # cannot meet on purpose (e.g. toolpalette>=99); they are installed with --no-deps.
@@ -45,7 +47,7 @@ def tests(session: nox.Session) -> None:
     A Python version that is not on the machine is skipped, not failed.
     """
     _install_group(session, "test")
-    session.install(*FIRST_PARTY)
+    session.install(*WITH_MCP)
     session.run(
         "pytest",
         "-m",
@@ -86,7 +88,7 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """Type-check the core, the packs, the skilljars and this file with mypy --strict."""
     _install_group(session, "typecheck")
-    session.install(*FIRST_PARTY)
+    session.install(*WITH_MCP)
     session.run("mypy")
 
 
@@ -94,7 +96,7 @@ def typecheck(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmark toolpalette beside its anchors (langchain-core, mcp, pluggy, stevedore)."""
     _install_group(session, "bench")
-    session.install(*FIRST_PARTY)
+    session.install(*WITH_MCP)
     session.run("python", "-m", "bench", *session.posargs)
 
 

@@ -170,7 +170,10 @@ def _listing(providers: tuple[ToolProvider, ...]) -> _Listing:
     key = tuple(map(id, providers))
     with _LISTINGS_LOCK:
         found = _LISTINGS.get(key)
-        if found is not None and all(a is b for a, b in zip(found.providers, providers, strict=True)):
+        same = found is not None and all(
+            a is b for a, b in zip(found.providers, providers, strict=True)
+        )
+        if found is not None and same:
             _LISTINGS.move_to_end(key)
             return found
     built = _Listing(providers)
