@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 from toolpalette import ToolHub, ToolProvider
-from toolpalette._tools.formats import FORMATS, export
-from toolpalette._tools.schema import check_schema
-from toolpalette._tools.tool import TOOL_NAME
+from toolpalette.testing import check_tool
 
 HUB = ToolHub()
 TOOLS = HUB.catalog().providers()
@@ -62,11 +60,7 @@ def test_something_is_installed() -> None:
 
 @pytest.mark.parametrize("provider", TOOLS, ids=ids(TOOLS))
 def test_tool_is_well_formed(provider: ToolProvider) -> None:
-    assert TOOL_NAME.match(provider.name)
-    assert provider.description.strip()
-    check_schema(provider.input_schema, provider.name)
-    if provider.output_schema is not None:
-        check_schema(provider.output_schema, provider.name, what="output")
+    check_tool(provider)  # name, description, schemas, an export to every format
     assert provider.origin is not None
     assert provider.origin.distribution
 
@@ -75,13 +69,6 @@ def test_tool_is_well_formed(provider: ToolProvider) -> None:
 def test_a_sample_call_validates(provider: ToolProvider) -> None:
     value = sample(provider.input_schema, provider.input_schema)
     provider.parse_input(json.dumps(value))
-
-
-@pytest.mark.parametrize("provider", TOOLS, ids=ids(TOOLS))
-def test_tool_exports_to_every_format(provider: ToolProvider) -> None:
-    for fmt in FORMATS:
-        (exported,) = export([provider], fmt)  # type: ignore[arg-type]
-        assert json.loads(json.dumps(exported)) == exported
 
 
 @pytest.mark.parametrize("skill", SKILLS, ids=[s.id for s in SKILLS])

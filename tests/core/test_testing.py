@@ -24,6 +24,7 @@ from toolpalette.testing import (
     FakeTool,
     arun_tool,
     await_until,
+    check_tool,
     fake_tool,
     make_registry,
     run_tool,
@@ -178,3 +179,18 @@ async def test_await_until_lets_the_event_loop_run() -> None:
     assert await await_until(lambda: len(box)) == 1
     with pytest.raises(AssertionError, match="never"):
         await await_until(lambda: False, timeout=0.01, message="never")
+
+
+def test_check_tool_passes_a_good_tool_and_returns_its_provider() -> None:
+    provider = check_tool(greet)
+    assert provider.name == "greet"
+
+
+def test_check_tool_lists_every_failed_check() -> None:
+    bad = fake_tool("bad", description=" ", input_schema={"type": "array", "items": 3})
+    with pytest.raises(AssertionError) as info:
+        check_tool(bad)
+    message = str(info.value)
+    assert message.startswith("tool 'bad': the description is blank; ")
+    assert "input schema must have type 'object'" in message
+    assert "input schema $.items" in message

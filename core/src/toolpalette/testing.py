@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 import sys
 import threading
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolpalette._run.reports import ReportQueue
 from toolpalette._run.workers import WorkerPool
 from toolpalette._tools.formats import FORMATS as _FORMATS
+from toolpalette._tools.formats import export as _export
 from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
 from toolpalette._tools.tool import TOOL_NAME, ToolContext
@@ -60,6 +62,7 @@ __all__ = [
     "arun_tool",
     "as_provider",
     "await_until",
+    "check_tool",
     "fake_tool",
     "leak_check",
     "make_registry",
@@ -268,6 +271,47 @@ def plugin_of(*tools: object) -> object:
             return list(tools)
 
     return Plugin()
+
+
+def check_tool(obj: object) -> ToolProvider:
+    """Check what every published tool must satisfy; return its provider.
+
+    ``obj`` is an ``@tool`` function or class, or a provider. The checks: the name is
+    1-64 letters, digits, ``_`` and ``-``; the description is not blank; the input
+    schema (and the output schema, if any) is valid Draft 2020-12 that refers to nothing
+    outside itself, the input one an object; the tool exports to every format in
+    :data:`FORMATS` as plain JSON. ``tests/contract`` runs it over every installed tool.
+
+    Raises:
+        AssertionError: listing every check the tool fails.
+    """
+    from toolpalette._tools.schema import check_schema
+    from toolpalette.errors import InvalidToolSchemaError
+
+    provider = as_provider(obj)
+    failed: list[str] = []
+    if not TOOL_NAME.match(provider.name):
+        failed.append(f"name {provider.name!r} is not 1-64 letters, digits, '_' and '-'")
+    if not provider.description.strip():
+        failed.append("the description is blank")
+    schemas = [("input", provider.input_schema), ("output", provider.output_schema)]
+    for what, schema in schemas:
+        if schema is None and what == "output":
+            continue
+        try:
+            check_schema(schema, provider.name, what=what)
+        except InvalidToolSchemaError as error:
+            failed.extend(error.errors)
+    for fmt in _FORMATS:
+        try:
+            (exported,) = _export([provider], fmt)  # type: ignore[arg-type]
+            if json.loads(json.dumps(exported)) != exported:
+                failed.append(f"the {fmt} export does not survive a JSON round trip")
+        except Exception as error:
+            failed.append(f"the {fmt} export failed: {type(error).__name__}: {error}")
+    if failed:
+        raise AssertionError(f"tool {provider.name!r}: " + "; ".join(failed))
+    return provider
 
 
 def run_cli(argv: Sequence[str], *, hub: ToolHub | None = None) -> int:
