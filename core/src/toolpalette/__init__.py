@@ -36,6 +36,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.calls import ToolCall, calls_from, render_result, replies
     from toolpalette._tools.provider import (
         BoundTool,
         ClassToolProvider,
@@ -77,6 +78,7 @@ __all__ = [
     "SurfaceDiff",
     "Thinker",
     "Tool",
+    "ToolCall",
     "ToolCollisionError",
     "ToolContext",
     "ToolError",
@@ -92,9 +94,12 @@ __all__ = [
     "ToolpaletteError",
     "Turn",
     "__version__",
+    "calls_from",
     "execute",
     "execute_many",
     "hookimpl",
+    "render_result",
+    "replies",
     "tool",
 ]
 
@@ -127,6 +132,7 @@ _LAZY: dict[str, str] = {
     "SurfaceDiff": "toolpalette._tools.registry",
     "Thinker": "toolpalette._agents.thinker",
     "Tool": "toolpalette._tools.tool",
+    "ToolCall": "toolpalette._tools.calls",
     "ToolContext": "toolpalette._tools.tool",
     "ToolErrorReport": "toolpalette._run.reports",
     "ToolHub": "toolpalette._hub",
@@ -137,8 +143,11 @@ _LAZY: dict[str, str] = {
     "ToolSelector": "toolpalette._agents.selector",
     "ToolSpec": "toolpalette._tools.tool",
     "Turn": "toolpalette._agents.turn",
+    "calls_from": "toolpalette._tools.calls",
     "execute": "toolpalette._run.executor",
     "execute_many": "toolpalette._run.executor",
+    "render_result": "toolpalette._tools.calls",
+    "replies": "toolpalette._tools.calls",
     "tool": "toolpalette._tools.tool",
 }
 """Public names imported on first use, and the module that defines each."""

@@ -145,7 +145,7 @@ def test_hook_toolpalette_grant(hub: ToolHub) -> None:
     agent.admit("skill", ["io.example/plan"])
     assert [(r.kind, r.name, r.decision) for r in delivered] == [
         ("tool", "later", "granted"),
-        ("tool", "base", "present"),
+        ("tool", "base", "already_present"),
         ("tool", "missing", "refused"),
         ("skill", "io.example/plan", "granted"),
     ]

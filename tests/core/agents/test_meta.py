@@ -81,7 +81,7 @@ def _schema_of(turn_tools: tuple[object, ...], name: str) -> dict[str, object]:
 
 def _members(schema: dict[str, object], field: str) -> list[dict[str, str]]:
     prop = schema["properties"][field]  # type: ignore[index]
-    return prop["items"]["oneOf"]  # type: ignore[no-any-return]
+    return prop["items"]["anyOf"]  # type: ignore[no-any-return]
 
 
 # -- the providers -----------------------------------------------------------------------
@@ -95,18 +95,20 @@ def test_names_are_snake_case_and_fixed() -> None:
         assert provider.description
 
 
-def test_the_schema_is_a_oneof_of_consts_with_each_members_description() -> None:
+def test_the_schema_is_an_anyof_of_one_name_enums_with_each_members_description() -> None:
     catalog = [("send_mail", "Send an e-mail."), ("read_page", "Fetch a page.")]
     schema = RequestToolsProvider(catalog).input_schema
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["required"] == ["names"]
     assert schema["additionalProperties"] is False
     assert _members(schema, "names") == [
-        {"const": "send_mail", "description": "Send an e-mail."},
-        {"const": "read_page", "description": "Fetch a page."},
+        {"type": "string", "enum": ["send_mail"], "description": "Send an e-mail."},
+        {"type": "string", "enum": ["read_page"], "description": "Fetch a page."},
     ]
     skill_schema = RequestSkillProvider([("io.x/a", "Does a.")]).input_schema
-    assert _members(skill_schema, "skills") == [{"const": "io.x/a", "description": "Does a."}]
+    assert _members(skill_schema, "skills") == [
+        {"type": "string", "enum": ["io.x/a"], "description": "Does a."}
+    ]
 
 
 def test_the_catalog_is_not_in_the_description() -> None:
@@ -146,12 +148,24 @@ def test_the_thinkers_catalogs_become_the_schemas(hub: ToolHub) -> None:
     turn = hub.bind(Asker).begin_turn()
     assert turn.tool_names == ("weather", "request_tools", "request_skill")
     assert _members(_schema_of(turn.tools, "request_tools"), "names") == [
-        {"const": "send_mail", "description": "Send an e-mail to one address."},
-        {"const": "read_page", "description": "Fetch a web page and return its text."},
+        {"type": "string", "enum": ["send_mail"], "description": "Send an e-mail to one address."},
+        {
+            "type": "string",
+            "enum": ["read_page"],
+            "description": "Fetch a web page and return its text.",
+        },
     ]
     assert _members(_schema_of(turn.tools, "request_skill"), "skills") == [
-        {"const": "io.example.db/write-sql", "description": "Write safe SQL queries."},
-        {"const": "io.example.notes/tidy-notes", "description": "Keep notes tidy."},
+        {
+            "type": "string",
+            "enum": ["io.example.db/write-sql"],
+            "description": "Write safe SQL queries.",
+        },
+        {
+            "type": "string",
+            "enum": ["io.example.notes/tidy-notes"],
+            "description": "Keep notes tidy.",
+        },
     ]
 
 
@@ -173,7 +187,7 @@ async def test_the_catalog_shrinks_as_members_are_granted(hub: ToolHub) -> None:
     result = await asker.call("request_tools", {"names": ["send_mail"]})
     assert json.loads(result.text)["granted"] == ["send_mail"]
     turn = asker.begin_turn()
-    assert [m["const"] for m in _members(_schema_of(turn.tools, "request_tools"), "names")] == [
+    assert [m["enum"][0] for m in _members(_schema_of(turn.tools, "request_tools"), "names")] == [
         "read_page"
     ]
     # The rebuilt meta-tool replaces the old one in place: one entry, same position.
@@ -195,7 +209,6 @@ async def test_the_catalog_shrinks_as_members_are_granted(hub: ToolHub) -> None:
         ["s\u0435nd_mail"],  # a Cyrillic e
         ["send_mail", "delete_everything"],
         [],
-        ["send_mail", "send_mail"],
         [7],
         "send_mail",
         ["weather"],  # offered, but not in the request catalog
@@ -243,7 +256,7 @@ def test_an_offered_name_reads_as_already_present(hub: ToolHub) -> None:
     asker.begin_turn()
     outcome = asker.admit("tool", ["weather"])
     assert (outcome["granted"], outcome["already_present"]) == ([], ["weather"])
-    assert [g.decision for g in hub.grants()] == ["present"]
+    assert [g.decision for g in hub.grants()] == ["already_present"]
 
 
 async def test_a_granted_name_asked_again_reads_as_already_present(hub: ToolHub) -> None:
@@ -272,6 +285,15 @@ async def test_the_schema_validates_what_the_catalog_allows(hub: ToolHub) -> Non
     assert validator.is_valid({"names": ["send_mail", "read_page"]})
     assert not validator.is_valid({"names": ["weather"]})
     assert not validator.is_valid({"names": ["send_mail"], "extra": 1})
+
+
+async def test_a_name_asked_twice_is_decided_once(hub: ToolHub) -> None:
+    # No uniqueItems (strict modes refuse it): the handler merges duplicates instead.
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    result = await asker.call("request_tools", {"names": ["send_mail", "send_mail"]})
+    assert json.loads(result.text)["granted"] == ["send_mail"]
+    assert [(g.name, g.decision) for g in hub.grants()] == [("send_mail", "granted")]
 
 
 @pytest.mark.parametrize(

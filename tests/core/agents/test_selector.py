@@ -254,8 +254,8 @@ def test_a_thinker_declaring_a_missing_skill_still_binds(
         reader = hub.bind(Reader)
     turn = reader.begin_turn()
     [request] = [p for p in turn.tools if p.name == "request_skill"]
-    members = request.input_schema["properties"]["skills"]["items"]["oneOf"]
-    assert [m["const"] for m in members] == ["io.example/here"]
+    members = request.input_schema["properties"]["skills"]["items"]["anyOf"]
+    assert [m["enum"][0] for m in members] == ["io.example/here"]
     assert "io.example/gone" in caplog.text
 
 

@@ -226,8 +226,8 @@ def test_a_denied_name_is_kept_out_of_the_catalog(hub: ToolHub) -> None:
     assistant = hub.bind(Assistant, policy=ToolPolicy(deny=["send_mail"]))
     turn = assistant.begin_turn()
     [meta] = [p for p in turn.tools if p.name == "request_tools"]
-    members = meta.input_schema["properties"]["names"]["items"]["oneOf"]
-    assert [m["const"] for m in members] == ["read_page"]
+    members = meta.input_schema["properties"]["names"]["items"]["anyOf"]
+    assert [m["enum"][0] for m in members] == ["read_page"]
     outcome = assistant.admit("tool", ["send_mail"])
     assert outcome["refused"] == [
         {"name": "send_mail", "reason": "not in this agent's tool catalog"}
@@ -430,7 +430,7 @@ async def test_every_decision_is_recorded_and_delivered(hub: ToolHub, recorder: 
     assert decisions(hub) == [
         ("tool", "send_mail", "granted"),
         ("tool", "read_page", "pending"),
-        ("tool", "weather", "present"),
+        ("tool", "weather", "already_present"),
         ("tool", "nope", "refused"),
         ("skill", "io.example.db/write-sql", "granted"),
     ]

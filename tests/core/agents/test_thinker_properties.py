@@ -116,12 +116,16 @@ class Admission(RuleBasedStateMachine):
 
     def expected_offer(self) -> set[str]:
         names = set(DECLARED) | self.packs | self.system | self.granted
-        catalog = set(DEFERRED) - self.granted
-        if catalog:
-            names.add("request_tools")
         if self.read_only:
             names = {n for n in names if n in READ_ONLY}
+        if self.requestable():
+            names.add("request_tools")
         return names
+
+    def requestable(self) -> set[str]:
+        """What request_tools lists: a read-only agent may only ask for read-only tools."""
+        catalog = set(DEFERRED) - self.granted
+        return catalog & READ_ONLY if self.read_only else catalog
 
     def call(self, name: object, data: Any) -> Any:
         return self.loop.run_until_complete(self.thinker.call(name, data))
@@ -163,9 +167,9 @@ class Admission(RuleBasedStateMachine):
         assert len(turn.tool_names) == len(self.offered)
         if "request_tools" in self.offered:
             [meta] = [p for p in turn.tools if p.name == "request_tools"]
-            members = meta.input_schema["properties"]["names"]["items"]["oneOf"]
-            self.catalog = frozenset(m["const"] for m in members)
-            assert self.catalog == set(DEFERRED) - self.granted
+            members = meta.input_schema["properties"]["names"]["items"]["anyOf"]
+            self.catalog = frozenset(m["enum"][0] for m in members)
+            assert self.catalog == self.requestable()
         else:
             self.catalog = frozenset()
         assert all(p.read_only for p in turn.tools) or not self.read_only
@@ -175,7 +179,7 @@ class Admission(RuleBasedStateMachine):
     def request_tools(self, names: list[str]) -> None:
         before = len(self.hub.grants())
         result = self.call("request_tools", {"names": names})
-        valid = bool(names) and len(set(names)) == len(names) and set(names) <= self.catalog
+        valid = bool(names) and set(names) <= self.catalog  # duplicates are merged
         if "request_tools" in self.removed:
             assert result.status == 404
             return
@@ -185,7 +189,7 @@ class Admission(RuleBasedStateMachine):
             return
         assert result.status == 200, result.text
         outcome = json.loads(result.text)
-        new = [n for n in names if n not in self.granted]
+        new = [n for n in dict.fromkeys(names) if n not in self.granted]
         assert outcome["granted"] == new
         assert outcome["refused"] == []
         self.granted.update(new)

@@ -100,11 +100,13 @@ def test_openai_responses_shape() -> None:
 
 
 def test_anthropic_shape() -> None:
+    # Anthropic's strict subset allows optional fields and defaults.
     assert export([DEFAULTED], "anthropic") == [
         {
             "name": "with_default",
             "description": DEFAULTED.description,
             "input_schema": DEFAULTED.input_schema,
+            "strict": True,
         }
     ]
 
@@ -171,13 +173,15 @@ def test_property_names_are_not_read_as_keywords() -> None:
     assert entry["function"]["strict"] is True
 
 
-def test_the_meta_tools_are_not_marked_strict() -> None:
-    # Regression: their catalog is a oneOf of consts, which OpenAI strict mode rejects,
-    # so claiming strict made the whole request fail at the provider.
+def test_the_meta_tools_are_strict_as_they_stand() -> None:
+    # Their catalog was a oneOf of consts with uniqueItems, outside both strict subsets;
+    # it is now an anyOf of one-name enums, and duplicates are merged by the handler.
     for provider in (META, RequestSkillProvider([("io.x/a", "A.")])):
-        assert not qualifies_strict(provider.input_schema)
-        assert export([provider], "openai_responses")[0]["strict"] is False
-        assert "strict" not in export([provider], "openai_chat")[0]["function"]
+        assert qualifies_strict(provider.input_schema, "openai")
+        assert qualifies_strict(provider.input_schema, "anthropic")
+        assert export([provider], "openai_responses")[0]["strict"] is True
+        assert export([provider], "openai_chat")[0]["function"]["strict"] is True
+        assert export([provider], "anthropic")[0]["strict"] is True
 
 
 def test_real_tool_schemas() -> None:

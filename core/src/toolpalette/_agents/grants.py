@@ -13,7 +13,7 @@ __all__ = ["GrantLog", "GrantRecord"]
 
 logger = logging.getLogger("toolpalette.grants")
 
-GrantDecision = Literal["granted", "present", "refused", "pending"]
+GrantDecision = Literal["granted", "already_present", "refused", "pending"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,9 @@ class GrantRecord:
     name: str
     """The tool name or full skill id asked for."""
     decision: GrantDecision
-    """``granted`` (newly admitted), ``present`` (already there), ``refused``, or
-    ``pending`` (waiting for a human's approval)."""
+    """``granted`` (newly admitted), ``already_present`` (already there: the word the
+    meta-tool's result uses too), ``refused``, or ``pending`` (waiting for a human's
+    approval)."""
     reason: str = ""
     """Why, for refusals and pending requests."""
     time: float = field(default_factory=time.time)

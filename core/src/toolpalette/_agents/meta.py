@@ -1,9 +1,17 @@
-"""The meta-tools ``request_tools`` and ``request_skill``: asking for more, inside a catalog.
+"""The meta-tools: asking for more tools or skills, and reading an attached skill's files.
 
-Their input schema lists the catalog as ``oneOf`` ``const`` entries, each with that
-member's own description, so a provider's native validation already refuses names off
-the catalog; the admission code refuses them again, in case validation was bypassed.
-The catalog never enters the prompt as free text.
+``request_tools`` takes ``{"names": [...]}`` and ``request_skill`` takes
+``{"skills": [...]}``: a non-empty list of catalog members, each asked for once (a name
+given twice is decided once; no ``uniqueItems``, which strict modes refuse). Their
+input schema lists the catalog as ``anyOf`` entries, each an ``enum`` of one name with
+that member's own description, so a provider's native validation (strict mode
+included: the schemas are in both strict subsets as they stand) already refuses names
+off the catalog; the admission code refuses them again, in case validation was
+bypassed. The catalog never enters the prompt as free text.
+
+``read_skill_file`` takes ``{"file": "<skill id>/<path>"}``, one of the files of the
+skills attached to the conversation, listed as an ``enum``; it is read-only and reads
+through the skill loader, which keeps every path inside its skill's folder.
 """
 
 from __future__ import annotations
@@ -11,9 +19,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from toolpalette._skills import Skill
 from toolpalette._tools.provider import BoundTool, ToolProvider
+from toolpalette.errors import ToolError
 
-__all__ = ["Admitter", "CatalogEntry", "RequestSkillProvider", "RequestToolsProvider"]
+__all__ = [
+    "Admitter",
+    "CatalogEntry",
+    "ReadSkillFileProvider",
+    "RequestSkillProvider",
+    "RequestToolsProvider",
+]
+
+MAX_REQUESTED = 256
+"""The most names one request may carry (duplicates included: each is decided once)."""
 
 CatalogEntry = tuple[str, str]
 """A catalog member: its name (or full skill id) and its description."""
@@ -28,16 +47,19 @@ class Admitter(Protocol):
 
 
 def _catalog_schema(field: str, noun: str, catalog: Sequence[CatalogEntry]) -> dict[str, Any]:
-    members = [{"const": name, "description": description} for name, description in catalog]
+    members = [
+        {"type": "string", "enum": [name], "description": description}
+        for name, description in catalog
+    ]
+    items: dict[str, Any] = {"anyOf": members} if members else {"type": "string", "enum": []}
     return {
         "type": "object",
         "properties": {
             field: {
                 "type": "array",
-                "description": f"The {noun} to request, by name.",
-                "items": {"oneOf": members},
+                "description": f"The {noun} to request, by name (each once).",
+                "items": items,
                 "minItems": 1,
-                "uniqueItems": True,
             }
         },
         "required": [field],
@@ -81,7 +103,14 @@ class _RequestProvider(ToolProvider):
         kind, field = self._kind, self._field
 
         def call(value: dict[str, Any], _context: Any) -> dict[str, Any]:
-            result: dict[str, Any] = parent.admit(kind, list(value[field]))
+            names = list(value[field])
+            if len(names) > MAX_REQUESTED:
+                raise ToolError(
+                    f"Ask for at most {MAX_REQUESTED} {self._noun} at a time, each once.",
+                    code="invalid_input",
+                    status=400,
+                )
+            result: dict[str, Any] = parent.admit(kind, names)  # merges duplicates
             return result
 
         return BoundTool(call, is_async=False, takes_context=False)
@@ -96,8 +125,18 @@ class _RequestProvider(ToolProvider):
 class RequestToolsProvider(_RequestProvider):
     """``request_tools``: admit deferred tools from the thinker's catalog, from the next turn.
 
-    Mutating (it widens the palette), so a read-only thinker's sweep removes it.
+    Mutating (it widens the palette) unless built with ``read_only=True``, as a
+    read-only thinker builds it: its catalog then holds only read-only tools, so it
+    survives the sweep.
     """
+
+    def __init__(self, catalog: Sequence[CatalogEntry], *, read_only: bool = False) -> None:
+        super().__init__(catalog)
+        self._read_only = read_only
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
 
     _kind = "tool"
     _field = "names"
@@ -128,3 +167,101 @@ class RequestSkillProvider(_RequestProvider):
     @property
     def read_only(self) -> bool:
         return True
+
+
+SkillFile = tuple[Skill, str]
+"""An attached skill and the relative path of one of its files."""
+
+_MAX_FILE_BYTES = 256 * 1024
+"""The largest skill file ``read_skill_file`` returns."""
+
+
+class ReadSkillFileProvider(ToolProvider):
+    """``read_skill_file``: read one file of a skill attached to the conversation.
+
+    Offered when attached skills have files besides ``SKILL.md`` (a preamble that links
+    to ``references/guide.md`` can then be followed). Read-only. Its catalog is an
+    ``enum`` of ``<skill id>/<path>`` entries; the file is read through
+    :meth:`Skill.resource`, which refuses paths that leave the skill's folder.
+    """
+
+    def __init__(self, files: Sequence[SkillFile]) -> None:
+        self.files: dict[str, SkillFile] = {
+            f"{skill.id}/{path}": (skill, path) for skill, path in files
+        }
+        """The readable files by catalog entry, in catalog order."""
+        self._schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "file": {
+                    "type": "string",
+                    "description": "The file to read: the skill's id, a slash, then the "
+                    "file's path inside the skill (as the skill's instructions name it).",
+                    "enum": list(self.files),
+                }
+            },
+            "required": ["file"],
+            "additionalProperties": False,
+        }
+
+    @property
+    def name(self) -> str:
+        return "read_skill_file"
+
+    @property
+    def description(self) -> str:
+        return (
+            "Read a file that comes with one of your skills (references, examples, "
+            "templates), as text. Each allowed value of `file` is one such file."
+        )
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self._schema
+
+    @property
+    def read_only(self) -> bool:
+        return True
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return True
+
+    def create(self, parent: Any = None) -> BoundTool:
+        files = dict(self.files)
+
+        def call(value: dict[str, Any], _context: Any) -> str:
+            entry = files.get(value["file"])
+            if entry is None:  # validation refuses it first; kept in case it was bypassed
+                raise ToolError(
+                    "That file is not one of your skills' files.", status=404, code="unknown_file"
+                )
+            skill, path = entry
+            try:
+                data = skill.resource(path)
+            except (OSError, ValueError):
+                raise ToolError(
+                    "That file could not be read.", status=404, code="unknown_file"
+                ) from None
+            if len(data) > _MAX_FILE_BYTES:
+                raise ToolError(
+                    f"The file is larger than {_MAX_FILE_BYTES} bytes; it cannot be read here.",
+                    status=413,
+                    code="too_large",
+                )
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ToolError(
+                    "That file is not text (UTF-8); it cannot be read here.",
+                    status=415,
+                    code="not_text",
+                ) from None
+
+        return BoundTool(call, is_async=False, takes_context=False)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))

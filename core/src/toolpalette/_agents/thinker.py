@@ -14,12 +14,16 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from toolpalette._agents.grants import GrantRecord
-from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
+from toolpalette._agents.meta import (
+    ReadSkillFileProvider,
+    RequestSkillProvider,
+    RequestToolsProvider,
+)
 from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._agents.policy import ToolPolicy
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
@@ -28,6 +32,8 @@ from toolpalette._run.consent import Decision, read_decision
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.strict import restore_input
+from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
 from toolpalette.errors import ToolCollisionError
 
@@ -68,6 +74,15 @@ def _claim(desired: dict[str, ToolProvider], provider: ToolProvider) -> None:
         )
 
 
+def _files_of(skill: Skill) -> list[str]:
+    """A skill's files besides SKILL.md; none when they cannot be listed (logged)."""
+    try:
+        return skill.resources()
+    except Exception:
+        logger.exception("the files of skill %s could not be listed; none offered", skill.id)
+        return []
+
+
 def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
     """Resolve ``cls``'s selectors against ``hub`` (uncached; the hub caches per class)."""
     tools = cls.declare_compatible_tools().resolve(hub)
@@ -93,6 +108,10 @@ class Thinker:
     """Whether agents of this kind may only use read-only tools."""
     grade: ClassVar[str | None] = None
     """The model grade this kind runs on; model-dependent tools without a grade take it."""
+    strict: ClassVar[bool] = False
+    """Whether the turn's schemas are normalized into each provider's strict subset
+    (optional fields sent as required and nullable); a null the model gives for such a
+    field then means "not given", and the tool's default applies."""
 
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
@@ -187,7 +206,12 @@ class Thinker:
             ReadOnlyPalette.sweep(self.palette)
             self._swept_at = self.palette.version
         self._reconciled_at = self.palette.version
-        self._turn = Turn(self.turn_number, self.palette.versioned_surface(), self._preamble())
+        self._turn = Turn(
+            self.turn_number,
+            self.palette.versioned_surface(),
+            self._preamble(),
+            strict=bool(type(self).strict),
+        )
         return self._turn
 
     def _preamble(self) -> str:
@@ -210,12 +234,21 @@ class Thinker:
         }
         self._skill_catalog = {s.id: s for s in palette.skills if s.id not in attached}
         meta: list[ToolProvider] = []
-        if self._tool_catalog:
-            entries = [(p.name, p.description) for p in self._tool_catalog.values()]
-            meta.append(RequestToolsProvider(entries))
+        # A read-only thinker's request_tools lists only read-only tools, so it is
+        # read-only too and survives the sweep (admit refuses the others anyway).
+        requestable = [
+            (p.name, p.description)
+            for p in self._tool_catalog.values()
+            if p.read_only or not self.is_read_only
+        ]
+        if requestable:
+            meta.append(RequestToolsProvider(requestable, read_only=self.is_read_only))
         if self._skill_catalog:
             entries = [(s.id, s.description) for s in self._skill_catalog.values()]
             meta.append(RequestSkillProvider(entries))
+        files = [(s, path) for s in self.conversation.skills for path in _files_of(s)]
+        if files:
+            meta.append(ReadSkillFileProvider(files))
         for provider in meta:
             if self.policy.offers(provider):
                 desired[provider.name] = provider
@@ -261,7 +294,7 @@ class Thinker:
                 self._record(kind, name, decision, reason)
                 if decision == "granted":
                     outcome["granted"].append(name)
-                elif decision == "present":
+                elif decision == "already_present":
                     outcome["already_present"].append(name)
                 elif decision == "pending":
                     outcome["pending"].append(name)
@@ -274,11 +307,11 @@ class Thinker:
     def _admit_one(self, kind: str, name: str) -> tuple[str, str]:
         if kind == "tool":
             if name in self._admitted or (name in self.palette and name not in self._tool_catalog):
-                return "present", ""
+                return "already_present", ""
             item: Any = self._tool_catalog.get(name)
         else:
             if name in self.conversation.attached:
-                return "present", ""
+                return "already_present", ""
             item = self._skill_catalog.get(name)
         if item is None:
             return "refused", f"not in this agent's {kind} catalog"
@@ -352,12 +385,15 @@ class Thinker:
         name: object,
         input: Any,
         *,
+        call_id: str | None = None,
         on_progress: ProgressSink | None = None,
         abort: AbortSignal | None = None,
     ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
         Never raises for anything the model sent: every failure is a ``ToolResult``.
+        ``call_id`` (the provider's id for the call) reaches the tool's context and the
+        failure report; ``abort`` ends the call at once when the host gives up on it.
         When the policy asks for approval the call pauses: an :class:`Approval` appears
         in :meth:`pending_approvals` (and goes to the ``approver`` callback, if the host
         gave one), and the call resumes or is refused when the host calls
@@ -372,7 +408,37 @@ class Thinker:
         context = None
         if on_progress is not None and executor.context is not None:
             context = dataclasses.replace(executor.context, on_progress=on_progress)
-        return await executor.execute(name, input, context=context, abort=abort)
+        value = self._restore(name, input) if turn.strict else input
+        return await executor.execute(name, value, context=context, abort=abort, call_id=call_id)
+
+    async def call_many(
+        self, calls: Iterable[Sequence[Any]], *, abort: AbortSignal | None = None
+    ) -> list[ToolResult]:
+        """Run the calls of one model turn; results come back in the order of ``calls``.
+
+        Each call is a :class:`~toolpalette.ToolCall` (from ``turn.calls_from``) or a
+        tuple ``(name, input)`` or ``(name, input, call_id)``. Concurrency-safe calls run
+        together, others alone, as ``Executor.execute_many`` runs them.
+        """
+        turn = self._turn if self._turn is not None else self.begin_turn()
+        batch: list[tuple[object, Any, str | None]] = []
+        for call in calls:
+            name = call[0] if len(call) > 0 else None
+            value = call[1] if len(call) > 1 else None
+            call_id = call[2] if len(call) > 2 else None
+            batch.append((name, self._restore(name, value) if turn.strict else value, call_id))
+        return await self._executor(turn).execute_many(batch, abort=abort)
+
+    def _restore(self, name: object, raw: Any) -> Any:
+        """Undo strict normalization on a model's input (nulls for optional fields)."""
+        provider = self.palette.get(name)
+        if provider is None:
+            return raw
+        try:
+            value = load_input(raw)
+        except InputPolicyError:
+            return raw  # the pipeline refuses it with the same 400
+        return restore_input(provider.input_schema, value)
 
     def _executor(self, turn: Turn) -> Executor:
         cached = self._executors.get(turn.number)
@@ -438,7 +504,7 @@ class Thinker:
             item = catalog.get(approval.name)
             reason = "a person's decision"
             if approve and self._has(approval.kind, approval.name):
-                decision = "present"  # granted meanwhile (another approval): one grant
+                decision = "already_present"  # granted meanwhile (another approval): one grant
             elif approve and item is None:
                 decision = "refused"
                 reason = f"approved, but no longer in this agent's {approval.kind} catalog"

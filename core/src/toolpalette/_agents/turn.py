@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolpalette._tools.formats import Format, export, export_json
+from toolpalette._tools.calls import ToolCall, calls_from
+from toolpalette._tools.formats import Format, export, export_json, strict_report
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import Surface
 
@@ -23,6 +24,9 @@ class Turn:
     """The palette's providers and version, taken together."""
     preamble: str
     """The instructions to put before the conversation (attached skills)."""
+    strict: bool = False
+    """Whether schemas are normalized into each provider's strict subset (the thinker's
+    ``strict``); the thinker then undoes it on the model's input."""
     _cache: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -41,14 +45,38 @@ class Turn:
         return self.surface.version
 
     def schemas(self, fmt: Format = "openai_chat") -> list[dict[str, Any]]:
-        """The offered tools' schemas in a provider's format (see ``_tools/formats.py``)."""
-        return export(self.surface.providers, fmt)
+        """The offered tools' schemas in a provider's format (see ``_tools/formats.py``).
+
+        Raises:
+            ValueError: ``fmt`` is not a supported format.
+        """
+        return export(self.surface.providers, fmt, strict=self.strict)
 
     def schemas_json(self, fmt: Format = "openai_chat") -> bytes:
-        """:meth:`schemas` as canonical JSON bytes, computed once per turn and format."""
+        """:meth:`schemas` as canonical JSON bytes, computed once per turn and format.
+
+        Raises:
+            ValueError: ``fmt`` is not a supported format.
+        """
         if fmt not in self._cache:
-            self._cache[fmt] = export_json(self.surface.providers, fmt)
+            self._cache[fmt] = export_json(self.surface.providers, fmt, strict=self.strict)
         return self._cache[fmt]
+
+    def strict_report(self, fmt: Format = "openai_chat") -> dict[str, tuple[str, ...]]:
+        """The offered tools that are not sent as ``strict`` in ``fmt``, with why.
+
+        Raises:
+            ValueError: ``fmt`` is not a supported format.
+        """
+        return strict_report(self.surface.providers, fmt, strict=self.strict)
+
+    def calls_from(self, fmt: Format, payload: Any) -> list[ToolCall]:
+        """The tool calls in a provider's response (see :func:`toolpalette.calls_from`).
+
+        Raises:
+            ValueError: ``fmt`` is unknown, or ``payload`` is not that format's response.
+        """
+        return calls_from(fmt, payload)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,12 @@ class Conversation:
         with self._lock:
             return tuple(self._skills)
 
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        """The attached skills, in the order they were attached."""
+        with self._lock:
+            return tuple(self._skills.values())
+
     def is_attached(self, skill_id: str) -> bool:
         """Whether the skill with this full id is attached."""
         with self._lock:

@@ -2,8 +2,9 @@
 
 Formats: ``openai_chat`` (Chat Completions), ``openai_responses`` (Responses API),
 ``anthropic`` (Messages) and ``mcp`` (``tools/list``). ``strict: true`` is set for the
-OpenAI formats only where the schema qualifies for strict mode: every object closed
-(``additionalProperties: false``) with every property required, and no ``default``.
+OpenAI and Anthropic formats only where the schema is in that provider's strict subset
+(encoded, with its sources, in ``strict.py``); ``strict=True`` on an export normalizes
+schemas into the subset first, where it can.
 """
 
 from __future__ import annotations
@@ -12,99 +13,67 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from toolpalette._tools import strict as _strict
 from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.strict import Dialect
 
-__all__ = ["FORMATS", "Format", "export", "export_json", "qualifies_strict"]
+__all__ = ["FORMATS", "Format", "export", "export_json", "qualifies_strict", "strict_report"]
 
 Format = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 
 
-_NOT_STRICT: frozenset[str] = frozenset(
-    {
-        "allOf",
-        "oneOf",
-        "not",
-        "if",
-        "then",
-        "else",
-        "dependentRequired",
-        "dependentSchemas",
-        "patternProperties",
-        "unevaluatedProperties",
-        "propertyNames",
-        "minProperties",
-        "maxProperties",
-        "unevaluatedItems",
-        "contains",
-        "minContains",
-        "maxContains",
-        "uniqueItems",
-    }
-)
-"""Keywords OpenAI's strict mode refuses (a schema using one is sent without ``strict``)."""
-_SCHEMA_MAPS = ("properties", "$defs", "definitions")
-"""Keywords whose value maps names to subschemas (the names are not keywords)."""
-_DATA = ("const", "enum", "examples", "description", "title", "required")
-"""Keywords whose value is data, not a subschema."""
+def qualifies_strict(schema: Any, dialect: Dialect = "openai") -> bool:
+    """Whether ``dialect``'s strict mode accepts ``schema`` as it stands (see ``strict.py``)."""
+    return _strict.qualifies(schema, dialect)
 
 
-def qualifies_strict(schema: Any) -> bool:
-    """Whether OpenAI's strict mode accepts ``schema`` as it stands.
-
-    Conservative: when in doubt (a keyword strict mode refuses), it says no, and the
-    tool is sent without ``strict``; the pipeline validates its input either way.
-    """
-    if not isinstance(schema, dict):
-        return True
-    if "default" in schema or not _NOT_STRICT.isdisjoint(schema):
-        return False
-    kind = schema.get("type")
-    if kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in schema:
-        properties = schema.get("properties") or {}
-        if schema.get("additionalProperties") is not False:
-            return False
-        if sorted(schema.get("required") or []) != sorted(properties):
-            return False
-    for key, value in schema.items():
-        if key in _DATA:
-            continue
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            children: list[Any] = list(value.values())
-        elif isinstance(value, list):
-            children = value
-        else:
-            children = [value]
-        if not all(qualifies_strict(child) for child in children):
-            return False
-    return True
+_DIALECT: dict[str, Dialect] = {
+    "openai_chat": "openai",
+    "openai_responses": "openai",
+    "anthropic": "anthropic",
+}
+"""The strict subset each format's provider enforces (MCP has no strict mode)."""
 
 
-def _openai_chat(p: ToolProvider) -> dict[str, Any]:
-    function: dict[str, Any] = {
-        "name": p.name,
-        "description": p.description,
-        "parameters": p.input_schema,
-    }
-    if qualifies_strict(p.input_schema):
+def _parameters(p: ToolProvider, fmt: str, normalize: bool) -> tuple[dict[str, Any], bool]:
+    """The schema to send for ``p`` in ``fmt``, and whether to mark it ``strict``."""
+    schema = p.input_schema
+    dialect = _DIALECT[fmt]
+    if normalize:
+        normalized = _strict.normalize(schema, dialect)
+        if normalized.ok:
+            return normalized.schema, True
+    return schema, _strict.qualifies(schema, dialect)
+
+
+def _openai_chat(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+    schema, strict = _parameters(p, "openai_chat", normalize)
+    function: dict[str, Any] = {"name": p.name, "description": p.description, "parameters": schema}
+    if strict:
         function["strict"] = True
     return {"type": "function", "function": function}
 
 
-def _openai_responses(p: ToolProvider) -> dict[str, Any]:
+def _openai_responses(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+    schema, strict = _parameters(p, "openai_responses", normalize)
     return {
         "type": "function",
         "name": p.name,
         "description": p.description,
-        "parameters": p.input_schema,
-        "strict": qualifies_strict(p.input_schema),
+        "parameters": schema,
+        "strict": strict,
     }
 
 
-def _anthropic(p: ToolProvider) -> dict[str, Any]:
-    return {"name": p.name, "description": p.description, "input_schema": p.input_schema}
+def _anthropic(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+    schema, strict = _parameters(p, "anthropic", normalize)
+    tool: dict[str, Any] = {"name": p.name, "description": p.description, "input_schema": schema}
+    if strict:
+        tool["strict"] = True
+    return tool
 
 
-def _mcp(p: ToolProvider) -> dict[str, Any]:
+def _mcp(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
     tool: dict[str, Any] = {
         "name": p.name,
         "title": p.display_name,
@@ -117,7 +86,7 @@ def _mcp(p: ToolProvider) -> dict[str, Any]:
     return tool
 
 
-FORMATS: dict[str, Callable[[ToolProvider], dict[str, Any]]] = {
+FORMATS: dict[str, Callable[[ToolProvider, bool], dict[str, Any]]] = {
     "openai_chat": _openai_chat,
     "openai_responses": _openai_responses,
     "anthropic": _anthropic,
@@ -126,20 +95,59 @@ FORMATS: dict[str, Callable[[ToolProvider], dict[str, Any]]] = {
 """Every supported format, by name."""
 
 
-def export(providers: Iterable[ToolProvider], fmt: Format) -> list[dict[str, Any]]:
+def _converter(fmt: str) -> Callable[[ToolProvider, bool], dict[str, Any]]:
+    try:
+        return FORMATS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}") from None
+
+
+def export(
+    providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False
+) -> list[dict[str, Any]]:
     """The providers' schemas in format ``fmt``, in the order given.
+
+    ``strict=True`` normalizes each schema into the provider's strict subset where it
+    can (see :func:`strict_report` for the tools it could not); the model's input must
+    then pass through :func:`~toolpalette._tools.strict.restore_input` on the way in,
+    as a strict thinker's calls do.
 
     Raises:
         ValueError: ``fmt`` is not a supported format.
     """
-    try:
-        convert = FORMATS[fmt]
-    except KeyError:
-        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}") from None
-    return [convert(p) for p in providers]
+    convert = _converter(fmt)
+    return [convert(p, strict) for p in providers]
 
 
-def export_json(providers: Iterable[ToolProvider], fmt: Format) -> bytes:
+def export_json(providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False) -> bytes:
     """:func:`export` as canonical JSON bytes: the same palette gives the same bytes."""
-    text = json.dumps(export(providers, fmt), sort_keys=True, separators=(",", ":"))
+    text = json.dumps(export(providers, fmt, strict=strict), sort_keys=True, separators=(",", ":"))
     return text.encode("utf-8")
+
+
+def strict_report(
+    providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False
+) -> dict[str, tuple[str, ...]]:
+    """Why each tool that is not sent as ``strict`` in ``fmt`` is not, by tool name.
+
+    With ``strict=True``, the reasons normalization could not remove; tools sent as
+    strict are left out, so an empty mapping means every tool is strict. MCP has no
+    strict mode: every tool is reported for it.
+
+    Raises:
+        ValueError: ``fmt`` is not a supported format.
+    """
+    _converter(fmt)
+    dialect = _DIALECT.get(fmt)
+    report: dict[str, tuple[str, ...]] = {}
+    for p in providers:
+        if dialect is None:
+            report[p.name] = ("MCP has no strict mode",)
+            continue
+        if strict:
+            reasons = _strict.normalize(p.input_schema, dialect).problems
+        else:
+            reasons = tuple(_strict.problems(p.input_schema, dialect))
+        if reasons:
+            report[p.name] = reasons
+    return report
