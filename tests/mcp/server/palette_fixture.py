@@ -16,6 +16,8 @@ import toolpalette
 from toolpalette import SkillSelector, Thinker, ToolContext, ToolPolicy, ToolSelector
 from toolpalette.errors import ToolError
 
+print("palette_fixture: a stray print, as packs sometimes do")  # must never reach the wire
+
 CANARY = "CANARY-7f3a9c-secret-in-a-stack-trace"
 """Put in a tool's exception; must never reach a client."""
 ABORTED = threading.Event()
