@@ -114,8 +114,9 @@ def test_plugins_json_and_text(hub: ToolHub, capsys: pytest.CaptureFixture[str])
 def test_check_passes_without_problems(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
     hub.add_plugin(plugin_of(lookup), name="kv")
     assert run_cli(["check"], hub=hub) == 0
-    assert (
-        capsys.readouterr().out.strip() == "OK: 1 pack(s) loaded, 1 tool(s) available, no problems."
+    assert capsys.readouterr().out.strip() == (
+        "OK: 1 pack(s) loaded, 1 tool(s) available, "
+        "0 skilljar(s) loaded, 0 skill(s) available, no problems."
     )
 
 
@@ -155,3 +156,11 @@ def test_the_host_guide_documents_the_json_keys(hub: ToolHub, capsys: pytest.Cap
     assert set(listing["problems"][0]) == set(real["problems"][0])  # lookup collides with itself
     assert set(plugins["plugins"][0]) == set(run("plugins")["plugins"][0])
     assert set(check) == set(run("check"))
+
+
+def test_with_no_tools_list_points_at_what_exists(hub: ToolHub, capsys: pytest.CaptureFixture[str]):
+    assert run_cli(["list"], hub=hub) == 0
+    out = capsys.readouterr().out
+    assert "pip install ./plugins/toolpalette-files" in out
+    assert "toolpalette new pack NAME" in out
+    assert "pip install toolpalette-" not in out  # no such distribution on any index

@@ -57,7 +57,7 @@ def test_skills_text(installed, capsys):
 def test_skills_show_prints_the_skill(installed, capsys):
     assert main(["skills", "show", "io.example.sql/alpha"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("io.example.sql/alpha  (")
+    assert out.splitlines()[0] == "io.example.sql/alpha  from example-sql 1.2"
     assert "allowed-tools: query" in out
     assert "resources: references/r.md" in out
     assert out.rstrip().endswith("Do the thing.")
@@ -82,3 +82,15 @@ def test_no_jars(monkeypatch, capsys):
     monkeypatch.setattr("toolpalette._agents.host.discover", lambda group: [])
     assert main(["skills"]) == 0
     assert "No skilljars are installed." in capsys.readouterr().out
+
+
+def test_check_counts_skilljars_and_skills(installed, capsys):
+    assert main(["check", "--json"]) == 1  # the broken jar's skill is a fatal problem
+    report = json.loads(capsys.readouterr().out)
+    # The broken jar is open (its one skill skipped): two jars, the healthy one's two skills.
+    assert (report["skilljars_loaded"], report["skills"]) == (
+        ["io.example.bad", "io.example.sql"],
+        2,
+    )
+    main(["check"])
+    assert "2 skilljar(s) loaded, 2 skill(s) available" in capsys.readouterr().out

@@ -3,9 +3,12 @@
 The tool comes from the catalog of installed packs and runs exactly as a model's call
 would: the JSON input policy, validation, the timeout, the output cap and error
 shaping all apply. ``--read-only`` refuses mutating tools as a read-only agent would.
-Failures go to the packs' ``toolpalette_tool_error`` hooks. Prints the result's text
-(a failure's text on stderr), or with ``--json`` the whole result
-(``is_error``, ``status``, ``code``, ``text``, ``content``, ``structured``).
+Failures go to the packs' ``toolpalette_tool_error`` hooks; on the command line the
+user is the host, so ``--verbose`` also prints each failure report (the exception and
+its traceback, which the model never sees). Prints the result's text (a failure's
+text on stderr), or with ``--json`` the whole result (``is_error``, ``status``,
+``code``, ``text``, ``content``, ``structured``). Images, audio and files in the
+result are summarized, or written into a folder with ``--save DIR``.
 Exit status: 0 success, 1 the call failed, 2 bad usage.
 """
 
@@ -13,15 +16,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import mimetypes
+import re
 import sys
 import threading
+import traceback
+import urllib.parse
 import uuid
 from collections.abc import Coroutine, Mapping
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, Final, TextIO
 
 from toolpalette._cli.list import add_config_option, hub_from_args
 from toolpalette._hub import ToolHub
 from toolpalette._run.executor import Executor
+from toolpalette._run.reports import ToolErrorReport
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.result import ToolResult
 from toolpalette._tools.tool import ToolContext
@@ -51,6 +61,18 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="on failure, also print the report the model never sees (exception, traceback)",
+    )
+    parser.add_argument(
+        "--save",
+        metavar="DIR",
+        type=Path,
+        help="write the result's images, audio and files into DIR (default: summarize them)",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=_positive,
@@ -75,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
     raw = sys.stdin.read() if args.input == "-" else args.input
     hub = hub_from_args(args)
     executor = _executor(hub, args)
+    reports: list[ToolErrorReport] = []
+    if args.verbose:
+        executor.on_tool_error = (*executor.on_tool_error, reports.append)
     bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     context = ToolContext(
         run_id=f"cli-{uuid.uuid4().hex[:12]}", on_progress=bar.show if bar else None
@@ -86,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
             bar.clear()
     executor.reports.join(_REPORT_WAIT)
     _print(result, as_json=args.json)
+    for report in reports:
+        print(_report_text(report), file=sys.stderr)
+    if not args.json:
+        _binary_blocks(result, args.name, args.save)
     return 1 if result.is_error else 0
 
 
@@ -164,3 +193,77 @@ def _print(result: ToolResult, *, as_json: bool) -> None:
         print(f"error {result.status} {result.code}: {result.text}", file=sys.stderr)
     else:
         print(result.text)
+
+
+def _report_text(report: ToolErrorReport) -> str:
+    """A failure report as the host sees it: what the model was told, and why."""
+    lines = [
+        f"report: tool {report.tool!r} failed with {report.status} {report.code} "
+        f"after {report.duration:.3f}s",
+        f"  input: {report.input!r}"[:2000],
+    ]
+    if report.error is None:
+        lines.append("  (no exception: the pipeline refused the call)")
+    else:
+        trace = traceback.format_exception(
+            type(report.error), report.error, report.error.__traceback__
+        )
+        lines.extend("  " + line for chunk in trace for line in chunk.rstrip().splitlines())
+    return "\n".join(lines)
+
+
+_BINARY: Final = ("image", "audio", "resource")
+
+
+def _binary_blocks(result: ToolResult, tool_name: str, folder: Path | None) -> None:
+    """Save the result's binary blocks into ``folder``, or say how to (to stderr)."""
+    blocks = [(i, b) for i, b in enumerate(result.content, 1) if b.get("type") in _BINARY]
+    if not blocks:
+        return
+    if folder is None:
+        print(
+            f"({len(blocks)} image, audio or file block(s) summarized above; "
+            "pass --save DIR to write them to files)",
+            file=sys.stderr,
+        )
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for position, block in blocks:  # a block without a name is named by its position
+        name, data = _block_file(block, f"{tool_name}-{position}")
+        target = _free_path(folder, name)
+        target.write_bytes(data)
+        print(f"saved {block['type']} to {target}", file=sys.stderr)
+
+
+def _block_file(block: Mapping[str, Any], stem: str) -> tuple[str, bytes]:
+    """A safe file name for one block, and its bytes."""
+    if block["type"] == "resource":
+        resource = block.get("resource") or {}
+        uri = str(resource.get("uri", ""))
+        name = urllib.parse.unquote(uri.rsplit("/", 1)[-1]) if uri else ""
+        if "text" in resource:
+            data = str(resource["text"]).encode("utf-8")
+        else:
+            data = base64.b64decode(str(resource.get("blob", "")))
+        mime = str(resource.get("mimeType", ""))
+    else:
+        name, mime = "", str(block.get("mimeType", ""))
+        data = base64.b64decode(str(block.get("data", "")))
+    name = _SAFE_NAME.sub("_", name).strip("._")
+    if not name:
+        name = stem + (mimetypes.guess_extension(mime) or ".bin")
+    return name, data
+
+
+_SAFE_NAME: Final = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _free_path(folder: Path, name: str) -> Path:
+    """``folder/name``, or ``folder/stem-2.ext`` (and so on) when that exists already."""
+    target = folder / name
+    stem, suffix = target.stem, target.suffix
+    count = 1
+    while target.exists():
+        count += 1
+        target = folder / f"{stem}-{count}{suffix}"
+    return target

@@ -3,6 +3,7 @@
 Collisions (naming both distributions), packs that failed to import or are
 incompatible with this core, hooks that raised or returned garbage, invalid tools,
 unknown hooks, skipped skills and skilljars: everything ``hub.problems()`` holds.
+The summary counts packs, tools, skilljars and skills.
 Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
 cosmetic skill warning, is shown but does not fail the check).
 """
@@ -35,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
     """Report; exit status 1 when a fatal problem was found, else 0."""
     hub = hub_from_args(args)
     tools = len(hub.catalog())
-    hub.skills().load_all()
+    registry = hub.skills()
+    registry.load_all()
+    jars, skills = registry.loaded_bundles(), len(registry.ids())
     problems = hub.problems()
     fatal = sum(1 for p in problems if is_fatal(p))
     if args.json:
@@ -43,16 +46,21 @@ def run(args: argparse.Namespace) -> int:
             "ok": fatal == 0,
             "packs_loaded": hub.loaded_packs(),
             "tools": tools,
+            "skilljars_loaded": jars,
+            "skills": skills,
             "problems": [problem_entry(p) for p in problems],
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        print(_text(len(hub.loaded_packs()), tools, problems, fatal))
+        summary = (
+            f"{len(hub.loaded_packs())} pack(s) loaded, {tools} tool(s) available, "
+            f"{len(jars)} skilljar(s) loaded, {skills} skill(s) available"
+        )
+        print(_text(summary, problems, fatal))
     return 1 if fatal else 0
 
 
-def _text(packs: int, tools: int, problems: list[Problem], fatal: int) -> str:
-    summary = f"{packs} pack(s) loaded, {tools} tool(s) available"
+def _text(summary: str, problems: list[Problem], fatal: int) -> str:
     if not problems:
         return f"OK: {summary}, no problems."
     lines = [f"{summary}; {len(problems)} problem(s), {fatal} fatal:", ""]

@@ -23,7 +23,15 @@ from toolpalette._plugins.listing import ToolInfo
 from toolpalette._plugins.problems import Problem
 from toolpalette._tools.provider import ToolProvider
 
+NO_TOOLS_HINT = (
+    "No tools available. Install a tool pack: the first-party ones are in the toolpalette "
+    "repository (pip install ./plugins/toolpalette-files from a checkout), or start "
+    "your own with: toolpalette new pack NAME"
+)
+"""What ``list`` says when no pack provides a tool: it names only what exists."""
+
 __all__ = [
+    "NO_TOOLS_HINT",
     "add_config_option",
     "hub_from_args",
     "problem_entry",
@@ -97,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(listing, indent=2, ensure_ascii=False))
         return 0
     if not providers:
-        print("No tools available. Install a tool pack, e.g. pip install toolpalette-files")
+        print(NO_TOOLS_HINT)
     else:
         print(table([_row(p) for p in providers], ("NAME", "MODE", "PACK", "DESCRIPTION")))
     if problems:

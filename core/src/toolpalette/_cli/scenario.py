@@ -299,7 +299,8 @@ def run(out: TextIO, *, hub_factory: Callable[..., ToolHub] = ToolHub) -> int:
         if missing:
             print(
                 f"The demo needs the first-party packs ({', '.join(missing)} missing). "
-                "Install them: pip install toolpalette-files toolpalette-sqlite",
+                "Install them from a checkout of the toolpalette repository: "
+                "pip install ./plugins/toolpalette-files ./plugins/toolpalette-sqlite",
                 file=out,
             )
             return 1

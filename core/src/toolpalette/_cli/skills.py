@@ -142,7 +142,12 @@ def _first_line(text: str, width: int = 96) -> str:
 
 
 def _show_text(skill: Skill, entry: dict[str, Any], body: str) -> str:
-    head = [f"{skill.id}  ({skill.origin.describe()})", "", skill.description, ""]
+    origin = skill.origin
+    if origin.distribution:
+        where = f"from {origin.distribution} {origin.version or ''}".rstrip()
+    else:
+        where = f"from {origin.pack or origin.module or 'code'}"
+    head = [f"{skill.id}  {where}", "", skill.description, ""]
     for key in ("license", "compatibility"):
         if entry[key]:
             head.append(f"{key}: {entry[key]}")
