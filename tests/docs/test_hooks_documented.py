@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from toolpalette import hookspecs
+from toolpalette import ToolHub, hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOK_DOC = ROOT / "docs" / "hooks.md"
@@ -24,9 +24,7 @@ def signature_of(name: str) -> str:
 
 
 def test_every_hookspec_is_a_registered_spec() -> None:
-    from toolpalette._plugins.manager import ToolpaletteManager
-
-    pm = ToolpaletteManager()
+    pm = ToolHub(autoload=False, config={}).pm
     assert sorted(h for h in vars(pm.hook) if h.startswith("toolpalette_")) == HOOKS
 
 
