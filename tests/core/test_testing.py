@@ -194,3 +194,58 @@ def test_check_tool_lists_every_failed_check() -> None:
     assert message.startswith("tool 'bad': the description is blank; ")
     assert "input schema must have type 'object'" in message
     assert "input schema $.items" in message
+
+
+# -- run_tool in a running loop, assert_discoverable ---------------------------------
+
+
+@tool
+async def later(n: int) -> int:
+    """Answer later."""
+    await asyncio.sleep(0)
+    return n
+
+
+async def test_run_tool_in_a_running_loop_points_at_arun_tool() -> None:
+    with pytest.raises(RuntimeError, match=r"await toolpalette\.testing\.arun_tool"):
+        run_tool(later, {"n": 1})
+    assert await arun_tool(later, {"n": 2}) == 2
+
+
+def test_run_tool_runs_an_async_tool_without_a_loop() -> None:
+    assert run_tool(later, {"n": 3}) == 3
+
+
+def _installed(dist: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution(dist)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(
+    not (_installed("toolpalette-files") and _installed("toolpalette-skilljar-sql")),
+    reason="the first-party pack and skilljar are not installed in this environment",
+)
+def test_assert_discoverable_reports_a_packs_tools_and_a_jars_skills() -> None:
+    from toolpalette.testing import assert_discoverable
+
+    files = assert_discoverable("toolpalette_files")  # any spelling of the name
+    assert (files.distribution, files.packs) == ("toolpalette-files", ("files",))
+    assert "read_file" in files.tools
+    assert files.skills == ()
+    sql = assert_discoverable("toolpalette-skilljar-sql")
+    assert sql.bundles == ("io.toolpalette.sql",)
+    assert "io.toolpalette.sql/explore-sqlite-schema" in sql.skills
+    assert sql.tools == ()
+
+
+def test_assert_discoverable_names_what_is_installed_when_nothing_matches() -> None:
+    from toolpalette.testing import assert_discoverable
+
+    with pytest.raises(AssertionError, match=r"declares a toolpalette\.plugins or") as info:
+        assert_discoverable("no-such-distribution-here")
+    assert "pip install -e ." in str(info.value)

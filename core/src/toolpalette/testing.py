@@ -31,6 +31,7 @@ import asyncio
 import inspect
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from toolpalette._hub import ToolHub
 
 __all__ = [
+    "Discovered",
     "FORMATS",
     "FakeCall",
     "FakeTool",
@@ -61,6 +63,7 @@ __all__ = [
     "WorkerPool",
     "arun_tool",
     "as_provider",
+    "assert_discoverable",
     "await_until",
     "check_tool",
     "fake_tool",
@@ -404,10 +407,23 @@ def run_tool(
     This is the tool on its own: no timeout, output cap or policy applies.
     """
     bound, value, ctx = _prepare(obj, raw, parent, context)
+    if bound.is_async and _loop_running():
+        raise RuntimeError(
+            "run_tool cannot run an async tool inside a running event loop (an async "
+            "test, a notebook): use `await toolpalette.testing.arun_tool(...)` there"
+        )
     result = bound.invoke(value, ctx)
     if bound.is_async:
         return asyncio.run(_await(result))
     return result
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def arun_tool(
@@ -626,3 +642,73 @@ def _children() -> set[int]:
         if len(fields) > 1 and int(fields[1]) == me:
             found.add(int(entry))
     return found
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """What :func:`assert_discoverable` found for one installed distribution."""
+
+    distribution: str
+    """The distribution's name, as its metadata spells it."""
+    packs: tuple[str, ...]
+    """The entry point names of its tool packs (``toolpalette.plugins``), sorted."""
+    tools: tuple[str, ...]
+    """The names of its packs' tools, sorted."""
+    bundles: tuple[str, ...]
+    """The bundle ids of its skilljars (``toolpalette.skilljars``), sorted."""
+    skills: tuple[str, ...]
+    """The full ids of its skilljars' skills, sorted."""
+
+
+def assert_discoverable(dist_name: str) -> Discovered:
+    """Check that an installed distribution's packs and skilljars load as a host's would.
+
+    The smoke test of a pack or skilljar project (after ``pip install -e .``): the
+    distribution declares at least one ``toolpalette.plugins`` or
+    ``toolpalette.skilljars`` entry point; each pack imports and yields its tools, and
+    each skilljar opens and yields its skills, all without a problem. Returns what was
+    found, for the test to compare with what it expects.
+
+    Raises:
+        AssertionError: nothing is declared (naming what is installed), or a problem was
+            found (listing each with its reason).
+    """
+    from toolpalette._hub import ToolHub
+    from toolpalette._plugins.discovery import PLUGIN_GROUP, SKILLJAR_GROUP, discover
+    from toolpalette._skills import SkillRegistry
+
+    def canonical(name: str | None) -> str:
+        return re.sub(r"[-_.]+", "-", name or "").lower()
+
+    wanted = canonical(dist_name)
+    packs = [i for i in discover(PLUGIN_GROUP) if canonical(i.distribution) == wanted]
+    jars = [i for i in discover(SKILLJAR_GROUP) if canonical(i.distribution) == wanted]
+    if not packs and not jars:
+        found = sorted(
+            {i.distribution or i.name for g in (PLUGIN_GROUP, SKILLJAR_GROUP) for i in discover(g)}
+        )
+        raise AssertionError(
+            f"no installed distribution {dist_name!r} declares a toolpalette.plugins or "
+            "toolpalette.skilljars entry point (install it first: pip install -e .); "
+            f"installed: {', '.join(found) or 'none'}"
+        )
+    hub = ToolHub(config={})
+    tools = [p.name for info in packs for p in hub.providers_for_pack(info.name)]
+    names = {info.name for info in packs}
+    problems = [p for p in hub.problems() if p.pack in names]
+    registry = SkillRegistry.from_entry_points(jars)
+    registry.load_all()
+    problems.extend(registry.problems())
+    if problems:
+        listed = "; ".join(
+            f"{p.kind}: {p.pack or '?'} [{p.item or '-'}]: {p.reason}" for p in problems
+        )
+        raise AssertionError(f"{dist_name!r} loads with {len(problems)} problem(s): {listed}")
+    spelled = (packs or jars)[0].distribution or dist_name
+    return Discovered(
+        distribution=spelled,
+        packs=tuple(sorted(names)),
+        tools=tuple(sorted(tools)),
+        bundles=tuple(sorted(registry.loaded_bundles())),
+        skills=tuple(sorted(registry.ids())),
+    )
