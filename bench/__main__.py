@@ -9,7 +9,13 @@ from __future__ import annotations
 import importlib
 import sys
 
-MODULES: tuple[str, ...] = ("bench_import", "bench_discovery", "bench_pipeline", "bench_reconcile")
+MODULES: tuple[str, ...] = (
+    "bench_import",
+    "bench_discovery",
+    "bench_pipeline",
+    "bench_reconcile",
+    "bench_serve",
+)
 
 
 def main(argv: list[str]) -> None:

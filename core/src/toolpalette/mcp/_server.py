@@ -278,7 +278,7 @@ class PaletteServer(Server[Any]):
         """The ``ttlMs`` cache hint of a 2026-07-28 listing."""
         self._shared: _Session | None = None
         self._shared_lock = threading.Lock()
-        self.middleware.append(_name_check)
+        self.middleware.extend([_name_check, self._fast_list])
         # Registered apart: the handler answers the wire form it caches (a dict).
         self.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
 
@@ -332,9 +332,19 @@ class PaletteServer(Server[Any]):
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> dict[str, Any]:
+        cursor = params.cursor if params is not None else None
+        return self._page(ctx, cursor, modern=ctx.protocol_version in MODERN_PROTOCOL_VERSIONS)
+
+    def _page(
+        self, ctx: ServerRequestContext[Any], cursor: str | None, *, modern: bool
+    ) -> dict[str, Any]:
+        """One ``tools/list`` page in wire form, from the listing cached per palette.
+
+        Raises:
+            MCPError: -32602 for an invalid or stale cursor.
+        """
         listing = self._session(ctx).listing
         position = 0
-        cursor = params.cursor if params is not None else None
         if cursor is not None:
             try:
                 position = _cursor.decode(cursor, listing.digest, len(listing.tools))
@@ -344,11 +354,32 @@ class PaletteServer(Server[Any]):
         result: dict[str, Any] = {"tools": tools}
         if following is not None:
             result["nextCursor"] = following
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if modern:
             result["ttlMs"] = self.list_ttl_ms
             result["cacheScope"] = "private"
             result["resultType"] = "complete"
         return result
+
+    async def _fast_list(
+        self, ctx: ServerRequestContext[Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Answer a handshake-era ``tools/list`` with its cached wire form, as it is.
+
+        The listing was built from the tools' own schemas and is served unchanged
+        until the palette moves, so the SDK's per-request validation and re-dump of
+        every tool is skipped. Anything unusual (no handshake yet, a cursor that is
+        not a string, the 2026-07-28 era) takes the SDK's ordinary path.
+        """
+        if (
+            ctx.method == "tools/list"
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            and ctx.session.client_params is not None
+        ):
+            params = ctx.params if isinstance(ctx.params, Mapping) else {}
+            cursor = params.get("cursor")
+            if cursor is None or isinstance(cursor, str):
+                return self._page(ctx, cursor, modern=False)
+        return await call_next(ctx)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
