@@ -42,10 +42,10 @@ async def _full_listing(client: Any) -> int:
 
 @contextlib.asynccontextmanager
 async def _clients() -> AsyncIterator[dict[str, Any]]:
+    import toolpalette.mcp
     from mcp import Client, StdioServerParameters
     from toolpalette import ToolHub
 
-    import toolpalette.mcp
     from bench import serve_palette
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -127,7 +127,8 @@ def main(argv: list[str]) -> None:
         for what, goal in (("tools/call", 2.0), ("tools/list x1000", 5.0)):
             ratio = medians[f"MCPServer {where}: {what}"] / medians[f"toolpalette {where}: {what}"]
             status = "met" if ratio >= goal else "MISSED"
-            rows.append((f"{what}, {where}: MCPServer / toolpalette", f"{ratio:.2f}x", f"≥ {goal:g}x", status))
+            label = f"{what}, {where}: MCPServer / toolpalette"
+            rows.append((label, f"{ratio:.2f}x", f"≥ {goal:g}x", status))
     print()
     print(_table(("target", "measured", "goal", "status"), rows))
 
