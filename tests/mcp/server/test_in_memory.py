@@ -8,7 +8,6 @@ alone and the up-front palette is served without meta-tools.
 from __future__ import annotations
 
 import asyncio
-import time
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +21,7 @@ import toolpalette.mcp
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from toolpalette import ToolHub
+from toolpalette.testing import await_until
 
 ERAS = ["legacy", "auto"]
 
@@ -333,15 +333,9 @@ async def test_cancelling_a_call_aborts_it_in_the_pipeline(hub: ToolHub):
     async with connect(toolpalette.mcp.server(hub, fx.Palette)) as client:
         async with anyio.create_task_group() as group:
             group.start_soon(client.call_tool, "wait_for_abort", {})
-            deadline = time.monotonic() + 10
-            while not fx.STARTED.is_set():
-                assert time.monotonic() < deadline, "the tool never started"
-                await anyio.sleep(0.01)
+            await await_until(fx.STARTED.is_set, timeout=10, message="the tool started")
             group.cancel_scope.cancel()  # the client sends notifications/cancelled
-        deadline = time.monotonic() + 10
-        while not fx.ABORTED.is_set():
-            assert time.monotonic() < deadline, "the tool was never told to stop"
-            await anyio.sleep(0.01)
+        await await_until(fx.ABORTED.is_set, timeout=10, message="the tool was told to stop")
         # the session goes on
         assert (await client.call_tool("echo", {"text": "still here"})).content[0].text == (
             "still here"
