@@ -598,13 +598,22 @@ def _idle_pool_thread(thread: threading.Thread) -> bool:
     if pool_code is None or thread.ident is None:
         return False
     frame = sys._current_frames().get(thread.ident)
+    # Waiting in the standard library's queue (the report thread's ``queue.Queue``)
+    # counts as the pool's own code waiting; anything else in between is busy.
+    while frame is not None and frame.f_globals.get("__name__") in _WAITING:
+        frame = frame.f_back
     if frame is None:  # ended meanwhile
         return True
     module = str(frame.f_globals.get("__name__", ""))
     return module.startswith(pool_code)
 
 
-_POOL_CODE = {"toolpalette": "toolpalette._run", "asyncio": "concurrent.futures"}
+_POOL_CODE = {
+    "toolpalette": "toolpalette._run",
+    "toolpalette-reports": "toolpalette._run.reports",
+    "asyncio": "concurrent.futures",
+}
+_WAITING = frozenset({"queue", "threading"})
 
 
 def _open_fds() -> dict[int, str] | None:

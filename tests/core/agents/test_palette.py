@@ -186,9 +186,9 @@ def _assert_read_only(result: Any) -> None:
 
 async def test_assigning_read_only_on_the_instance_is_refused(hub: ToolHub) -> None:
     reader = hub.bind(Reader)
-    for name in ("read_only", "is_read_only", "_Thinker__latched"):
+    for name in ("read_only", "is_read_only", "policy"):
         with pytest.raises(AttributeError):
-            setattr(reader, name, False)
+            setattr(reader, name, None)
     assert reader.is_read_only
     assert "delete_notes" not in reader.begin_turn().tool_names
 

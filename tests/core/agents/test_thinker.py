@@ -10,11 +10,13 @@ import json
 from typing import Any, ClassVar
 
 import pytest
+from pydantic import BaseModel
 from toolpalette import (
     Conversation,
     Skill,
     SkillSelector,
     Thinker,
+    Tool,
     ToolCollisionError,
     ToolContext,
     ToolHub,
@@ -203,6 +205,41 @@ async def test_a_tool_removed_from_the_palette_is_unknown_on_the_next_call(hub: 
     worker.palette.unregister("count")
     result = await worker.call("count", {"n": 1})
     assert (result.status, result.code) == (404, "unknown_tool")
+
+
+class TallyInput(BaseModel):
+    pass
+
+
+@tool(read_only=True)
+class Tally(Tool):
+    """Count the calls made on this instance."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.calls = 0
+
+    def run(self, input: TallyInput) -> int:
+        self.calls += 1
+        return self.calls
+
+
+class Counter(Thinker):
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(Tally)
+
+
+async def test_a_class_tool_keeps_its_instance_for_the_thinkers_life(hub: ToolHub) -> None:
+    counter = hub.bind(Counter)
+    counts = []
+    for _ in range(3):
+        counter.begin_turn()  # nothing changed: the same instance serves every turn
+        counts.append(int((await counter.call("tally", {})).text))
+    assert counts == [1, 2, 3]
+    other = hub.bind(Counter)  # another thinker: an instance of its own
+    other.begin_turn()
+    assert (await other.call("tally", {})).text == "1"
 
 
 # -- idempotent reconcile ----------------------------------------------------------------

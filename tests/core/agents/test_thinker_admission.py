@@ -556,17 +556,17 @@ def test_a_grant_policy_ask_as_a_string_asks(hub: ToolHub) -> None:
     assert assistant.admit("tool", ["send_mail"])["pending"] == ["send_mail"]
 
 
-def test_a_raising_approver_leaves_the_grant_pending_and_recorded(hub: ToolHub) -> None:
+def test_a_raising_approver_refuses_the_grant_and_leaves_nothing_pending(hub: ToolHub) -> None:
     def broken(_: Approval) -> None:
         raise RuntimeError("pager down")
 
     assistant = hub.bind(Assistant, policy=ToolPolicy(ask=["send_mail"]), approver=broken)
     assistant.begin_turn()
     outcome = assistant.admit("tool", ["send_mail"])
-    assert outcome["pending"] == ["send_mail"]
-    [approval] = assistant.pending_approvals()
-    assistant.resolve_approval(approval.token, approve=True)
-    assert decisions(hub) == [("tool", "send_mail", "pending"), ("tool", "send_mail", "granted")]
+    assert outcome["pending"] == []
+    assert [r["name"] for r in outcome["refused"]] == ["send_mail"]
+    assert assistant.pending_approvals() == []
+    assert decisions(hub) == [("tool", "send_mail", "refused")]
 
 
 async def test_a_skill_whose_body_cannot_be_read_is_refused_on_the_record(

@@ -5,6 +5,12 @@ A ``Thinker`` subclass declares what it may use (``declare_compatible_tools``,
 bound thinker; each turn, :meth:`Thinker.begin_turn` reconciles its palette and says
 what the model is offered, and :meth:`Thinker.call` runs the model's calls through the
 pipeline with that turn's offer and the read-only binding latched at bind time.
+
+What bind time fixes (read-only, the policy, the pipeline that runs the calls and the
+pending approvals) is held outside the thinker, in a frozen :class:`_Binding` this module
+keys by the thinker's identity: no attribute write on the thinker (``setattr``,
+``__dict__``, ``object.__setattr__``) by a tool or a hook can reach it. What this does
+and does not guarantee is stated in docs/host-guide.md ("The read-only binding").
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from toolpalette._agents.grants import GrantRecord
+from toolpalette._agents.approvals import Approvals, Notify
+from toolpalette._agents.grants import GrantDecision, GrantRecord
 from toolpalette._agents.meta import (
     ReadSkillFileProvider,
     RequestSkillProvider,
@@ -29,6 +37,7 @@ from toolpalette._agents.policy import ToolPolicy
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
 from toolpalette._agents.turn import Approval, Turn
 from toolpalette._run.consent import Decision, read_decision
+from toolpalette._run.executor import Executor
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
@@ -40,7 +49,6 @@ from toolpalette.errors import ToolCollisionError
 if TYPE_CHECKING:
     from toolpalette._hub import ToolHub
     from toolpalette._run.abort import AbortSignal
-    from toolpalette._run.executor import Executor
     from toolpalette._tools.result import ToolResult
 
 __all__ = ["Approval", "Thinker", "Turn"]
@@ -54,11 +62,6 @@ class _Palette:
 
     tools: ResolvedTools
     skills: tuple[Skill, ...]
-
-
-def _settle(future: asyncio.Future[bool], value: bool) -> None:
-    if not future.done():
-        future.set_result(value)
 
 
 def _claim(desired: dict[str, ToolProvider], provider: ToolProvider) -> None:
@@ -83,6 +86,37 @@ def _files_of(skill: Skill) -> list[str]:
         return []
 
 
+def _bind(thinker: Thinker, read_only: bool, policy: ToolPolicy, approver: Notify | None) -> None:
+    """Fix ``thinker``'s binding; its calls' policy and approvals close over it, not ``self``."""
+    hub = thinker.hub
+    approvals = Approvals(approver, withdrawn=thinker._withdrawn)
+    ref = weakref.ref(thinker)
+
+    def decide_call(provider: ToolProvider, value: Any) -> Decision:
+        return policy.decide_call(ref(), provider, value)
+
+    async def ask(provider: ToolProvider, value: Any, _ctx: ToolContext | None) -> bool:
+        data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        owner = ref()
+        turn = owner.turn_number if owner is not None else 0
+        return await approvals.ask_call(
+            Approval(uuid.uuid4().hex, "call", provider.name, data, turn)
+        )
+
+    executor = Executor(
+        thinker.palette,
+        offered=(),
+        read_only=read_only,
+        require_read_only=ReadOnlyPalette.require_read_only if read_only else None,
+        policy=decide_call,
+        approve=ask,
+        config_for=lambda p: hub.pack_config(p.origin.pack or "") if p.origin else {},
+        hook=hub.pm.hook.toolpalette_tool_error,
+    )
+    _BINDINGS[id(thinker)] = _Binding(read_only, policy, executor, approvals)
+    weakref.finalize(thinker, _BINDINGS.pop, id(thinker), None)
+
+
 def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
     """Resolve ``cls``'s selectors against ``hub`` (uncached; the hub caches per class)."""
     tools = cls.declare_compatible_tools().resolve(hub)
@@ -90,9 +124,35 @@ def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
     return _Palette(tools, skills)
 
 
-_LATCHED = frozenset({"read_only", "_Thinker__latched", "is_read_only", "policy"})
-"""Attributes fixed at bind time: a tool (which sees the thinker as its parent) or a hook
-cannot widen the binding by assigning them."""
+_LATCHED = frozenset({"read_only", "is_read_only", "policy"})
+"""Names fixed at bind time: assigning one on a thinker raises ``AttributeError`` (the
+values live in its :class:`_Binding`, so writing them into ``__dict__`` changes nothing)."""
+
+
+class _Binding(NamedTuple):
+    """What bind time fixed for one thinker; immutable, and held outside the thinker."""
+
+    read_only: bool
+    """The read-only binding: mutating tools are neither offered, granted nor run."""
+    policy: ToolPolicy
+    """Decides calls and grants."""
+    executor: Executor
+    """The pipeline of every call, for the thinker's life (class tools keep their state)."""
+    approvals: Approvals
+    """The thinker's pending approvals."""
+
+
+_BINDINGS: dict[int, _Binding] = {}
+"""Each live thinker's binding, by ``id``; an entry goes when its thinker is collected."""
+
+
+def _binding(thinker: Thinker) -> _Binding:
+    try:
+        return _BINDINGS[id(thinker)]
+    except KeyError:
+        raise RuntimeError(
+            f"{type(thinker).__name__} is not bound: create thinkers with hub.bind(Cls)"
+        ) from None
 
 
 class Thinker:
@@ -131,16 +191,12 @@ class Thinker:
         policy: ToolPolicy | None = None,
         run_id: str | None = None,
         user: Mapping[str, Any] | None = None,
-        approver: Callable[[Approval], None] | None = None,
+        approver: Notify | None = None,
     ) -> None:
-        object.__setattr__(self, "_Thinker__latched", bool(type(self).read_only))
         self.hub = hub
         """The hub the thinker was bound to."""
         self.conversation = conversation if conversation is not None else Conversation()
         """The conversation whose preamble carries admitted skills."""
-        object.__setattr__(self, "policy", policy if policy is not None else ToolPolicy())
-        self.policy: ToolPolicy
-        """Decides calls and grants (allow, deny, ask); fixed at bind time, like read-only."""
         self.run_id = run_id or uuid.uuid4().hex
         """Identifies this run in reports."""
         self.user: Mapping[str, Any] = dict(user or {})
@@ -159,18 +215,19 @@ class Thinker:
         self._reconciled_at = -1
         self._tool_catalog: dict[str, ToolProvider] = {}
         self._skill_catalog: dict[str, Skill] = {}
-        self._approvals: dict[str, Approval] = {}
-        self._waiting: dict[str, asyncio.Future[bool]] = {}
-        self._approver = approver
-        self._executors: dict[int, Executor] = {}
+        _bind(self, bool(type(self).read_only), policy or ToolPolicy(), approver)
 
     # -- the latch ----------------------------------------------------------------
 
     @property
     def is_read_only(self) -> bool:
         """The read-only binding latched at bind time."""
-        latched: bool = self.__dict__["_Thinker__latched"]
-        return latched
+        return _binding(self).read_only
+
+    @property
+    def policy(self) -> ToolPolicy:
+        """Decides calls and grants (allow, deny, ask); fixed at bind time, like read-only."""
+        return _binding(self).policy
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _LATCHED:
@@ -202,17 +259,25 @@ class Thinker:
             self._resolved = palette
             self._key = key
         self._run_reconcile_hooks()
-        if self.is_read_only and self.palette.version != self._swept_at:
+        binding = _binding(self)
+        if binding.read_only and self.palette.version != self._swept_at:
             ReadOnlyPalette.sweep(self.palette)
             self._swept_at = self.palette.version
         self._reconciled_at = self.palette.version
-        self._turn = Turn(
+        turn = Turn(
             self.turn_number,
             self.palette.versioned_surface(),
             self._preamble(),
             strict=bool(type(self).strict),
         )
-        return self._turn
+        executor = binding.executor
+        executor.offered = frozenset(turn.tool_names)
+        executor.context = ToolContext(
+            parent=self, run_id=self.run_id, thread_id=self.conversation.id, user=self.user
+        )
+        executor.on_tool_error = tuple(self.hub.tool_error_reporters())
+        self._turn = turn
+        return turn
 
     def _preamble(self) -> str:
         return self.conversation.preamble
@@ -291,7 +356,7 @@ class Thinker:
         with self._admit_lock:
             for name in dict.fromkeys(names):
                 decision, reason = self._admit_one(kind, name)
-                self._record(kind, name, decision, reason)
+                self._record(kind, name, decision, reason)  # before any withdrawal of it
                 if decision == "granted":
                     outcome["granted"].append(name)
                 elif decision == "already_present":
@@ -304,7 +369,7 @@ class Thinker:
             outcome["note"] = "Granted items are available from your next turn."
         return outcome
 
-    def _admit_one(self, kind: str, name: str) -> tuple[str, str]:
+    def _admit_one(self, kind: str, name: str) -> tuple[GrantDecision, str]:
         if kind == "tool":
             if name in self._admitted or (name in self.palette and name not in self._tool_catalog):
                 return "already_present", ""
@@ -315,7 +380,7 @@ class Thinker:
             item = self._skill_catalog.get(name)
         if item is None:
             return "refused", f"not in this agent's {kind} catalog"
-        if kind == "tool" and self.is_read_only and not item.read_only:
+        if kind == "tool" and _binding(self).read_only and not item.read_only:
             return "refused", "this agent is read-only and the tool changes things"
         try:
             verdict = self.hub.pm.hook.toolpalette_admit(thinker=self, kind=kind, name=name)
@@ -334,12 +399,8 @@ class Thinker:
         if decision is Decision.ASK:
             pending: Literal["tool", "skill"] = "tool" if kind == "tool" else "skill"
             approval = Approval(uuid.uuid4().hex, pending, name, None, self.turn_number)
-            self._approvals[approval.token] = approval
-            if self._approver is not None:
-                try:
-                    self._approver(approval)
-                except Exception:  # still pending: the host can resolve it later
-                    logger.exception("the approver raised for %s %r", kind, name)
+            if not _binding(self).approvals.ask_grant(approval):
+                return "refused", "no person could be asked (the approver failed)"
             return "pending", "waiting for a person's approval"
         failed = self._grant(kind, name, item)
         return ("refused", failed) if failed else ("granted", "")
@@ -362,21 +423,26 @@ class Thinker:
             return "the skill's instructions could not be read"
         return ""
 
-    def _record(self, kind: str, name: str, decision: str, reason: str) -> None:
+    def _record(self, kind: str, name: str, decision: GrantDecision, reason: str) -> None:
         record = GrantRecord(
             thinker=f"{type(self).__module__}.{type(self).__qualname__}",
             conversation=self.conversation.id,
             turn=self.turn_number,
-            kind=kind,  # type: ignore[arg-type]
+            kind="tool" if kind == "tool" else "skill" if kind == "skill" else "call",
             name=name,
-            decision=decision,  # type: ignore[arg-type]
+            decision=decision,
             reason=reason,
         )
         self.hub.record_grant(record)
 
+    def _withdrawn(self, approval: Approval) -> None:
+        """A grant's approver failed after the grant was recorded pending: record the end."""
+        with self._admit_lock:
+            self._record(approval.kind, approval.name, "refused", "the approver failed")
+
     def pending_approvals(self) -> list[Approval]:
         """The calls and grants waiting for a human, oldest first."""
-        return list(self._approvals.values())
+        return _binding(self).approvals.pending()
 
     # -- calls ------------------------------------------------------------------------
 
@@ -404,7 +470,9 @@ class Thinker:
         ``abort`` stops the call with a 499 result.
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
-        executor = self._executor(turn)
+        binding = _binding(self)
+        binding.approvals.loop = asyncio.get_running_loop()
+        executor = binding.executor
         context = None
         if on_progress is not None and executor.context is not None:
             context = dataclasses.replace(executor.context, on_progress=on_progress)
@@ -427,7 +495,9 @@ class Thinker:
             value = call[1] if len(call) > 1 else None
             call_id = call[2] if len(call) > 2 else None
             batch.append((name, self._restore(name, value) if turn.strict else value, call_id))
-        return await self._executor(turn).execute_many(batch, abort=abort)
+        binding = _binding(self)
+        binding.approvals.loop = asyncio.get_running_loop()
+        return await binding.executor.execute_many(batch, abort=abort)
 
     def _restore(self, name: object, raw: Any) -> Any:
         """Undo strict normalization on a model's input (nulls for optional fields)."""
@@ -440,46 +510,6 @@ class Thinker:
             return raw  # the pipeline refuses it with the same 400
         return restore_input(provider.input_schema, value)
 
-    def _executor(self, turn: Turn) -> Executor:
-        cached = self._executors.get(turn.number)
-        if cached is None:
-            from toolpalette._run.executor import Executor
-
-            hub = self.hub
-            cached = Executor(
-                self.palette,
-                offered=turn.tool_names,
-                read_only=self.is_read_only,
-                require_read_only=ReadOnlyPalette.require_read_only if self.is_read_only else None,
-                policy=self._decide_call,
-                approve=self._ask_human,
-                config_for=lambda p: hub.pack_config(p.origin.pack or "") if p.origin else {},
-                context=ToolContext(
-                    parent=self, run_id=self.run_id, thread_id=self.conversation.id, user=self.user
-                ),
-                hook=hub.pm.hook.toolpalette_tool_error,
-                on_tool_error=hub.tool_error_reporters(),
-            )
-            self._executors = {turn.number: cached}
-        return cached
-
-    def _decide_call(self, provider: ToolProvider, value: Any) -> str:
-        return self.policy.decide_call(self, provider, value).value
-
-    async def _ask_human(self, provider: ToolProvider, value: Any, _ctx: Any) -> bool:
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-        approval = Approval(uuid.uuid4().hex, "call", provider.name, data, self.turn_number)
-        self._approvals[approval.token] = approval
-        self._waiting[approval.token] = future
-        if self._approver is not None:
-            self._approver(approval)
-        try:
-            return await future
-        finally:
-            self._approvals.pop(approval.token, None)
-            self._waiting.pop(approval.token, None)
-
     def resolve_approval(self, token: str, *, approve: bool) -> Approval:
         """Approve or deny a paused call or a pending grant; the decision goes on the record.
 
@@ -487,16 +517,16 @@ class Thinker:
         grant takes effect from the next turn.
 
         Raises:
-            KeyError: ``token`` is unknown or already resolved.
+            KeyError: ``token`` is not pending: unknown, already resolved, or withdrawn
+                (its call ended, was aborted or cancelled, or its approver failed).
         """
-        approval = self._approvals.pop(token)
-        decision = "granted" if approve else "refused"
-        if approval.kind == "call":
+        approvals = _binding(self).approvals
+        decision: GrantDecision = "granted" if approve else "refused"
+        if approvals.is_call(token):
+            approval = approvals.answer_call(token, approve)
             self._record("call", approval.name, decision, "a person's decision")
-            future = self._waiting.pop(token, None)
-            if future is not None and not future.done():
-                future.get_loop().call_soon_threadsafe(_settle, future, approve)
             return approval
+        approval = approvals.resolve(token)
         with self._admit_lock:
             catalog: Mapping[str, Any] = (
                 self._tool_catalog if approval.kind == "tool" else self._skill_catalog
