@@ -10,7 +10,17 @@ from collections.abc import Sequence
 
 __all__ = ["main"]
 
-COMMANDS: tuple[str, ...] = ("list", "show", "plugins", "check", "skills", "call", "serve", "demo")
+COMMANDS: tuple[str, ...] = (
+    "list",
+    "show",
+    "plugins",
+    "check",
+    "skills",
+    "call",
+    "serve",
+    "demo",
+    "new",
+)
 """The subcommand modules (``toolpalette._cli.<name>``), in help order.
 
 Each module defines ``register(subparsers)``, which adds its parser and sets
