@@ -121,18 +121,26 @@ def tools(pm: ToolpaletteManager, plugin_name: str, origin: Origin) -> Collected
         if exc is not None:
             reason = f"iterating what {hook} returned raised {describe_exception(exc)}"
             out.problems.append(_problem(origin, "hook", reason))
-        for item in items:
-            provider = _provider(item, origin, impl, out.problems)
+        for position, item in enumerate(items):
+            provider = _provider(item, origin, impl, out.problems, position)
             if provider is not None:
                 out.items.append(provider)
     return out
 
 
 def _provider(
-    item: Any, origin: Origin, impl: HookImpl, problems: list[Problem]
+    item: Any, origin: Origin, impl: HookImpl, problems: list[Problem], position: int = 0
 ) -> ToolProvider | None:
-    if item is None or isinstance(item, (bool, int, float, complex, str, bytes)):
-        what = "None" if item is None else f"a value of type {type(item).__name__}"
+    if item is None:
+        # None is fine as the whole return value (no tools), not as an item of a list.
+        reason = (
+            f"toolpalette_register_tools returned None as item {position} of what it "
+            "returned; return None for no tools at all, or leave it out of the list"
+        )
+        problems.append(_problem(origin, "garbage", reason))
+        return None
+    if isinstance(item, (bool, int, float, complex, str, bytes)):
+        what = f"a value of type {type(item).__name__}"
         reason = f"toolpalette_register_tools returned {what}, which is not a tool"
         problems.append(_problem(origin, "garbage", reason))
         return None

@@ -46,7 +46,7 @@ ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 
 KNOWN_KEYS: Final = frozenset({"rename", "prefix", "packs"})
 """The configuration keys this module reads; others are logged and ignored."""
-_PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
+_PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["MCPServerSpec", "parse_server"]
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ MAX_LISTED: Final = 100
 """An unknown tool's answer lists at most this many available names."""
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
-_CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 

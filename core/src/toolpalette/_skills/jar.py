@@ -47,10 +47,10 @@ class FolderSource:
         node = self._folder
         for part in relpath.split("/"):
             node = node.joinpath(part)
-        if not node.is_file():
+        # One answer for a missing file and for a link out of the skill, whether its
+        # target exists or not: nothing outside the skill can be probed through it.
+        if not inside(self._folder, node) or not node.is_file():
             raise FileNotFoundError(f"skill has no resource {relpath!r}")
-        if not inside(self._folder, node):
-            raise ValueError(f"resource path {relpath!r} leads outside the skill folder")
         return node.read_bytes()
 
     def resources(self) -> list[str]:

@@ -194,8 +194,9 @@ class Skill:
         """One file of the skill by relative path, e.g. ``references/guide.md``.
 
         Raises:
-            ValueError: The path is absolute, has ``..``, or leads outside the skill.
-            FileNotFoundError: The skill has no such file.
+            ValueError: The path is absolute or has ``..`` (or an empty or ``.`` part).
+            FileNotFoundError: The skill has no such file; a symlink out of the skill
+                gets the same answer whether its target exists or not.
         """
         return self._source.resource(check_relpath(relpath))
 

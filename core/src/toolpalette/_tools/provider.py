@@ -12,6 +12,7 @@ import abc
 import contextlib
 import copy
 import inspect
+import itertools
 import re
 import weakref
 from collections.abc import Callable, Hashable, Mapping
@@ -25,6 +26,7 @@ from typing_extensions import Self
 from toolpalette._tools import schema as _schema
 from toolpalette._tools import strict_json as _json
 from toolpalette._tools.tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
+from toolpalette._tools.validation import MAX_PROBLEMS, ModelInput
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -202,7 +204,8 @@ class ToolProvider(abc.ABC):
         Raises:
             InvalidInputError: naming field paths and declared types, never values.
         """
-        errors = list(self._validator().iter_errors(data))
+        # The first problems are enough to answer; the rest is never computed.
+        errors = list(itertools.islice(self._validator().iter_errors(data), MAX_PROBLEMS))
         if errors:
             problems = _schema.problems_from_jsonschema(errors, self.input_schema)
             raise InvalidInputError(tool_name=self.name, problems=problems) from _cause(errors)
@@ -355,19 +358,21 @@ class _SpecProvider(ToolProvider):
         return self._spec.grade or getattr(parent, "grade", None)
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
-        data = _load(self._name, raw)
-        if not self._refined:
-            try:
-                # Fast path: strict validation accepts a subset of what the schema does.
-                return self._model.model_validate(data, strict=True)
-            except pydantic.ValidationError:
-                pass
-        self._check_schema(data)  # the schema decides; raises with its problems
+        # pydantic alone decides, with bounded work (see toolpalette._tools.validation);
+        # a refinement is then checked by the bounded JSON Schema validator.
         try:
-            return self._model.model_validate(data)
-        except pydantic.ValidationError as exc:
-            problems = _schema.problems_from_pydantic(exc, self._schema)
-            raise InvalidInputError(tool_name=self._name, problems=problems) from exc
+            data, size = _json.load_sized(raw)
+        except _json.InputPolicyError as exc:
+            raise InvalidInputError(tool_name=self._name, problems=[exc.problem]) from None
+        checker: ModelInput | None = self.__dict__.get("_model_input")
+        if checker is None:
+            checker = self.__dict__["_model_input"] = ModelInput(self._model, self._schema)
+        value, problems, cause = checker.validate(data, size)
+        if problems:
+            raise InvalidInputError(tool_name=self._name, problems=problems) from cause
+        if self._refined:
+            self._check_schema(data)
+        return value
 
     def dump_output(self, value: Any) -> Any:
         if self._output_adapter is not None:

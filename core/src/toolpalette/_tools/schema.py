@@ -29,11 +29,14 @@ __all__ = [
     "check_schema",
     "compile_validator",
     "function_input_model",
+    "json_key",
+    "linear_pattern",
     "output_schema",
     "output_type",
     "problems_from_jsonschema",
     "problems_from_pydantic",
     "refine",
+    "resolve",
     "split_docstring",
 ]
 
@@ -163,8 +166,34 @@ def _local_refs_only(schema: Any, path: str = "#") -> Iterable[str]:
             yield from _local_refs_only(item, f"{path}/{i}")
 
 
+def _backtracking_patterns(schema: Any, path: str = "#") -> Iterable[str]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str) and linear_pattern(value) is None:
+                yield (
+                    f"{path}/pattern: needs look-around or back-references; input is only "
+                    "matched with a linear-time engine"
+                )
+            elif key == "patternProperties" and isinstance(value, dict):
+                for pattern, sub in value.items():
+                    if linear_pattern(pattern) is None:
+                        yield (
+                            f"{path}/patternProperties: a pattern needs look-around or "
+                            "back-references; input is only matched with a linear-time engine"
+                        )
+                    yield from _backtracking_patterns(sub, f"{path}/patternProperties")
+            else:
+                yield from _backtracking_patterns(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for i, item in enumerate(schema):
+            yield from _backtracking_patterns(item, f"{path}/{i}")
+
+
 def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None:
-    """Refuse a schema that is not valid Draft 2020-12, or that references outside itself.
+    """Refuse a schema that is invalid, reaches outside itself, or needs backtracking.
+
+    Invalid: not Draft 2020-12. Outside itself: a ``$ref`` that is not local. Needs
+    backtracking: a pattern that only a backtracking regular expression engine can match.
 
     Raises:
         InvalidToolSchemaError: naming every problem found.
@@ -180,6 +209,7 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
         for e in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema)
     ]
     errors.extend(f"{what} schema {p}" for p in _local_refs_only(schema))
+    errors.extend(f"{what} schema {p}" for p in _backtracking_patterns(schema))
     if what == "input" and schema.get("type") != "object":
         errors.append("input schema must have type 'object'")
     if errors:
@@ -198,10 +228,118 @@ def _empty_registry() -> Any:
 
 
 def compile_validator(schema: dict[str, Any]) -> Validator:
-    """A Draft 2020-12 validator for ``schema`` that never retrieves a reference."""
-    from jsonschema import Draft202012Validator
+    """A Draft 2020-12 validator for ``schema`` that never retrieves a reference.
 
-    return Draft202012Validator(schema, registry=_empty_registry())
+    Its work is bounded by the input's size: ``pattern``, ``patternProperties`` and
+    ``additionalProperties`` match with a linear-time regular expression engine (never a
+    backtracking one), and ``uniqueItems`` hashes items instead of comparing every pair.
+    Its messages never quote the instance for those keywords.
+    """
+    validator: Validator = _bounded_class()(schema, registry=_empty_registry())
+    return validator
+
+
+@lru_cache(maxsize=1)
+def _bounded_class() -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        {
+            "pattern": _pattern_keyword,
+            "patternProperties": _pattern_properties_keyword,
+            "additionalProperties": _additional_properties_keyword,
+            "uniqueItems": _unique_items_keyword,
+        },
+    )
+
+
+@lru_cache(maxsize=512)
+def linear_pattern(pattern: str) -> Any:
+    """A matcher of ``pattern`` in a linear-time engine (search semantics), or None.
+
+    None means the pattern needs what such an engine lacks (look-around,
+    back-references): a schema that uses one is refused (see :func:`check_schema`).
+    """
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    try:
+        return SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
+    except SchemaError:
+        return None
+
+
+def _search(pattern: str, text: str) -> bool:
+    matcher = linear_pattern(pattern)
+    return matcher is not None and bool(matcher.isinstance_python(text))
+
+
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
+        yield ValidationError("does not match the pattern")
+
+
+def _pattern_properties_keyword(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
+) -> Iterable[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties_keyword(
+    validator: Any, extra: Any, instance: Any, schema: Any
+) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    declared = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    others = [
+        key
+        for key in instance
+        if key not in declared and not any(_search(pattern, key) for pattern in patterns)
+    ]
+    if validator.is_type(extra, "object"):
+        for key in others:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and others:
+        yield ValidationError("has properties the schema does not allow")
+
+
+def _unique_items_keyword(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        key = json_key(item)
+        if key in seen:
+            yield ValidationError("has non-unique elements")
+            return
+        seen.add(key)
+
+
+def json_key(value: Any) -> Any:
+    """A hashable key equal for JSON-equal values (``1`` and ``1.0``; not ``1`` and ``true``)."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    if isinstance(value, list):
+        return ("a", tuple(json_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((key, json_key(item)) for key, item in value.items()))
+    return ("z", None)
 
 
 def output_schema(annotation: Any) -> dict[str, Any] | None:
@@ -304,6 +442,11 @@ def _subschema(schema: dict[str, Any], parts: Sequence[object]) -> dict[str, Any
     return resolved if isinstance(resolved, dict) else None
 
 
+def resolve(root: dict[str, Any], node: Any) -> Any:
+    """``node`` with its local ``$ref`` chain followed (at most 16 steps)."""
+    return _resolve(root, node)
+
+
 def _resolve(root: dict[str, Any], node: Any) -> Any:
     for _ in range(16):
         ref = node.get("$ref") if isinstance(node, dict) else None
@@ -373,6 +516,8 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
             expected = _CONSTRAINTS[keyword].format(v=error.validator_value)
         elif keyword in ("enum", "const"):
             expected = "one of the allowed values"
+        elif keyword == "uniqueItems":
+            expected = "items without duplicates"
         else:
             expected = declared_type(schema, parts)
         problems.append(InputProblem(format_path(parts), expected))

@@ -3,8 +3,10 @@ r"""The strict JSON policy for model input.
 Model input arrives as JSON text or as a mapping an SDK already parsed. Both pass the
 same checks before any schema sees them:
 
-- size: JSON text at most :data:`MAX_INPUT_BYTES` (UTF-8), checked before parsing;
+- size: JSON text at most :data:`MAX_INPUT_BYTES` (UTF-8), checked before parsing; a
+  mapping is held to the same limit, measured as the JSON text it stands for;
 - depth: at most :data:`MAX_DEPTH` nested arrays/objects, checked before parsing text;
+- integers of more than :data:`MAX_INT_DIGITS` digits are refused (text or mapping);
 - ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON), and so is a
   number too large for a float (``1e400``), which would otherwise become infinity;
 - duplicate object keys are refused (parsers disagree on which one wins);
@@ -27,12 +29,22 @@ from typing import Any, Final
 
 from toolpalette.errors import InputProblem
 
-__all__ = ["MAX_DEPTH", "MAX_INPUT_BYTES", "InputPolicyError", "load_input"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INPUT_BYTES",
+    "MAX_INT_DIGITS",
+    "InputPolicyError",
+    "load_input",
+    "load_sized",
+]
 
 MAX_INPUT_BYTES = 1_048_576
 """The largest JSON input accepted, in UTF-8 bytes."""
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects accepted."""
+MAX_INT_DIGITS = 4300
+"""The most digits of an integer accepted (Python's own limit on converting them)."""
+_MAX_INT_BITS: Final = int(MAX_INT_DIGITS * 3.3219280948873626)
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]')
@@ -68,8 +80,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _refuse(f"integers of at most {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
 _DECODER = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+    parse_constant=_reject_constant,
+    parse_float=_finite_float,
+    parse_int=_bounded_int,
+    object_pairs_hook=_no_duplicates,
 )
 
 
@@ -105,7 +126,7 @@ def _parse_text(text: str | bytes) -> Any:
     except (ValueError, RecursionError):
         raise _refuse("a JSON object (the text is not valid JSON)") from None
     if _SURROGATE_ESCAPE.search(text) or _has_lone_surrogate(text):
-        value = _check_tree(value)
+        value = _check_tree(value)[0]
     return value
 
 
@@ -124,48 +145,71 @@ def _has_lone_surrogate(text: str) -> bool:
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
-def _check_tree(value: Any) -> Any:
-    """Walk a value (JSON types only, bounded depth, no lone surrogates); return a deep copy.
+def _check_tree(value: Any) -> tuple[Any, int]:
+    """Walk a value (JSON types only, bounded depth and size, no lone surrogates).
 
-    The copy keeps the caller's nested containers out of a tool's reach. Problems name
-    no path: keys are the model's text, and a policy problem is fixed by resending
+    Returns a deep copy and the size of its JSON text (UTF-8 bytes, compact separators;
+    an integer's digits are estimated from its bit length, never by printing it). The
+    copy keeps the caller's nested containers out of a tool's reach. Problems name no
+    path: keys are the model's text, and a policy problem is fixed by resending
     well-formed JSON anyway.
     """
-    return _copy(value, 0)
+    budget = [MAX_INPUT_BYTES]
+    copied = _copy(value, 0, budget)
+    return copied, MAX_INPUT_BYTES - budget[0]
 
 
-def _plain(value: Any) -> bool:
-    """A scalar that needs neither a copy nor a check (the common case, kept cheap)."""
-    kind = type(value)
-    return kind is int or kind is bool or value is None or (kind is str and value.isascii())
+def _text_size(text: str) -> int:
+    if text.isascii():
+        return len(text) + 2
+    try:
+        return len(text.encode("utf-8")) + 2
+    except UnicodeEncodeError:
+        raise _refuse("text without lone UTF-16 surrogates") from None
 
 
-def _copy(item: Any, depth: int) -> Any:
+def _spend(budget: list[int], size: int) -> None:
+    budget[0] -= size
+    if budget[0] < 0:
+        raise _refuse(f"at most {MAX_INPUT_BYTES} bytes of JSON")
+
+
+def _copy(item: Any, depth: int, budget: list[int]) -> Any:
     kind = type(item)
     if kind is str:
-        if not item.isascii() and _has_lone_surrogate(item):
-            raise _refuse("text without lone UTF-16 surrogates")
+        _spend(budget, _text_size(item) + 1)
         return item
-    if kind in _SCALARS:
+    if kind is int:
+        bits = item.bit_length()
+        if bits > _MAX_INT_BITS:
+            raise _refuse(f"integers of at most {MAX_INT_DIGITS} digits")
+        _spend(budget, bits * 3 // 10 + 3)
+        return item
+    if kind in _SCALARS:  # bool, None
+        _spend(budget, 6)
         return item
     if kind is float:
         if not math.isfinite(item):
             raise _refuse("finite numbers only (NaN and Infinity are not JSON)")
+        _spend(budget, len(repr(item)) + 1)
         return item
     if depth >= MAX_DEPTH:
         raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
     if isinstance(item, dict):
+        _spend(budget, 2)
         copied = {}
         for key, child in item.items():
-            if type(key) is not str or (not key.isascii() and _has_lone_surrogate(key)):
+            if type(key) is not str:
                 raise _refuse("an object with string keys of valid text")
-            copied[key] = child if _plain(child) else _copy(child, depth + 1)
+            _spend(budget, _text_size(key) + 1)
+            copied[key] = _copy(child, depth + 1, budget)
         return copied
     if isinstance(item, list):
-        return [child if _plain(child) else _copy(child, depth + 1) for child in item]
+        _spend(budget, 2)
+        return [_copy(child, depth + 1, budget) for child in item]
     for base in (str, float, int):  # a subclass (an IntEnum, say): its plain value
         if isinstance(item, base):
-            return _copy(base(item), depth)
+            return _copy(base(item), depth, budget)
     raise _refuse("JSON values only (objects, arrays, strings, numbers, booleans, null)")
 
 
@@ -175,12 +219,24 @@ def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         InputPolicyError: the input breaks the policy; its ``problem`` says how.
     """
+    return load_sized(raw)[0]
+
+
+def load_sized(raw: str | bytes | Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """Like :func:`load_input`, and also return the input's size.
+
+    The size is the text's length, or for a mapping the size of the JSON text it stands
+    for: a mapping has the same size limit as text.
+
+    Raises:
+        InputPolicyError: the input breaks the policy; its ``problem`` says how.
+    """
     if isinstance(raw, (str, bytes)):
-        value = _parse_text(raw)
+        value, size = _parse_text(raw), len(raw)
     elif isinstance(raw, Mapping):
-        value = _check_tree(dict(raw))
+        value, size = _check_tree(dict(raw))
     else:
         raise _refuse("a JSON object (text or mapping)")
     if not isinstance(value, dict):
         raise _refuse("a JSON object at the top level")
-    return value
+    return value, size

@@ -11,10 +11,23 @@ from typing import Any, Final, TypeVar, overload
 
 from toolpalette.errors import ToolDefinitionError
 
-__all__ = ["TOOL_NAME", "ProgressSink", "Tool", "ToolContext", "ToolSpec", "get_spec", "tool"]
+__all__ = [
+    "MAX_TIMEOUT",
+    "TOOL_NAME",
+    "ProgressSink",
+    "Tool",
+    "ToolContext",
+    "ToolSpec",
+    "get_spec",
+    "tool",
+]
 
-TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 """Valid tool names: accepted by OpenAI, Anthropic and MCP alike."""
+
+MAX_TIMEOUT: Final = 86_400.0
+"""The longest timeout a tool may declare, in seconds (a day); no call should run longer,
+and a deadline much further out cannot be waited on (``inf`` or ``1e10`` overflow)."""
 
 _SPEC_ATTR: Final = "__toolpalette_spec__"
 
@@ -196,8 +209,16 @@ def _check_spec(spec: ToolSpec, target: object) -> None:
             tool_name=label,
             reason="names are 1-64 characters of letters, digits, '_' and '-'",
         )
-    if spec.timeout is not None and not spec.timeout > 0:
-        raise ToolDefinitionError(tool_name=label, reason="timeout must be a positive number")
+    timeout = spec.timeout
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
+        raise ToolDefinitionError(
+            tool_name=label,
+            reason=f"timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}",
+        )
     if spec.output_cap is not None and spec.output_cap <= 0:
         raise ToolDefinitionError(tool_name=label, reason="output_cap must be positive")
 

@@ -15,7 +15,7 @@ from typing import Final
 
 __all__ = ["BadCursor", "decode", "encode"]
 
-_SHAPE: Final = re.compile(r"^([0-9a-f]{32})\.(0|[1-9][0-9]{0,8})$")
+_SHAPE: Final = re.compile(r"^([0-9a-f]{32})\.(0|[1-9][0-9]{0,8})\Z")
 _PREFIX: Final = "tp1."
 
 

@@ -28,7 +28,14 @@ from toolpalette_files._models import (
     MoveResult,
     WriteResult,
 )
-from toolpalette_files._workspace import DirHandle, Resolved, Workspace, kind_of, os_errors
+from toolpalette_files._workspace import (
+    DirHandle,
+    Resolved,
+    Workspace,
+    kind_of,
+    os_errors,
+    refuse_special,
+)
 
 __all__ = [
     "SNIFF",
@@ -163,6 +170,8 @@ def write_text(ws: Workspace, target: Resolved, text: str, *, overwrite: bool) -
         existing = _lstat(folder, target.name)
         if existing is not None and stat.S_ISDIR(existing.st_mode):
             raise ToolError(f"{target.shown!r} is a directory.", code="is_directory", status=400)
+        if existing is not None and kind_of(existing.st_mode) == "other":
+            raise refuse_special(target.shown)
         if existing is not None and not overwrite:
             raise ToolError(
                 f"{target.shown!r} already exists; pass overwrite=true to replace it.",

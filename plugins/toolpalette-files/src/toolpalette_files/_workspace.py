@@ -35,12 +35,14 @@ __all__ = [
     "kind_of",
     "os_errors",
     "refuse_outside",
+    "refuse_special",
     "shown",
 ]
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
 _DIR_FD: Final = os.open in os.supports_dir_fd and os.scandir in os.supports_fd
 _SEPARATORS: Final = re.compile(r"[\\/]")
 _SHOWN: Final = 200
@@ -57,6 +59,16 @@ def shown(path: str) -> str:
     """A path as the model sent it, quoted and shortened for a message."""
     text = path if len(path) <= _SHOWN else path[:_SHOWN] + "..."
     return repr(text)
+
+
+def refuse_special(path: str) -> ToolError:
+    """The refusal of a FIFO, socket or device: only regular files are read or written."""
+    return ToolError(
+        f"Path {shown(path)} is not a regular file (a FIFO, socket or device); these tools "
+        "only open regular files.",
+        code="not_file",
+        status=400,
+    )
 
 
 def refuse_outside(path: str) -> ToolError:
@@ -199,7 +211,20 @@ class Workspace:
         with self.directory(target.parent, target.shown) as folder:
             name, kwargs = folder.at(target.name)
             with os_errors(target.shown):
-                return os.open(name, flags | _NOFOLLOW | _CLOEXEC, mode, **kwargs)
+                # Non-blocking, so a FIFO with no writer cannot hang the worker in open();
+                # anything but a regular file or a directory is then refused unread.
+                fd = os.open(name, flags | _NOFOLLOW | _CLOEXEC | _NONBLOCK, mode, **kwargs)
+            try:
+                with os_errors(target.shown):
+                    kind = stat.S_IFMT(os.fstat(fd).st_mode)
+                    if kind not in (stat.S_IFREG, stat.S_IFDIR):
+                        raise refuse_special(target.shown)
+                    if _NONBLOCK:
+                        os.set_blocking(fd, True)
+            except BaseException:
+                os.close(fd)
+                raise
+            return fd
 
     def _verify(self, fd: int, expected: str, shown_as: str) -> None:
         actual = _fd_path(fd)
@@ -267,6 +292,7 @@ _ERRORS: Final[dict[int, tuple[str, int, str]]] = {
     errno.ENOSPC: ("no_space", 507, "cannot be written: no space left on the device"),
     errno.EXDEV: ("cross_device", 409, "cannot be moved across file systems"),
     errno.EINVAL: ("invalid_path", 400, "cannot be used that way"),
+    errno.ENXIO: ("not_file", 400, "is not a regular file (a FIFO, socket or device)"),
     errno.ENAMETOOLONG: ("invalid_path", 400, "has a name that is too long"),
 }
 

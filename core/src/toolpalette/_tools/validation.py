@@ -1,0 +1,423 @@
+"""Validating model input against a tool's pydantic model, with work bounded by its size.
+
+Input that passed the JSON policy (:mod:`toolpalette._tools.strict_json`) is validated by
+pydantic alone, and a refusal is written from pydantic's own error data (location and
+error type, never the value). Nothing on this path backtracks or compares pairs:
+
+- the model is validated by a copy of its core schema in which every list, set, tuple
+  and dict stops at its first bad item (``fail_fast``), and every model that forbids
+  extra fields refuses them in one check, so a refusal costs a bounded number of errors
+  whatever the input's size (a million bad items are one problem, not a million);
+- pydantic's own ``pattern`` engine is linear-time;
+- ``uniqueItems`` (a ``set[...]`` parameter) is checked by hashing.
+
+What is accepted is what the published JSON Schema accepts. Strict validation of the
+Python values decides first (the fast path); input it refuses only for its Python
+representation (an array for a ``set`` or ``tuple``, a string for an ``Enum`` or a date,
+``1.0`` for an integer) is validated again in pydantic's strict JSON mode, which admits
+exactly those, after :func:`_conform` has turned integral floats at integer fields into
+integers and checked ``uniqueItems``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import pydantic
+from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
+
+from toolpalette._tools.schema import declared_type, format_path, json_key, resolve
+from toolpalette.errors import InputProblem
+
+__all__ = ["MAX_PROBLEMS", "ModelInput", "problems_from_errors"]
+
+MAX_PROBLEMS: Final = 64
+"""The most problems one refusal collects (the first found, in input order)."""
+
+_REPRESENTATION: Final = frozenset(
+    {
+        "set_type",
+        "frozen_set_type",
+        "frozenset_type",
+        "tuple_type",
+        "is_instance_of",
+        "enum",
+        "date_type",
+        "datetime_type",
+        "time_type",
+        "time_delta_type",
+        "timedelta_type",
+        "uuid_type",
+        "decimal_type",
+        "bytes_type",
+        "url_type",
+        "multi_host_url_type",
+        "model_type",
+        "model_attributes_type",
+        "dataclass_type",
+        "dataclass_exact_type",
+        "complex_type",
+    }
+)
+"""Strict-mode error types about a value's Python type that JSON input cannot have."""
+
+_INT64: Final = 2**63
+
+
+class ModelInput:
+    """Validates input for one pydantic model, with bounded work; see the module doc."""
+
+    def __init__(self, model: type[pydantic.BaseModel], schema: dict[str, Any]) -> None:
+        self._model = model.__pydantic_validator__
+        self._model_core = model.__pydantic_core_schema__
+        self._schema = schema
+        self._shape: SchemaValidator | None = None
+
+    def validate(
+        self, data: dict[str, Any], size: int
+    ) -> tuple[Any, list[InputProblem], Exception | None]:
+        """``(value, [], None)``, or ``(None, problems, cause)`` when refused.
+
+        ``data`` is a fresh dict that passed the JSON policy and ``size`` its size in
+        bytes of JSON; integral floats in ``data`` may be replaced by integers.
+        ``cause`` is pydantic's own error (it quotes values: logs only).
+        """
+        if size > SHAPE_FIRST:
+            if self._shape is None:
+                self._shape = _shape_validator(self._model_schema())
+            try:
+                # Lax: it refuses only what no representation of the value could pass.
+                self._shape.validate_python(data, strict=False)
+            except pydantic.ValidationError as exc:
+                return None, problems_from_errors(exc.errors(include_url=False), self._schema), exc
+        return self._run(self._model, data)
+
+    def _model_schema(self) -> Any:
+        return self._model_core
+
+    def _run(
+        self, validator: Any, data: dict[str, Any]
+    ) -> tuple[Any, list[InputProblem], Exception | None]:
+        try:
+            return validator.validate_python(data, strict=True), [], None
+        except pydantic.ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            cause: pydantic.ValidationError = exc
+        if any(self._representational(error) for error in errors):
+            # Some refusal may be about representation only: the JSON pass decides all.
+            problems = _conform(self._schema, data)
+            if problems:
+                return None, problems, None
+            try:
+                value = validator.validate_json(json.dumps(data), strict=True)
+            except pydantic.ValidationError as exc:
+                errors, cause = exc.errors(include_url=False), exc
+            else:
+                return value, [], None
+        return None, problems_from_errors(errors, self._schema), cause
+
+    def _representational(self, error: Mapping[str, Any]) -> bool:
+        kind = error["type"]
+        if kind in _REPRESENTATION:
+            return True
+        value = error.get("input")
+        if kind == "int_type" and type(value) is float:
+            return value.is_integer() and abs(value) < _INT64
+        # Through a union, which member fits is the JSON pass's to say.
+        return _walk(self._schema, error["loc"])[2]
+
+
+SHAPE_FIRST: Final = 4096
+"""Inputs larger than this (bytes of JSON) are checked for shape before the model runs."""
+
+
+# -- the shape validator -------------------------------------------------------------------
+
+
+def _shape_validator(core: Any) -> SchemaValidator:
+    """A validator of the shape of a model's input whose errors are bounded (run lax).
+
+    The model's core schema with every model and dataclass replaced by its fields (a
+    complete model would otherwise be validated by its own prebuilt validator), every
+    container stopping at its first bad item (``fail_fast``), every model that forbids
+    extra fields refusing them in one check, and the author's validators left out (a
+    before, wrap or plain validator's place accepts anything; an after validator's
+    checks its input): it accepts all the model accepts, and more. A model refusal
+    after the shape passed comes from an author's validator.
+    """
+    try:
+        return SchemaValidator(_bounded(core, fail_fast=True))
+    except SchemaError:  # a pydantic-core without fail_fast: extras still refused at once
+        return SchemaValidator(_bounded(core, fail_fast=False))
+
+
+_CONTAINERS: Final = frozenset({"list", "set", "frozenset", "tuple", "dict"})
+_ANY: Final = {"type": "any"}
+
+
+def _bounded(node: Any, *, fail_fast: bool, forbid: bool = False) -> Any:
+    if isinstance(node, list):
+        return [_bounded(item, fail_fast=fail_fast) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind in ("model", "dataclass"):
+        config = node.get("config") or {}
+        forbid = config.get("extra_fields_behavior") == "forbid"
+        return _same_ref(node, _bounded(node["schema"], fail_fast=fail_fast, forbid=forbid))
+    if kind in ("function-before", "function-wrap", "function-plain"):
+        return _same_ref(node, dict(_ANY))
+    if kind == "function-after":
+        return _same_ref(node, _bounded(node["schema"], fail_fast=fail_fast, forbid=forbid))
+    copied = {
+        k: _bounded(v, fail_fast=fail_fast)
+        for k, v in node.items()
+        if k not in ("ref", "serialization", "post_init")
+    }
+    if "ref" in node:
+        copied["ref"] = node["ref"]
+    if fail_fast and kind in _CONTAINERS:
+        copied["fail_fast"] = True
+    if kind in ("model-fields", "typed-dict") and (
+        forbid or node.get("extra_behavior") == "forbid"
+    ):
+        return {
+            "type": "function-before",
+            "function": {"type": "no-info", "function": _only(_keys(node))},
+            "schema": copied,
+        }
+    return copied
+
+
+def _same_ref(node: Mapping[str, Any], replacement: Any) -> Any:
+    """``replacement``, answering to ``node``'s ``ref`` (definitions point at it)."""
+    if "ref" in node and isinstance(replacement, dict):
+        if "ref" in replacement:  # the inner node answers to its own: wrap it
+            return {"type": "chain", "steps": [replacement], "ref": node["ref"]}
+        replacement = {**replacement, "ref": node["ref"]}
+    return replacement
+
+
+def _keys(node: Mapping[str, Any]) -> frozenset[str]:
+    keys: set[str] = set()
+    for name, field in (node.get("fields") or {}).items():
+        keys.add(name)
+        alias = field.get("validation_alias")
+        if isinstance(alias, str):
+            keys.add(alias)
+        elif isinstance(alias, list):  # alias paths and choices: their first keys
+            for choice in alias:
+                first = choice[0] if isinstance(choice, list) and choice else choice
+                if isinstance(first, str):
+                    keys.add(first)
+    return frozenset(keys)
+
+
+def _only(allowed: frozenset[str]) -> Any:
+    def refuse_extra_fields(value: Any) -> Any:
+        if isinstance(value, dict) and not allowed.issuperset(value):
+            # One error for all of them: a million extra keys are one problem.
+            raise PydanticCustomError("extra_fields", "extra fields are not permitted")
+        return value
+
+    return refuse_extra_fields
+
+
+# -- conforming to JSON Schema's number and uniqueness rules -----------------------------
+
+
+def _conform(schema: dict[str, Any], data: Any) -> list[InputProblem]:
+    """Walk ``data`` along ``schema``, returning the problems found.
+
+    Integral floats at integer fields become integers; arrays declared ``uniqueItems``
+    are checked by hashing.
+
+    Linear in the input (each value is visited once per schema branch it can match).
+    """
+    problems: list[InputProblem] = []
+    _conform_node(schema, schema, data, [], problems)
+    return problems[:MAX_PROBLEMS]
+
+
+def _conform_node(
+    root: dict[str, Any], node: Any, value: Any, path: list[object], out: list[InputProblem]
+) -> Any:
+    node = resolve(root, node)
+    if not isinstance(node, dict) or len(out) >= MAX_PROBLEMS:
+        return value
+    options = [o for o in (node.get("anyOf") or node.get("oneOf") or []) if isinstance(o, dict)]
+    if options:
+        members = [resolve(root, o) for o in options]
+        fitting = [m for m in members if isinstance(m, dict) and _fits(m, value)]
+        if len(fitting) == 1:
+            return _conform_node(root, fitting[0], value, path, out)
+        return value
+    if type(value) is float and _declares(node, "integer") and not _declares(node, "number"):
+        return int(value) if value.is_integer() and abs(value) < _INT64 else value
+    if type(value) is int and _declares(node, "number") and not math.isfinite(_as_float(value)):
+        out.append(InputProblem(format_path(path), "number"))
+        return value
+    if isinstance(value, list):
+        if node.get("uniqueItems") is True and not _unique(value):
+            out.append(InputProblem(format_path(path), "items without duplicates"))
+        declared = node.get("prefixItems")
+        prefix: list[Any] = declared if isinstance(declared, list) else []
+        items = node.get("items")
+        for i, item in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else items
+            if sub is not None:
+                value[i] = _conform_node(root, sub, item, [*path, i], out)
+    elif isinstance(value, dict):
+        props = node.get("properties") or {}
+        extra = node.get("additionalProperties")
+        for key, item in value.items():
+            if key in props:
+                value[key] = _conform_node(root, props[key], item, [*path, key], out)
+            elif isinstance(extra, dict):
+                value[key] = _conform_node(root, extra, item, [*path, "*"], out)
+    return value
+
+
+def _as_float(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _declares(node: Mapping[str, Any], kind: str) -> bool:
+    declared = node.get("type")
+    return declared == kind or (isinstance(declared, list) and kind in declared)
+
+
+_JSON_TYPES: Final = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: type(v) is bool,
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "number": lambda v: type(v) in (int, float),
+    "string": lambda v: type(v) is str,
+    "array": lambda v: type(v) is list,
+    "object": lambda v: type(v) is dict,
+}
+
+
+def _fits(node: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value``'s JSON type is one ``node`` declares (no type: it may be)."""
+    declared = node.get("type")
+    if declared is None:
+        return "const" not in node and "enum" not in node
+    kinds = declared if isinstance(declared, list) else [declared]
+    return any(_JSON_TYPES.get(kind, lambda v: False)(value) for kind in kinds)
+
+
+def _unique(items: list[Any]) -> bool:
+    seen: set[Any] = set()
+    for item in items:
+        key = json_key(item)
+        if key in seen:
+            return False
+        seen.add(key)
+    return True
+
+
+# -- refusals from pydantic's error data ---------------------------------------------------
+
+_BY_TYPE: Final = {
+    "greater_than": ("gt", "number > {}"),
+    "greater_than_equal": ("ge", "number >= {}"),
+    "less_than": ("lt", "number < {}"),
+    "less_than_equal": ("le", "number <= {}"),
+    "multiple_of": ("multiple_of", "a multiple of {}"),
+    "string_too_short": ("min_length", "text of at least {} characters"),
+    "string_too_long": ("max_length", "text of at most {} characters"),
+    "too_short": ("min_length", "at least {} items"),
+    "too_long": ("max_length", "at most {} items"),
+    "string_pattern_mismatch": ("pattern", "text matching the pattern {}"),
+}
+"""Constraint errors, by pydantic type: the context key (a schema value, never the input's)."""
+
+
+def problems_from_errors(
+    errors: Iterable[Mapping[str, Any]], schema: dict[str, Any]
+) -> list[InputProblem]:
+    """Problems naming paths and declared types only, from pydantic's error dicts.
+
+    Reads each error's ``type``, ``loc`` and, for constraints, the declared limit in
+    ``ctx``; never ``input`` or ``msg``. Keys the schema does not declare show as ``*``;
+    an error inside a union is reported at the union, with the union's types.
+    """
+    found: dict[InputProblem, None] = {}
+    for error in errors:
+        parts, _, through_union = _walk(schema, error["loc"])
+        kind = error["type"]
+        if through_union:
+            expected = declared_type(schema, parts)
+        elif kind == "missing":
+            expected = f"required field of type {declared_type(schema, parts)}"
+        elif kind in ("extra_forbidden", "extra_fields"):
+            if kind == "extra_forbidden":
+                parts = parts[:-1]
+            parent = resolve(schema, _node_at(schema, parts)) or {}
+            allowed = sorted((parent.get("properties") or {}).keys())
+            expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+        elif kind in ("literal_error", "enum"):
+            expected = "one of the allowed values"
+        elif kind in _BY_TYPE and isinstance(error.get("ctx"), Mapping):
+            key, text = _BY_TYPE[kind]
+            limit = error["ctx"].get(key)
+            expected = text.format(limit) if limit is not None else declared_type(schema, parts)
+        else:
+            expected = declared_type(schema, parts)
+        found.setdefault(InputProblem(format_path(parts), expected))
+        if len(found) >= MAX_PROBLEMS:
+            break
+    return list(found) or [InputProblem("(input)", "a value matching the schema")]
+
+
+def _walk(schema: dict[str, Any], loc: Sequence[object]) -> tuple[list[object], Any, bool]:
+    """Follow pydantic's ``loc`` through ``schema``.
+
+    Returns the safe path parts, the node there, and whether the walk stopped at a
+    union (the next part names a member, not input).
+    """
+    parts: list[object] = []
+    node: Any = schema
+    for part in loc:
+        node = resolve(schema, node)
+        if isinstance(node, dict):
+            options = node.get("anyOf") or node.get("oneOf")
+            if isinstance(options, list) and options:
+                members = [resolve(schema, o) for o in options]
+                concrete = [m for m in members if m != {"type": "null"}]
+                if len(concrete) != 1:
+                    return parts, node, True
+                node = concrete[0]  # ``X | None``: pydantic names no member
+        if isinstance(part, int):
+            parts.append(part)
+            if isinstance(node, dict):
+                prefix = node.get("prefixItems")
+                if isinstance(prefix, list) and part < len(prefix):
+                    node = prefix[part]
+                else:
+                    node = node.get("items")
+            else:
+                node = None
+            continue
+        if not isinstance(part, str) or part == "[key]":
+            return parts, node, False
+        props = (node.get("properties") or {}) if isinstance(node, dict) else {}
+        if part in props:
+            parts.append(part)
+            node = props[part]
+        else:
+            parts.append("*")
+            extra = node.get("additionalProperties") if isinstance(node, dict) else None
+            node = extra if isinstance(extra, dict) else None
+    return parts, node, False
+
+
+def _node_at(schema: dict[str, Any], parts: Sequence[object]) -> Any:
+    return _walk(schema, parts)[1] if parts else schema
