@@ -111,6 +111,15 @@ def secret_lookup(key: str) -> str:
     return f"value of {key}"
 
 
+PIXEL = b"\x89PNG\r\n\x1a\n-not-really-a-png"
+
+
+@toolpalette.tool(read_only=True)
+def snapshot() -> toolpalette.Image:
+    """Return an image."""
+    return toolpalette.Image(data=PIXEL, mime_type="image/png")
+
+
 class FixturePolicy(ToolPolicy):
     """Denies ``guarded`` calls while still offering it."""
 
@@ -138,6 +147,7 @@ class Palette(Thinker):
             count,
             wait_for_abort,
             guarded,
+            snapshot,
         ):
             selector.tool(tool)
         return selector.tool(secret_lookup, deferred=True)

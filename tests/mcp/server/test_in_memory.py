@@ -8,6 +8,7 @@ alone and the up-front palette is served without meta-tools.
 from __future__ import annotations
 
 import asyncio
+import base64
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -178,6 +179,18 @@ async def test_success_is_text_and_structured_content_when_there_is_a_schema(
     assert not echoed.is_error
     assert echoed.structured_content is None
     assert echoed.content[0].text == "hi"
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_an_image_reaches_the_client_as_an_image_block(hub: ToolHub, mode: str):
+    async with connect(toolpalette.mcp.server(hub, fx.Palette), mode) as client:
+        await all_tools(client)
+        result = await client.call_tool("snapshot", {})
+    assert not result.is_error
+    blocks = [b for b in result.content if b.type == "image"]
+    assert len(blocks) == 1
+    assert blocks[0].mime_type == "image/png"
+    assert base64.b64decode(blocks[0].data) == fx.PIXEL
 
 
 @pytest.mark.parametrize("mode", ERAS)

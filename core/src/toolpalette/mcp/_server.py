@@ -260,7 +260,6 @@ class PaletteServer(Server[Any]):
         super().__init__(
             name,
             version=_version(),
-            on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
             on_list_resources=self._list_resources,
@@ -278,9 +277,10 @@ class PaletteServer(Server[Any]):
         """The ``ttlMs`` cache hint of a 2026-07-28 listing."""
         self._shared: _Session | None = None
         self._shared_lock = threading.Lock()
-        self.middleware.extend([_name_check, self._fast_list])
+        self.middleware.extend([_name_check, self._fast_path])
         # Registered apart: the handler answers the wire form it caches (a dict).
         self.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
+        self.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
 
     def create_initialization_options(
         self,
@@ -360,37 +360,55 @@ class PaletteServer(Server[Any]):
             result["resultType"] = "complete"
         return result
 
-    async def _fast_list(
+    async def _fast_path(
         self, ctx: ServerRequestContext[Any], call_next: CallNext
     ) -> HandlerResult:
-        """Answer a handshake-era ``tools/list`` with its cached wire form, as it is.
+        """Answer a handshake-era ``tools/list`` or ``tools/call`` in wire form, as it is.
 
-        The listing was built from the tools' own schemas and is served unchanged
-        until the palette moves, so the SDK's per-request validation and re-dump of
-        every tool is skipped. Anything unusual (no handshake yet, a cursor that is
-        not a string, the 2026-07-28 era) takes the SDK's ordinary path.
+        A listing is built once from the tools' own schemas and served unchanged until
+        the palette moves, and a call's arguments are validated by the pipeline, so the
+        SDK's per-request validation and re-dump of every tool and result is skipped.
+        Anything unusual (no handshake yet, params of the wrong shape, the 2026-07-28
+        era) takes the SDK's ordinary path.
         """
+        method = ctx.method
         if (
-            ctx.method == "tools/list"
+            (method == "tools/list" or method == "tools/call")
             and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
             and ctx.session.client_params is not None
         ):
             params = ctx.params if isinstance(ctx.params, Mapping) else {}
-            cursor = params.get("cursor")
-            if cursor is None or isinstance(cursor, str):
-                return self._page(ctx, cursor, modern=False)
+            if method == "tools/list":
+                cursor = params.get("cursor")
+                if cursor is None or isinstance(cursor, str):
+                    return self._page(ctx, cursor, modern=False)
+            else:
+                name, arguments = params.get("name"), params.get("arguments")
+                if isinstance(name, str) and (arguments is None or isinstance(arguments, dict)):
+                    return await self._call(ctx, name, arguments)
         return await call_next(ctx)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> dict[str, Any]:
+        wire = await self._call(ctx, params.name, params.arguments)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            wire["resultType"] = "complete"
+        return wire
+
+    async def _call(
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """One ``tools/call`` through the session's pipeline, answered in wire form.
+
+        Raises:
+            MCPError: -32602 ``Unknown tool`` for a name this session is not offered.
+        """
         session = self._session(ctx)
-        name = params.name
         provider = session.listing.by_name.get(name)
         if provider is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-        arguments = params.arguments if params.arguments is not None else {}
-        result = await self._run(session, name, arguments, ctx)
+        result = await self._run(session, name, arguments if arguments is not None else {}, ctx)
         if _is_meta(provider) and not result.is_error:
             async with session.lock:
                 changed = session.refresh()
@@ -589,14 +607,14 @@ class _Progress:
                 await self._sender
 
 
-def _call_result(result: ToolResult, *, structured: bool) -> types.CallToolResult:
-    """The pipeline's result as MCP's: failures are ``isError`` results with its text."""
-    content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
+def _call_result(result: ToolResult, *, structured: bool) -> dict[str, Any]:
+    """The pipeline's result as MCP's (wire form): failures are ``isError`` with its text."""
     if result.is_error:
-        return types.CallToolResult(content=content, is_error=True)
+        return {"content": [{"type": "text", "text": result.text}], "isError": True}
+    wire: dict[str, Any] = {"content": result.content, "isError": False}
     if structured and result.structured is not None:
-        return types.CallToolResult(content=content, structured_content=result.structured)
-    return types.CallToolResult(content=content)
+        wire["structuredContent"] = result.structured
+    return wire
 
 
 def _version() -> str:
