@@ -1,0 +1,74 @@
+"""Every Python example of the host guide runs as written, as a program of its own.
+
+Each ``python`` block is written to a file and run by a fresh interpreter, in a scratch
+folder that holds a ``README.md`` and a SQLite database, with the first-party packs'
+workspace and database pointed there. A block that hangs fails at its deadline instead
+of hanging the suite. The examples use the installed first-party packs and skilljars
+(and ``toolpalette.mcp`` its extra), which every test session installs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide.md"
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+DEADLINE = 60.0
+
+
+def examples() -> list[tuple[int, str]]:
+    text = GUIDE.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in BLOCK.finditer(text)]
+
+
+def _needs(body: str) -> list[str]:
+    """The optional parts an example imports: the first-party packs, or the mcp extra."""
+    needed = []
+    if "toolpalette.mcp" in body:
+        needed.append("mcp")
+    return [name for name in needed if importlib.util.find_spec(name) is None]
+
+
+@pytest.mark.parametrize(("line", "body"), examples(), ids=[f"line-{n}" for n, _ in examples()])
+def test_the_example_runs_as_written(tmp_path: Path, line: int, body: str) -> None:
+    missing = _needs(body)
+    if missing:
+        pytest.skip(f"the example at line {line} needs {', '.join(missing)}, not installed here")
+    (tmp_path / "README.md").write_text("# Scratch\n\nA workspace for the guide.\n")
+    with sqlite3.connect(tmp_path / "data.db") as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+        db.execute("INSERT INTO notes (text) VALUES ('first')")
+    script = tmp_path / f"example_line_{line}.py"
+    script.write_text(body, encoding="utf-8")
+    env = {
+        **os.environ,
+        "TOOLPALETTE_FILES_ROOT": str(tmp_path),
+        "TOOLPALETTE_SQLITE_DATABASE": str(tmp_path / "data.db"),
+        "TOOLPALETTE_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    try:
+        result = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the example at line {line} of the host guide ran past {DEADLINE:g} s")
+    assert result.returncode == 0, f"line {line}:\n{result.stdout}\n{result.stderr}"
+
+
+def test_every_example_is_a_whole_program() -> None:
+    for line, body in examples():
+        assert not re.search(r"^\S.*\bawait ", body, re.MULTILINE), f"top-level await, line {line}"
