@@ -41,8 +41,32 @@ class FrontMatterLoader(yaml.SafeLoader):
     """A SafeLoader that resolves plain scalars to strings (or null) only.
 
     Booleans, numbers and timestamps are not recognized, so they stay strings; tags
-    that would build Python objects are refused, as by any SafeLoader.
+    that would build Python objects are refused, as by any SafeLoader. Anchors, aliases
+    and merge keys (``<<``) are refused where the parser meets them, before anything is
+    built: front matter never needs them, and nested aliases expand exponentially (a
+    few hundred bytes can take seconds and hundreds of megabytes to load).
     """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Compose one node, refusing an alias or an anchor before it is expanded."""
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, _NO_ALIASES, getattr(event, "start_mark", None)
+            )
+        return super().compose_node(parent, index)
+
+    def flatten_mapping(self, node: Any) -> None:
+        """Refuse a merge key (``<<``) instead of merging."""
+        for key, _ in node.value:
+            if key.tag == "tag:yaml.org,2002:merge":
+                raise yaml.constructor.ConstructorError(
+                    None, None, _NO_ALIASES, getattr(key, "start_mark", None)
+                )
+        super().flatten_mapping(node)
+
+
+_NO_ALIASES: Final = "anchors (&), aliases (*) and merge keys (<<) are not allowed in front matter"
 
 
 FrontMatterLoader.yaml_implicit_resolvers = {
