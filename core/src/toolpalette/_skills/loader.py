@@ -49,7 +49,7 @@ class FrontMatterLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         """Compose one node, refusing an alias or an anchor before it is expanded."""
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise yaml.composer.ComposerError(
                 None, None, _NO_ALIASES, getattr(event, "start_mark", None)

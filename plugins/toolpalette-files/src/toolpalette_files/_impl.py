@@ -247,6 +247,16 @@ def edit_file(
             code="ambiguous_match",
             status=422,
         )
+    # The result's size is known before it is built: an edit never makes a file
+    # larger than the edit limit, nor holds more than that in memory.
+    size = len(text.encode("utf-8")) + count * (len(new.encode("utf-8")) - len(old.encode("utf-8")))
+    if size > max_bytes:
+        raise ToolError(
+            f"The edit would make {target.shown!r} {size} bytes; the limit is {max_bytes}. "
+            "Replace fewer occurrences or shorter text.",
+            code="too_large",
+            status=413,
+        )
     result = write_text(ws, target, text.replace(old, new), overwrite=True)
     return EditResult(path=target.shown, replacements=count, size=result.bytes_written)
 

@@ -85,9 +85,13 @@ class Database:
 
     @contextlib.contextmanager
     def connect(
-        self, authorizer: Authorizer, abort: threading.Event
+        self, authorizer: Authorizer, abort: threading.Event, *, max_length: int | None = None
     ) -> Iterator[sqlite3.Connection]:
-        """A connection for one call: read-only unless the authorizer allows writes."""
+        """A connection for one call: read-only unless the authorizer allows writes.
+
+        ``max_length`` caps every string or blob SQLite makes (Python 3.11 and later):
+        a longer one fails inside SQLite before it is allocated.
+        """
         mode = "ro" if authorizer.read_only else "rwc" if self.create else "rw"
         if mode != "rwc" and not os.path.isfile(self.path):
             raise _unavailable()
@@ -101,6 +105,9 @@ class Database:
             if authorizer.read_only:
                 conn.execute("PRAGMA query_only = ON")
             conn.set_authorizer(authorizer)
+            limit = getattr(sqlite3, "SQLITE_LIMIT_LENGTH", None)  # Python 3.11 and later
+            if max_length is not None and limit is not None:
+                conn.setlimit(limit, max_length)  # type: ignore[attr-defined,unused-ignore]
             conn.set_progress_handler(lambda: 1 if abort.is_set() else 0, _PROGRESS_STEPS)
             yield conn
         finally:
@@ -108,11 +115,20 @@ class Database:
 
 
 @contextlib.contextmanager
-def sql_errors(authorizer: Authorizer, abort: threading.Event) -> Iterator[None]:
+def sql_errors(
+    authorizer: Authorizer, abort: threading.Event, budget: int | None = None
+) -> Iterator[None]:
     """Turn SQLite's exceptions into ToolErrors the model can act on."""
     try:
         yield
     except sqlite3.Error as exc:
+        if budget is not None and "too big" in str(exc):
+            raise ToolError(
+                f"A value in the result is longer than the {budget} bytes a call may "
+                "return; select a shorter part of it (substr(), length()).",
+                code="output_too_large",
+                status=413,
+            ) from exc
         raise _tool_error(exc, authorizer, abort) from exc
     except sqlite3.Warning as exc:  # Python < 3.12 raises it for several statements
         raise _tool_error(exc, authorizer, abort) from exc

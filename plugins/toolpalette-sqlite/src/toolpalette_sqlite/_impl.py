@@ -8,6 +8,7 @@ puts into SQL are table and index names read back from the database itself, quot
 from __future__ import annotations
 
 import base64
+import contextlib
 import math
 import sqlite3
 import threading
@@ -29,7 +30,7 @@ from toolpalette_sqlite._models import (
     TableSummary,
 )
 
-__all__ = ["Params", "describe_table", "execute", "list_tables", "query"]
+__all__ = ["Params", "describe_table", "execute", "list_tables", "query", "too_large"]
 
 Scalar: TypeAlias = "str | int | float | bool | None"
 Params: TypeAlias = "Sequence[Scalar] | Mapping[str, Scalar] | None"
@@ -50,32 +51,75 @@ def _bind(params: Params) -> Sequence[Scalar] | Mapping[str, Scalar]:
     return params if isinstance(params, Mapping) else tuple(params)
 
 
-def _collect(cursor: sqlite3.Cursor, max_rows: int, *, drain: bool) -> Rows:
+def _size(value: Any) -> int:
+    """About the bytes of JSON a cell becomes (a blob as base64); never less than its data."""
+    if isinstance(value, bytes):
+        return len(value) * 4 // 3 + 16
+    if isinstance(value, str):
+        return len(value) + 2
+    return 24
+
+
+def too_large(budget: int) -> ToolError:
+    """The refusal of a result over ``budget`` bytes, raised while fetching, not after."""
+    return ToolError(
+        f"The result is larger than the {budget} bytes a call may return; select fewer "
+        "rows or columns, or shorter values (substr(), length()).",
+        code="output_too_large",
+        status=413,
+    )
+
+
+def _collect(cursor: sqlite3.Cursor, max_rows: int, budget: int, *, drain: bool) -> Rows:
+    """At most ``max_rows`` rows, fetched one at a time within ``budget`` bytes in all."""
     columns = [d[0] for d in cursor.description or ()]
-    rows = [[_cell(v) for v in row] for row in cursor.fetchmany(max_rows)]
-    more = bool(columns) and cursor.fetchone() is not None
+    rows: list[list[Any]] = []
+    spent = sum(len(name) for name in columns)
+    while len(rows) < max_rows:
+        row = cursor.fetchone()
+        if row is None:
+            break
+        spent += sum(_size(value) for value in row)
+        if spent > budget:
+            raise too_large(budget)
+        rows.append([_cell(v) for v in row])
+    more = bool(columns) and len(rows) == max_rows and cursor.fetchone() is not None
     while drain and more and cursor.fetchmany(_FETCH):
         pass  # step the statement to its end so that every change is made
     return Rows(columns=columns, rows=rows, row_count=len(rows), truncated=more)
 
 
-def query(db: Database, sql: str, params: Params, max_rows: int, abort: threading.Event) -> Rows:
-    """Run one read-only statement and return at most ``max_rows`` rows."""
+def query(
+    db: Database, sql: str, params: Params, max_rows: int, abort: threading.Event, budget: int
+) -> Rows:
+    """Run one read-only statement and return at most ``max_rows`` rows (``budget`` bytes).
+
+    No single value longer than ``budget`` is even made: SQLite refuses it (where this
+    Python can set SQLite's length limit, 3.11 and later).
+    """
     auth = read_only()
-    with sql_errors(auth, abort), db.connect(auth, abort) as conn:
-        return _collect(conn.execute(sql, _bind(params)), max_rows, drain=False)
+    with sql_errors(auth, abort, budget), db.connect(auth, abort, max_length=budget) as conn:
+        cursor = conn.execute(sql, _bind(params))
+        # Closed here, so a refusal's traceback cannot keep the statement (and the
+        # connection's files) open after the connection is closed.
+        with contextlib.closing(cursor):
+            return _collect(cursor, max_rows, budget, drain=False)
 
 
 def execute(
-    db: Database, sql: str, params: Params, max_rows: int, abort: threading.Event
+    db: Database, sql: str, params: Params, max_rows: int, abort: threading.Event, budget: int
 ) -> ExecuteResult:
-    """Run one statement that may change the database; it commits on its own."""
+    """Run one statement that may change the database; it commits on its own.
+
+    Rows it returns (``RETURNING``) are held to ``budget`` bytes while fetched.
+    """
     auth = writable()
-    with sql_errors(auth, abort), db.connect(auth, abort) as conn:
+    with sql_errors(auth, abort, budget), db.connect(auth, abort) as conn:
         cursor = conn.execute(sql, _bind(params))
-        rows = _collect(cursor, max_rows, drain=True)
-        changed = cursor.rowcount
-        inserted = cursor.lastrowid if changed > 0 and cursor.lastrowid else None
+        with contextlib.closing(cursor):
+            rows = _collect(cursor, max_rows, budget, drain=True)
+            changed = cursor.rowcount
+            inserted = cursor.lastrowid if changed > 0 and cursor.lastrowid else None
     return ExecuteResult(**rows.model_dump(), rowcount=changed, lastrowid=inserted)
 
 

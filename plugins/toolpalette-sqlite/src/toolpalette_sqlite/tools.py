@@ -103,7 +103,7 @@ def query(
         max_rows: Most rows to return (at most 1000).
     """
     db = Database.from_context(ctx)
-    return _impl.query(db, sql, params, max_rows, ctx.abort)
+    return _impl.query(db, sql, params, max_rows, ctx.abort, _OUTPUT_CAP)
 
 
 @tool(action_verb="Executing", output_cap=_OUTPUT_CAP, resource_key=_database_key)
@@ -127,7 +127,7 @@ def execute(
         max_rows: Most returned rows to include (at most 1000).
     """
     db = Database.from_context(ctx)
-    return _impl.execute(db, sql, params, max_rows, ctx.abort)
+    return _impl.execute(db, sql, params, max_rows, ctx.abort, _OUTPUT_CAP)
 
 
 TOOLS: Final = (list_tables, describe_table, query, execute)
