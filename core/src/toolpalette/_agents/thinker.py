@@ -112,6 +112,7 @@ def _bind(thinker: Thinker, read_only: bool, policy: ToolPolicy, approver: Notif
         approve=ask,
         config_for=lambda p: hub.pack_config(p.origin.pack or "") if p.origin else {},
         hook=hub.pm.hook.toolpalette_tool_error,
+        worker_threads=hub.config.worker_threads,
     )
     _BINDINGS[id(thinker)] = _Binding(read_only, policy, executor, approvals)
     weakref.finalize(thinker, _BINDINGS.pop, id(thinker), None)

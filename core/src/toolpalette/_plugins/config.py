@@ -14,6 +14,8 @@ Keys:
 - ``prefix``: ``{"pack": "prefix_"}`` puts ``prefix_`` in front of every tool of that pack.
 - ``packs``: ``{"pack": {...}}`` settings a pack reads through ``hub.pack_config(pack)``
   (a workspace root, a database path).
+- ``worker_threads``: the size of the thread pool the hub's thinkers run sync tools in
+  (a positive integer; default ``min(32, CPUs + 4)``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ logger = logging.getLogger("toolpalette.config")
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """What ``ToolHub(config=...)`` accepts: a mapping, a file path, or None (look in the CWD)."""
 
-KNOWN_KEYS: Final = frozenset({"rename", "prefix", "packs"})
+KNOWN_KEYS: Final = frozenset({"rename", "prefix", "packs", "worker_threads"})
 """The configuration keys this module reads; others are logged and ignored."""
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -62,6 +64,8 @@ class HubConfig:
     """Pack name to that pack's own settings."""
     source: str | None = None
     """The file the configuration was read from, if any."""
+    worker_threads: int | None = None
+    """Threads of the pool the hub's thinkers run sync tools in; None: the default size."""
 
     def name_for(self, pack: str, tool_name: str) -> str:
         """The name a pack's tool is offered under: renamed, prefixed, or unchanged."""
@@ -106,7 +110,8 @@ def load_config(
     merged_rename = {**_str_map(table, "rename"), **dict(rename or {})}
     merged_prefix = {**_str_map(table, "prefix"), **dict(prefix or {})}
     _check_names(merged_rename, merged_prefix)
-    return HubConfig(merged_rename, merged_prefix, _packs(table), source)
+    threads = _worker_threads(table)
+    return HubConfig(merged_rename, merged_prefix, _packs(table), source, threads)
 
 
 def _read_file(
@@ -152,6 +157,15 @@ def _packs(table: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
         raise ValueError("toolpalette configuration: 'packs' must map pack names to tables")
     return {str(k): MappingProxyType(dict(v)) for k, v in value.items()}
+
+
+def _worker_threads(table: Mapping[str, Any]) -> int | None:
+    value = table.get("worker_threads")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError("toolpalette configuration: 'worker_threads' must be a positive integer")
+    return value
 
 
 def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str]) -> None:

@@ -35,7 +35,7 @@ from toolpalette._run.call import Admitted, Refusal, refuse
 from toolpalette._run.consent import Approver, Decision, Policy, authorize
 from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
-from toolpalette._run.workers import PoolBusy, WorkerPool
+from toolpalette._run.workers import PoolBusy, WorkerPool, shared_pool
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
 
@@ -119,7 +119,9 @@ class Executor:
         timeout: seconds per call unless the tool sets its own.
         output_cap: bytes of output JSON text unless the tool sets its own.
         concurrency: calls of one ``execute_many`` running at once.
-        pool: the worker pool for sync tools (default: one shared by the process).
+        worker_threads: threads of the worker pool sync tools run in (default
+            ``min(32, CPUs + 4)``); executors asking for one size share one pool.
+        pool: a worker pool of the caller's own (tests), instead of ``worker_threads``.
         reports: the report queue (default: one shared by the process).
     """
 
@@ -139,6 +141,7 @@ class Executor:
         timeout: float = DEFAULT_TIMEOUT,
         output_cap: int = DEFAULT_OUTPUT_CAP,
         concurrency: int = DEFAULT_CONCURRENCY,
+        worker_threads: int | None = None,
         pool: WorkerPool | None = None,
         reports: ReportQueue | None = None,
     ) -> None:
@@ -159,7 +162,7 @@ class Executor:
         self.timeout = timeout
         self.output_cap = output_cap
         self.concurrency = concurrency
-        self.pool: WorkerPool = pool or _shared("pool", WorkerPool)
+        self.pool: WorkerPool = pool or shared_pool(worker_threads)
         self.reports: ReportQueue = reports or _shared("reports", ReportQueue)
         self._bound: dict[str, _Bound] = {}
         self._guarded = read_only or require_read_only is not None

@@ -314,16 +314,25 @@ async def run_sync(
         timer.cancel()
         if unsubscribe is not None:
             unsubscribe()
+    return _ended(pool, job, signal, abort_event)
+
+
+def _ended(pool: WorkerPool, job: Job, signal: Any, abort_event: threading.Event | None) -> Outcome:
+    """The outcome of a pool job once its caller stopped waiting.
+
+    A job the pool refused while it waited is BUSY; a job whose deadline passed before
+    any worker took it is BUSY too (it never ran: "too many calls", not "too slow").
+    """
     if isinstance(signal, Outcome):
-        return signal
-    _abandon_job(pool, job, abort_event)
-    return Outcome(signal)
+        return Outcome(BUSY) if job.refused else signal
+    started = _abandon_job(pool, job, abort_event)
+    return Outcome(BUSY if signal is TIMEOUT and not started else signal)
 
 
-def _abandon_job(pool: WorkerPool, job: Job, abort_event: threading.Event | None) -> None:
+def _abandon_job(pool: WorkerPool, job: Job, abort_event: threading.Event | None) -> bool:
     if abort_event is not None:
         abort_event.set()
-    pool.abandon(job)
+    return pool.abandon(job)
 
 
 class _SyncWaiter:
@@ -373,10 +382,7 @@ def run_blocking(
     finally:
         if unsubscribe is not None:
             unsubscribe()
-    if isinstance(signal, Outcome):
-        return signal
-    _abandon_job(pool, job, abort_event)
-    return Outcome(signal)
+    return _ended(pool, job, signal, abort_event)
 
 
 # -- from sync code ------------------------------------------------------------------

@@ -3,12 +3,17 @@
 A sync tool cannot be stopped from outside its thread, so a call that outlives its
 deadline is *abandoned*: the caller gets its answer, the tool's abort event is set, and
 the thread finishes on its own with its late result dropped. The pool bounds both the
-calls in progress and the abandoned threads, and refuses work at once (:class:`PoolBusy`)
-rather than queueing it behind a hung tool: it never deadlocks.
+calls in progress and the abandoned threads.
+
+A call that finds every worker busy with live calls waits for one, in order (its
+caller's deadline still runs, so it never waits forever); a call is refused at once
+(:class:`PoolBusy`) only when every slot is held by an abandoned call that has not ended,
+since no live call would then ever free one: the pool never deadlocks behind hung tools.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import queue
@@ -16,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["Job", "PoolBusy", "WorkerPool"]
+__all__ = ["Job", "PoolBusy", "WorkerPool", "default_workers", "shared_pool"]
 
 logger = logging.getLogger("toolpalette.executor")
 
@@ -25,7 +30,36 @@ IDLE_EXPIRY: Final = 60.0
 
 
 class PoolBusy(Exception):
-    """Every worker is taken (or too many are abandoned); the call is refused at once."""
+    """Every slot is held by an abandoned call, or no thread can start; refused at once."""
+
+
+def default_workers() -> int:
+    """The pool size when none is configured: ``min(32, CPUs + 4)``, as the stdlib's."""
+    return min(32, (os.cpu_count() or 1) + 4)
+
+
+def _positive(workers: object) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"the worker pool size must be a positive integer, not {workers!r}")
+    return workers
+
+
+_SHARED: dict[int, WorkerPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(max_workers: int | None = None) -> WorkerPool:
+    """The process-wide pool of ``max_workers`` threads (default: :func:`default_workers`).
+
+    Every executor asking for one size shares one pool, so the bounds hold for the
+    process, not per executor.
+    """
+    size = default_workers() if max_workers is None else _positive(max_workers)
+    with _SHARED_LOCK:
+        pool = _SHARED.get(size)
+        if pool is None:
+            pool = _SHARED[size] = WorkerPool(size)
+        return pool
 
 
 class Job:
@@ -35,7 +69,7 @@ class Job:
     ``(False, exception)``, unless the job was abandoned first.
     """
 
-    __slots__ = ("abandoned", "deliver", "finished", "fn", "released")
+    __slots__ = ("abandoned", "deliver", "finished", "fn", "refused", "released", "waiting")
 
     def __init__(self, fn: Callable[[], Any], deliver: Callable[[bool, Any], None]) -> None:
         self.fn = fn
@@ -46,6 +80,10 @@ class Job:
         """Whether abandoning this job gave its slot back to the pool."""
         self.finished = False
         """Whether the worker has accounted for the job's end (its slot is free)."""
+        self.waiting = False
+        """Whether the job waits for a free worker (it has not started)."""
+        self.refused = False
+        """Whether the pool refused the job while it waited (delivered as a PoolBusy)."""
 
 
 class WorkerPool:
@@ -53,17 +91,20 @@ class WorkerPool:
 
     An abandoned call gives its slot back while fewer than ``max_abandoned`` threads are
     abandoned; beyond that it keeps the slot until it ends, so threads never exceed
-    ``max_workers + max_abandoned``. Worker threads are daemons: a hung tool never
-    keeps the process from exiting.
+    ``max_workers + max_abandoned``. A job submitted while every slot is taken waits for
+    one, first come first served. Worker threads are daemons: a hung tool never keeps
+    the process from exiting.
     """
 
     def __init__(self, max_workers: int | None = None, max_abandoned: int | None = None) -> None:
-        self.max_workers = max_workers or min(32, (os.cpu_count() or 1) + 4)
+        self.max_workers = default_workers() if max_workers is None else _positive(max_workers)
         """Calls that may run at once."""
         self.max_abandoned = max_abandoned if max_abandoned is not None else self.max_workers
         """Abandoned threads tolerated before abandoned calls keep their slots."""
         self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._waiting: collections.deque[Job] = collections.deque()
+        self._stuck = 0
         self._busy = 0
         self._idle = 0
         self._threads = 0
@@ -82,40 +123,88 @@ class WorkerPool:
         """Slots taken by calls in progress."""
         return self._busy
 
+    @property
+    def waiting(self) -> int:
+        """Jobs waiting for a free worker."""
+        return len(self._waiting)
+
     def submit(self, job: Job) -> None:
-        """Hand ``job`` to a worker now.
+        """Hand ``job`` to a worker now, or queue it until one is free.
 
         Raises:
-            PoolBusy: every slot is taken; nothing was queued.
+            PoolBusy: every slot is held by an abandoned call, or no thread can start;
+                nothing was queued.
         """
         with self._lock:
-            if self._busy >= self.max_workers:
+            if self._busy < self.max_workers:
+                self._dispatch(job)
+            elif self._stuck >= self.max_workers:
                 raise PoolBusy
-            self._busy += 1
-            if self._idle:
-                self._idle -= 1
             else:
-                try:
-                    self._start_thread()
-                except RuntimeError:  # the interpreter cannot start another thread
-                    self._busy -= 1
-                    raise PoolBusy from None
-                self._threads += 1
-            self._queue.put(job)
+                job.waiting = True
+                self._waiting.append(job)
 
-    def abandon(self, job: Job) -> None:
-        """Stop waiting for ``job``: its outcome is dropped; its slot is freed if allowed."""
+    def abandon(self, job: Job) -> bool:
+        """Stop waiting for ``job``: its outcome is dropped; its slot is freed if allowed.
+
+        Returns whether the job had started (False: it was still waiting for a worker,
+        and now never runs).
+        """
         with self._lock:
             if job.abandoned:
-                return
+                return not (job.waiting or job.refused)
             job.abandoned = True
+            if job.refused:  # refused while waiting: it never ran
+                return False
+            if job.waiting:
+                self._waiting.remove(job)
+                return False
             if job.finished:  # it ended as the caller gave up: nothing is left running
-                return
+                return True
             self.abandoned_total += 1
             if self.abandoned < self.max_abandoned:
                 job.released = True
                 self.abandoned += 1
                 self._busy -= 1
+                self._dispatch_waiting()
+            else:
+                self._stuck += 1
+                if self._stuck >= self.max_workers:
+                    self._refuse_waiting()
+            return True
+
+    def _dispatch(self, job: Job) -> None:
+        """Give ``job`` a slot and a thread (an idle one, else a new one); under the lock."""
+        if self._idle:
+            self._idle -= 1
+        else:
+            try:
+                self._start_thread()
+            except RuntimeError:  # the interpreter cannot start another thread
+                raise PoolBusy from None
+            self._threads += 1
+        self._busy += 1
+        job.waiting = False
+        self._queue.put(job)
+
+    def _dispatch_waiting(self) -> None:
+        """Start waiting jobs while slots are free; under the lock."""
+        while self._waiting and self._busy < self.max_workers:
+            job = self._waiting.popleft()
+            try:
+                self._dispatch(job)
+            except PoolBusy:
+                self._refuse(job)
+
+    def _refuse_waiting(self) -> None:
+        """Every slot is stuck behind an abandoned call: nobody waiting will ever start."""
+        while self._waiting:
+            self._refuse(self._waiting.popleft())
+
+    def _refuse(self, job: Job) -> None:
+        job.waiting = False
+        job.refused = True
+        _deliver(job, False, PoolBusy())
 
     def _start_thread(self) -> None:
         thread = threading.Thread(target=self._work, name="toolpalette-worker", daemon=True)
@@ -146,8 +235,11 @@ class WorkerPool:
                 self.abandoned -= 1
                 self._threads -= 1
                 return True
+            if job.abandoned:
+                self._stuck -= 1
             self._busy -= 1
             self._idle += 1
+            self._dispatch_waiting()  # this thread, now idle, takes the next one
             return False
 
     def _retire_idle(self) -> bool:
