@@ -195,5 +195,9 @@ def test_the_skills_command_lists_everything_with_problems():
 
 def test_the_skills_command_shows_one_skill():
     result = run_cli("skills", "show", "io.toolpalette.sql/explore-sqlite-schema")
-    assert result.stdout.startswith("io.toolpalette.sql/explore-sqlite-schema  (")
+    first_line = result.stdout.splitlines()[0]
+    assert (
+        first_line
+        == "io.toolpalette.sql/explore-sqlite-schema  from toolpalette-skilljar-sql 0.1.0"
+    )
     assert "references/catalog-queries.md" in result.stdout
