@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,7 +23,7 @@ import toolpalette.mcp
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from toolpalette import ToolHub
-from toolpalette.testing import await_until
+from toolpalette.testing import await_until, leak_check
 
 ERAS = ["legacy", "auto"]
 
@@ -340,19 +341,27 @@ async def test_a_tools_progress_reaches_the_client_in_order(hub: ToolHub, mode: 
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
-async def test_cancelling_a_call_aborts_it_in_the_pipeline(hub: ToolHub):
+async def test_cancelling_a_call_aborts_it_in_the_pipeline(
+    hub: ToolHub, caplog: pytest.LogCaptureFixture
+):
     fx.STARTED.clear()
     fx.ABORTED.clear()
-    async with connect(toolpalette.mcp.server(hub, fx.Palette)) as client:
-        async with anyio.create_task_group() as group:
-            group.start_soon(client.call_tool, "wait_for_abort", {})
-            await await_until(fx.STARTED.is_set, timeout=10, message="the tool started")
-            group.cancel_scope.cancel()  # the client sends notifications/cancelled
-        await await_until(fx.ABORTED.is_set, timeout=10, message="the tool was told to stop")
-        # the session goes on
-        assert (await client.call_tool("echo", {"text": "still here"})).content[0].text == (
-            "still here"
-        )
+    caplog.set_level(logging.INFO, logger="toolpalette.mcp")
+    async with leak_check(deadline=10):
+        async with connect(toolpalette.mcp.server(hub, fx.Palette)) as client:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.call_tool, "wait_for_abort", {})
+                await await_until(fx.STARTED.is_set, timeout=10, message="the tool started")
+                group.cancel_scope.cancel()  # the client sends notifications/cancelled
+            await await_until(fx.ABORTED.is_set, timeout=10, message="the tool was told to stop")
+            # the pipeline ended the call as the caller's abort, and the session goes on
+            await await_until(
+                lambda: "wait_for_abort: The client cancelled the call. (499)" in caplog.text,
+                timeout=10,
+                message="the call ended with 499",
+            )
+            echoed = await client.call_tool("echo", {"text": "still here"})
+            assert echoed.content[0].text == "still here"
 
 
 # -- skills as prompts and resources ------------------------------------------------------

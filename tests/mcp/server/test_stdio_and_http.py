@@ -171,7 +171,17 @@ def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
             process.wait(timeout=15)
         if process.stderr is not None:
             process.stderr.close()
+        wait_until(lambda: group_gone(process.pid), timeout=15, message="no worker is left")
         wait_until(lambda: not accepting(port), timeout=15, message="the port is released")
+
+
+def group_gone(pgid: int) -> bool:
+    """Whether every process of the server's group (its workers too) has exited."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,53 @@
+"""``toolpalette call`` draws a tool's progress as a bar on a terminal, and only there."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+import toolpalette
+from toolpalette import ToolContext, ToolHub
+from toolpalette.testing import plugin_of, run_cli
+
+
+@toolpalette.tool(read_only=True)
+def crawl(pages: int, ctx: ToolContext) -> str:
+    """Crawl some pages, reporting each one."""
+    for done in range(1, pages + 1):
+        ctx.report_progress(done, pages, f"page {done}")
+    ctx.report_progress(pages + 1)  # a report without a total
+    return f"crawled {pages}"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def hub() -> ToolHub:
+    built = ToolHub(autoload=False)
+    built.add_plugin(plugin_of(crawl), name="crawler")
+    return built
+
+
+def test_progress_is_drawn_on_a_terminal_and_cleared_before_the_result(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    status = run_cli(["call", "crawl", "--input", '{"pages": 4}'], hub=hub())
+    assert status == 0
+    drawn = terminal.getvalue()
+    assert "[######..................] 1/4 page 1" in drawn
+    assert "[########################] 4/4 page 4" in drawn
+    assert "[????????????????????????] 5" in drawn
+    assert drawn.endswith("\r\x1b[K")  # the bar is gone before the result is printed
+    assert capsys.readouterr().out == "crawled 4\n"
+
+
+def test_no_bar_when_stderr_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli(["call", "crawl", "--input", '{"pages": 2}'], hub=hub()) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "crawled 2\n"
+    assert "#" not in captured.err
