@@ -1,0 +1,67 @@
+"""An agent loop on OpenAI Chat Completions, with a toolpalette thinker running the tools.
+
+Run it with ``OPENAI_API_KEY`` set: ``python docs/examples/openai_chat_loop.py``. The
+loop itself (``agent_loop``) takes any client with ``chat.completions.create``; the
+tests run it against recorded responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from toolpalette import Thinker, ToolHub, ToolSelector, replies, tool
+
+
+@tool(read_only=True)
+def weather(city: str) -> str:
+    """Today's weather in a city.
+
+    Args:
+        city: The city, e.g. "Oslo".
+    """
+    return f"Sunny and 21 degrees in {city}."
+
+
+class Assistant(Thinker):
+    """The agent kind: what it may use, and strict schemas for the provider."""
+
+    read_only = True
+    strict = True  # schemas normalized into OpenAI's strict subset
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        """Only the weather tool."""
+        return ToolSelector().tool(weather)
+
+
+async def agent_loop(client: Any, thinker: Thinker, question: str, model: str) -> str:
+    """Ask ``question``; run the model's tool calls until it answers in text."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    for _ in range(10):
+        turn = thinker.begin_turn()
+        system = [{"role": "system", "content": turn.preamble}] if turn.preamble else []
+        response = await client.chat.completions.create(
+            model=model, messages=[*system, *messages], tools=turn.schemas("openai_chat")
+        )
+        message = response.choices[0].message
+        messages.append(message.model_dump(mode="json", exclude_none=True))
+        calls = turn.calls_from("openai_chat", response)
+        if not calls:
+            return str(message.content or "")
+        results = await thinker.call_many(calls)  # every failure is a result, never raised
+        messages.extend(replies(calls, results))  # one "tool" message per call
+    raise RuntimeError("no answer after 10 model turns")
+
+
+def main() -> None:
+    """Run the loop against the real API."""
+    from openai import AsyncOpenAI
+
+    thinker = ToolHub().bind(Assistant)
+    answer = asyncio.run(agent_loop(AsyncOpenAI(), thinker, "Weather in Oslo?", "gpt-4.1-mini"))
+    print(answer)
+
+
+if __name__ == "__main__":
+    main()
