@@ -8,6 +8,8 @@ packs and skilljars are always tested as installed distributions.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -40,11 +42,57 @@ def _install_group(session: nox.Session, group: str) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, group))
 
 
+# Real MCP servers the client is tested against. They pin their own ``mcp``, so they live
+# in a virtual environment (and an npm folder) of their own, shared by the test sessions.
+MCP_PEERS = ROOT / ".nox" / "mcp-peers"
+MCP_PEERS_PYPI = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"]
+MCP_PEERS_NPM = ["@modelcontextprotocol/server-filesystem@2026.8.31"]
+
+
+def _mcp_peers(session: nox.Session) -> dict[str, str]:
+    """Install the real MCP servers; the environment variables that point the tests at them.
+
+    Without npm on the machine the filesystem server is left out (its tests skip, saying
+    so); the Python servers are always installed.
+    """
+    venv = MCP_PEERS / "venv"
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    if not (bin_dir / "python").exists() and not (bin_dir / "python.exe").exists():
+        session.run("python", "-m", "venv", str(venv), silent=True)
+    python = str(bin_dir / "python")
+    session.run(python, "-m", "pip", "install", "-q", *MCP_PEERS_PYPI, external=True)
+    env = {
+        "TOOLPALETTE_MCP_TIME": str(bin_dir / "mcp-server-time"),
+        "TOOLPALETTE_MCP_GIT": str(bin_dir / "mcp-server-git"),
+    }
+    npm = shutil.which("npm")
+    if npm is not None:
+        folder = MCP_PEERS / "npm"
+        session.run(
+            npm,
+            "install",
+            "--prefix",
+            str(folder),
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            *MCP_PEERS_NPM,
+            external=True,
+        )
+        env["TOOLPALETTE_MCP_FILESYSTEM"] = str(
+            folder / "node_modules" / ".bin" / "mcp-server-filesystem"
+        )
+    return env
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """Run the test suite against the core and the first-party packs, installed (not editable).
 
-    A Python version that is not on the machine is skipped, not failed.
+    The MCP client's tests also run against real MCP servers (``mcp-server-time``,
+    ``mcp-server-git`` from PyPI, ``@modelcontextprotocol/server-filesystem`` from npm),
+    installed apart from the session (see ``_mcp_peers``). A Python version that is not on
+    the machine is skipped, not failed.
     """
     _install_group(session, "test")
     session.install(*WITH_MCP)
@@ -57,6 +105,7 @@ def tests(session: nox.Session) -> None:
         "--cov=toolpalette",
         "--cov-report=term",
         *session.posargs,
+        env=_mcp_peers(session),
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any, Final, final
 import pluggy
 
 from toolpalette._agents.host import HostSide
+from toolpalette._mcp_client import servers as _mcp
 from toolpalette._plugins import collect as _collect
 from toolpalette._plugins import listing as _listing
 from toolpalette._plugins.config import ConfigSource, HubConfig, RenamedProvider, load_config
@@ -103,8 +104,13 @@ class ToolHub(HostSide):
             or ``pyproject.toml``, or None to look in the current directory.
         rename: Tool renames, merged over the configuration's (see the host guide).
         prefix: Per-pack tool name prefixes, merged over the configuration's.
+        mcp_servers: MCP servers to use besides the configuration's: a mapping of
+            names to tables (as in ``[mcp_servers.NAME]``), or a desktop client's
+            ``{"mcpServers": ...}`` block, or the path of a JSON file holding one.
 
-    Nothing is imported when the hub is built. All methods are thread-safe.
+    Nothing is imported when the hub is built, and no MCP server is started until its
+    tools are needed. All methods are thread-safe. Close the hub (or use it as a
+    context manager) to stop the MCP servers it started.
     """
 
     def __init__(
@@ -114,6 +120,7 @@ class ToolHub(HostSide):
         config: ConfigSource = None,
         rename: Mapping[str, str] | None = None,
         prefix: Mapping[str, str] | None = None,
+        mcp_servers: Any = None,
     ) -> None:
         self._lock = threading.RLock()
         self.config: HubConfig = load_config(config, rename=rename, prefix=prefix)
@@ -125,6 +132,9 @@ class ToolHub(HostSide):
         self._version = 0
         self._catalog: ToolRegistry | None = None
         self._catalog_version = -1
+        self._mcp_code = mcp_servers
+        self._mcp: _mcp.MCPServers | None = None
+        self._mcp_claims: dict[str, Pack] = {}
         self.autoload = autoload
         """Whether installed packs and skilljars are discovered (False: add them in code)."""
         if autoload:
@@ -226,8 +236,9 @@ class ToolHub(HostSide):
 
     @property
     def version(self) -> int:
-        """A counter that grows whenever a pack's tools join the hub (caches key on it)."""
-        return self._version
+        """A counter that grows whenever a pack's or a server's tools change (caches key on it)."""
+        mcp = self._mcp
+        return self._version + (mcp.generation if mcp is not None else 0)
 
     @property
     def hook(self) -> Any:
@@ -270,10 +281,12 @@ class ToolHub(HostSide):
                 self._load(pack)
             if self._catalog is None:
                 self._catalog = ToolRegistry()
-            offered, collisions = self._resolve(self._loaded())
-            if self._catalog_version != self._version:
+            self._add_pack_servers()
+            servers = self._server_claims(self.mcp_server_names())
+            offered, collisions = self._resolve([*self._loaded(), *servers])
+            if self._catalog_version != self.version:
                 _sync(self._catalog, offered)
-                self._catalog_version = self._version
+                self._catalog_version = self.version
             if strict and collisions:
                 raise collisions[0].error(more=len(collisions) - 1)
             return self._catalog
@@ -288,6 +301,8 @@ class ToolHub(HostSide):
         with self._lock:
             settings = {"rename": dict(self.config.rename), "prefix": dict(self.config.prefix)}
             key = _listing.key_of((p.fingerprint() for p in self._sorted_packs()), settings)
+            if self.mcp_server_names():
+                key = None  # a server's tools are listed live, never from the cache
             cached = _listing.load(key) if key is not None else None
             if cached is not None:
                 return cached
@@ -338,8 +353,11 @@ class ToolHub(HostSide):
             found = list(self._extra_problems)
             for pack in self._sorted_packs():
                 found.extend(pack.problems)
-            found.extend(c.problem() for c in self._resolve(self._loaded())[1])
+            servers = list(self._mcp_claims.values())
+            found.extend(c.problem() for c in self._resolve([*self._loaded(), *servers])[1])
             found.extend(self._skill_problems())
+            if self._mcp is not None:
+                found.extend(self._mcp.problems())
         return sorted(found, key=_problem_key)
 
     def plugins(self, *, load: bool = False) -> list[PluginInfo]:
@@ -348,6 +366,77 @@ class ToolHub(HostSide):
             if load:
                 self.catalog()
             return [self._plugin_info(p) for p in self._sorted_packs()]
+
+    # -- MCP servers -------------------------------------------------------------------
+
+    def mcp(self) -> _mcp.MCPServers:
+        """The MCP servers of the host's configuration and code (packs' join with the catalog)."""
+        with self._lock:
+            if self._mcp is None:
+                config = self.config
+                self._mcp = _mcp.assemble(
+                    config.mcp_servers,
+                    json_file=config.mcp_json,
+                    code=self._mcp_code,
+                    source=config.source,
+                )
+            return self._mcp
+
+    def mcp_server_names(self) -> list[str]:
+        """Every MCP server's name: the host's, and the packs' once ``catalog()`` ran."""
+        return self.mcp().names()
+
+    def _add_pack_servers(self) -> None:
+        """Import every pack, and add the MCP servers they describe (once)."""
+        for pack in self._sorted_packs():
+            self._load(pack)
+        _mcp.add_pack_servers(self.mcp(), self._pack_servers())
+
+    def providers_for_server(self, name: str) -> list[ToolProvider]:
+        """The tools of MCP server ``name``, starting it if needed; [] when it cannot be used.
+
+        Raises:
+            KeyError: no server of that name is configured (the message lists those that are).
+        """
+        with self._lock:
+            names = self.mcp_server_names()
+            if name not in names:
+                self._add_pack_servers()
+                names = self.mcp_server_names()
+            if name not in names:
+                known = ", ".join(names) or "none"
+                raise KeyError(f"no MCP server named {name!r} is configured (servers: {known})")
+            return self._resolve(self._server_claims([name]))[0]
+
+    def _server_claims(self, names: list[str]) -> list[Pack]:
+        """One pack-like record per server, holding its tools, for the collision policy."""
+        claims = []
+        for name in names:
+            providers: list[ToolProvider] = list(self.mcp().providers(name))
+            claim = self._mcp_claims.get(name)
+            if claim is None:
+                claim = self._mcp_claims[name] = Pack(_mcp.problem_pack(name), None)
+                claim.status = "loaded"
+            if claim.providers != providers:
+                claim.providers = providers
+                self._version += 1
+            claims.append(claim)
+        return claims
+
+    def close(self) -> None:
+        """Stop every MCP server this hub started and end its connections. Idempotent.
+
+        The servers' tools then answer 503. Interpreter exit closes open hubs' servers too.
+        """
+        mcp = self._mcp
+        if mcp is not None:
+            mcp.close()
+
+    def __enter__(self) -> ToolHub:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def pack_config(self, pack: str) -> Mapping[str, Any]:
         """The host's settings for ``pack`` (``[tool.toolpalette.packs.<pack>]``), read-only."""

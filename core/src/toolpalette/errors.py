@@ -15,6 +15,7 @@ can act on them without parsing text::
     ├── PluginError                     an installed pack could not be used
     │   ├── PluginLoadError             import failed, hook raised, garbage returned
     │   └── IncompatiblePluginError     the pack's requirement excludes this core
+    ├── MCPServerError                  an MCP server did not start, answer or list its tools
     ├── ToolNotFoundError               an unknown tool name (also LookupError)
     ├── SkillNotFoundError              an unknown skill id (also LookupError)
     ├── InvalidInputError               model input refused (also ValueError)
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidManifestError",
     "InvalidToolSchemaError",
+    "MCPServerError",
     "PluginError",
     "PluginLoadError",
     "PluginWarning",
@@ -219,6 +221,24 @@ class IncompatiblePluginError(PluginError):
             "required": self.required,
             "installed": self.installed,
         }
+
+
+class MCPServerError(ToolpaletteError):
+    """An MCP server could not be used: it did not start, did not answer, or failed to list.
+
+    The original exception, when there is one, is ``__cause__``. The reason is for the
+    host (``toolpalette check``, logs); a model never reads it.
+    """
+
+    def __init__(self, *, server: str, reason: str) -> None:
+        self.server = server
+        """The server's configured name."""
+        self.reason = reason
+        """What went wrong, readable; never a header or environment value."""
+        super().__init__(f"MCP server {server!r}: {reason}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"server": self.server, "reason": self.reason}
 
 
 class ToolNotFoundError(ToolpaletteError, LookupError):

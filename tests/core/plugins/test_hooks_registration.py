@@ -77,7 +77,14 @@ def test_hook_toolpalette_register_mcp_servers() -> None:
         ("docs", "http://127.0.0.1:8123/mcp", True, "good")
     ]
     kinds = sorted((p.kind, p.pack) for p in hub.problems())
-    assert kinds == [("collision", "clashing"), ("garbage", "good"), ("garbage", "good")]
+    # Nothing listens on the "docs" URL: the catalog tried it, and says it cannot be used.
+    assert kinds == [
+        ("collision", "clashing"),
+        ("garbage", "good"),
+        ("garbage", "good"),
+        ("server", "mcp:docs"),
+    ]
+    hub.close()
 
 
 async def test_hook_toolpalette_tool_error() -> None:

@@ -126,6 +126,10 @@ class HostSide:
         name two packs use, is recorded in ``hub.problems()`` and left out.
         """
         self.catalog()
+        return self._pack_servers()
+
+    def _pack_servers(self) -> list[MCPServerSpec]:
+        """The servers the loaded packs describe, collected once (imports nothing)."""
         state = self._state()
         with state.lock:
             if state.servers is None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ResolvedTools", "ToolSelector"]
 
-EntryKind = Literal["tool", "package", "distribution", "provider"]
+EntryKind = Literal["tool", "package", "distribution", "provider", "server"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ResolvedTools:
 
 
 class ToolSelector:
-    """Accumulates the tools a thinker declares: objects, packages, distributions, providers.
+    """Accumulates the tools a thinker declares: objects, packages, distributions, servers.
 
     Each method returns the selector, so declarations chain. ``deferred=True`` keeps an
     entry out of the first offer: the model can ask for it with ``request_tools``.
@@ -96,6 +96,14 @@ class ToolSelector:
         """Select a provider built by the host (an MCP tool, a custom provider)."""
         return self._add("provider", provider, deferred)
 
+    def mcp_server(self, name: str, *, deferred: bool = False) -> Self:
+        """Select every tool of the MCP server ``name`` (configured by the host or a pack).
+
+        The server is started when the selector is resolved; if it cannot be used, the
+        selection is empty and ``hub.problems()`` says why.
+        """
+        return self._add("server", name, deferred)
+
     def _add(self, kind: EntryKind, target: object, deferred: bool) -> Self:
         self._entries.append(_Entry(kind, target, deferred))
         return self
@@ -130,6 +138,8 @@ class ToolSelector:
             return hub.providers_for_package(str(entry.target))
         if entry.kind == "distribution":
             return hub.providers_for_distribution(str(entry.target))
+        if entry.kind == "server":
+            return hub.providers_for_server(str(entry.target))
         if isinstance(entry.target, str):
             return (_by_name(hub, entry.target),)
         return (hub.known_provider(as_provider(entry.target)),)

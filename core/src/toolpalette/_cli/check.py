@@ -2,8 +2,9 @@
 
 Collisions (naming both distributions), packs that failed to import or are
 incompatible with this core, hooks that raised or returned garbage, invalid tools,
-unknown hooks, skipped skills and skilljars: everything ``hub.problems()`` holds.
-The summary counts packs, tools, skilljars and skills.
+unknown hooks, skipped skills and skilljars, MCP servers that do not start, time out
+or list invalid tools (each configured server is started, then stopped):
+everything ``hub.problems()`` holds. The summary counts packs, tools, skilljars and skills.
 Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
 cosmetic skill warning, is shown but does not fail the check).
 """
@@ -34,12 +35,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Report; exit status 1 when a fatal problem was found, else 0."""
-    hub = hub_from_args(args)
-    tools = len(hub.catalog())
-    registry = hub.skills()
-    registry.load_all()
-    jars, skills = registry.loaded_bundles(), len(registry.ids())
-    problems = hub.problems()
+    with hub_from_args(args) as hub:  # starts every MCP server, and stops them after
+        tools = len(hub.catalog())
+        registry = hub.skills()
+        registry.load_all()
+        jars, skills = registry.loaded_bundles(), len(registry.ids())
+        problems = hub.problems()
     fatal = sum(1 for p in problems if is_fatal(p))
     if args.json:
         out = {

@@ -94,8 +94,8 @@ def using_hub(hub: ToolHub) -> Iterator[ToolHub]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the catalog; exit status 0 (problems do not fail a listing)."""
-    hub = hub_from_args(args)
-    found = hub.listing()
+    with hub_from_args(args) as hub:
+        found = hub.listing()
     providers, problems = found.tools, found.problems
     if args.json:
         listing = {
@@ -114,9 +114,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def tool_entry(tool: ToolInfo | ToolProvider) -> dict[str, Any]:
-    """One tool in ``list --json``: name, description, read_only, pack, distribution, version."""
+    """One tool in ``list --json``: name, description, read_only, pack, distribution, version.
+
+    An MCP server's tool also has ``server``.
+    """
     info = tool if isinstance(tool, ToolInfo) else ToolInfo.of(tool)
-    return {
+    entry = {
         "name": info.name,
         "description": info.description,
         "read_only": info.read_only,
@@ -124,6 +127,9 @@ def tool_entry(tool: ToolInfo | ToolProvider) -> dict[str, Any]:
         "distribution": info.distribution,
         "version": info.version,
     }
+    if info.server is not None:  # an MCP server's tool
+        entry["server"] = info.server
+    return entry
 
 
 def problem_entry(problem: Problem) -> dict[str, Any]:
@@ -145,7 +151,9 @@ def is_fatal(problem: Problem) -> bool:
 
 def _row(tool: ToolInfo) -> tuple[str, ...]:
     pack = tool.pack or "(unknown)"
-    if tool.distribution:
+    if tool.server is not None:
+        pack = f"mcp:{tool.server}" + (f" (pack {tool.pack})" if tool.pack else "")
+    elif tool.distribution:
         pack += f" ({tool.distribution} {tool.version or '?'})"
     first_line = (tool.description.strip().splitlines() or [""])[0]
     if len(first_line) > _DESCRIPTION_WIDTH:

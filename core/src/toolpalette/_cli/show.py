@@ -32,13 +32,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the tool; exit status 1 when it is not available."""
-    catalog = hub_from_args(args).catalog()
-    try:
-        provider = catalog.get_provider(args.name)
-    except ToolNotFoundError as exc:
-        print(f"toolpalette show: {exc}", file=sys.stderr)
-        return 1
-    entry = show_entry(provider)
+    with hub_from_args(args) as hub:
+        try:
+            provider = hub.catalog().get_provider(args.name)
+        except ToolNotFoundError as exc:
+            print(f"toolpalette show: {exc}", file=sys.stderr)
+            return 1
+        entry = show_entry(provider)
     if args.json:
         print(json.dumps(entry, indent=2, ensure_ascii=False))
         return 0
@@ -63,7 +63,11 @@ def show_entry(provider: ToolProvider) -> dict[str, Any]:
 def _text(entry: dict[str, Any]) -> str:
     mode = "read-only" if entry["read_only"] else "mutating"
     where = entry["pack"] or "(unknown pack)"
-    if entry["distribution"]:
+    if entry.get("server") is not None:
+        where = f"MCP server {entry['server']}" + (
+            f" of pack {entry['pack']}" if entry["pack"] else ""
+        )
+    elif entry["distribution"]:
         where += f" from {entry['distribution']} {entry['version'] or '?'}"
     lines = [
         f"{entry['name']} ({mode}) - {entry['display_name']}",

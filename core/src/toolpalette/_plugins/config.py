@@ -16,6 +16,9 @@ Keys:
   (a workspace root, a database path).
 - ``worker_threads``: the size of the thread pool the hub's thinkers run sync tools in
   (a positive integer; default ``min(32, CPUs + 4)``).
+- ``mcp_servers``: ``{"name": {...}}`` MCP servers to use (read by the MCP client, see
+  ``toolpalette._mcp_client.config``); ``mcp_json``: the path of a desktop client's JSON
+  file whose ``mcpServers`` block is read as is (relative to the configuration file).
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ logger = logging.getLogger("toolpalette.config")
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """What ``ToolHub(config=...)`` accepts: a mapping, a file path, or None (look in the CWD)."""
 
-KNOWN_KEYS: Final = frozenset({"rename", "prefix", "packs", "worker_threads"})
+KNOWN_KEYS: Final = frozenset(
+    {"rename", "prefix", "packs", "worker_threads", "mcp_servers", "mcp_json"}
+)
 """The configuration keys this module reads; others are logged and ignored."""
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -66,6 +71,10 @@ class HubConfig:
     """The file the configuration was read from, if any."""
     worker_threads: int | None = None
     """Threads of the pool the hub's thinkers run sync tools in; None: the default size."""
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    """Server name to its ``[mcp_servers.NAME]`` table, as written (checked by the client)."""
+    mcp_json: str | None = None
+    """A desktop client's JSON configuration to read servers from, resolved to a path."""
 
     def name_for(self, pack: str, tool_name: str) -> str:
         """The name a pack's tool is offered under: renamed, prefixed, or unchanged."""
@@ -111,7 +120,22 @@ def load_config(
     merged_prefix = {**_str_map(table, "prefix"), **dict(prefix or {})}
     _check_names(merged_rename, merged_prefix)
     threads = _worker_threads(table)
-    return HubConfig(merged_rename, merged_prefix, _packs(table), source, threads)
+    servers, mcp_json = _mcp(table, source)
+    return HubConfig(
+        merged_rename, merged_prefix, _packs(table), source, threads, servers, mcp_json
+    )
+
+
+def _mcp(table: Mapping[str, Any], source: str | None) -> tuple[dict[str, Any], str | None]:
+    servers = table.get("mcp_servers", {})
+    if not isinstance(servers, Mapping):
+        raise ValueError("toolpalette configuration: 'mcp_servers' must map names to tables")
+    path = table.get("mcp_json")
+    if path is not None and not isinstance(path, str):
+        raise ValueError("toolpalette configuration: 'mcp_json' must be a path")
+    if path is not None and source is not None:
+        path = str(Path(source).parent / path)
+    return dict(servers), path
 
 
 def _read_file(

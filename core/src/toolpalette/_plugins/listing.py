@@ -57,6 +57,8 @@ class ToolInfo:
     """That distribution's version."""
     module: str | None
     """The module that defines it."""
+    server: str | None = None
+    """The MCP server that serves it, for an MCP server's tool."""
 
     @classmethod
     def of(cls, provider: ToolProvider) -> ToolInfo:
@@ -70,6 +72,7 @@ class ToolInfo:
             origin.distribution if origin else None,
             origin.version if origin else None,
             origin.module if origin else None,
+            origin.server if origin else None,
         )
 
 

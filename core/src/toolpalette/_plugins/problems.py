@@ -19,6 +19,7 @@ ProblemKind = Literal[
     "invalid-skill",  # a skill that was skipped (unparsable, missing description)
     "skill-warning",  # a skill that loaded with a cosmetic problem
     "invalid-jar",  # a skilljar whose bundle id or package is unusable
+    "server",  # an MCP server that did not start, answer, or list its tools
 ]
 
 

@@ -48,7 +48,7 @@ _BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionar
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a provider comes from: the pack, its distribution, and the module."""
+    """Where a provider comes from: the pack, its distribution, and the module (or server)."""
 
     pack: str | None = None
     """The entry point name of the pack (or the name given to ``add_plugin``)."""
@@ -58,9 +58,14 @@ class Origin:
     """That distribution's version."""
     module: str | None = None
     """The module that defines the tool."""
+    server: str | None = None
+    """The MCP server that serves the tool, for a tool of an MCP server."""
 
     def describe(self) -> str:
         """``module (distribution version)``, with whatever parts are known."""
+        if self.server is not None:
+            where = f"MCP server {self.server!r}"
+            return f"{where} of pack {self.pack!r}" if self.pack else where
         where = self.module or self.pack or "unknown module"
         if self.distribution:
             return f"{where} ({self.distribution} {self.version or '?'})"

@@ -1,0 +1,215 @@
+"""``MCPToolProvider``: one tool of an MCP server, offered and run like any other tool.
+
+A server's tool descriptions are checked before they are offered (:func:`build`): the
+name it is offered under, a description, an input schema that is valid JSON Schema of
+type ``object``, and an output schema (if any) that is valid too. A schema that
+refers outside itself (a remote ``$ref``) is refused, so nothing is ever fetched. A
+tool that fails a check is a problem, not a crash, and the server's other tools stay.
+
+Trust: annotations are hints. A tool is read-only only when the host marked its server
+``trusted`` *and* the server says ``readOnlyHint: true``; otherwise it counts as
+mutating, so a read-only thinker never receives an untrusted server's tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from toolpalette._mcp_client import results as _results
+from toolpalette._mcp_client.config import ServerConfig
+from toolpalette._mcp_client.pool import Connection, ServerGone
+from toolpalette._tools import schema as _schema
+from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
+from toolpalette._tools.tool import TOOL_NAME, ToolContext
+from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError
+
+__all__ = ["MAX_DESCRIPTION", "MCPToolProvider", "build"]
+
+MAX_DESCRIPTION: Final = 8192
+"""The longest description a server's tool may have, in characters."""
+_CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\n", "\t", "\r"}
+
+
+class MCPToolProvider(ToolProvider):
+    """One tool of an MCP server, routed through the hub's client pool.
+
+    Built by :func:`build` from a tool description the server listed. Two providers are
+    equal when they stand for the same tool of the same server under the same name
+    with the same description and schemas.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        name: str,
+        remote_name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        annotations: Mapping[str, Any],
+        title: str | None,
+    ) -> None:
+        config = connection.config
+        self.connection = connection
+        """The pool's connection to the server."""
+        self.server = config.name
+        """The server's configured name."""
+        self.remote_name = remote_name
+        """The tool's name on the server (the offered name may be renamed or prefixed)."""
+        self._name = name
+        self._description = description
+        self._input_schema = input_schema
+        self._output_schema = output_schema
+        self._annotations = MappingProxyType(dict(annotations))
+        self._title = title
+        self._read_only = config.trusted and self._annotations.get("readOnlyHint") is True
+        self._metadata = MappingProxyType(
+            {
+                "mcp": MappingProxyType(
+                    {
+                        "server": config.name,
+                        "tool": remote_name,
+                        "trusted": config.trusted,
+                        "annotations": self._annotations,
+                    }
+                )
+            }
+        )
+        self.origin = Origin(pack=config.pack, server=config.name)
+
+    name = property(lambda self: self._name)
+    description = property(lambda self: self._description)
+    input_schema = property(lambda self: self._input_schema)
+    output_schema = property(lambda self: self._output_schema)
+    read_only = property(lambda self: self._read_only)
+    metadata = property(lambda self: self._metadata)
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        """The server's annotations for the tool, as sent (hints, never trusted alone)."""
+        return self._annotations
+
+    @property
+    def timeout(self) -> float | None:
+        """The server's configured call timeout."""
+        return self.connection.config.timeout
+
+    @property
+    def display_name(self) -> str:
+        """The server's title for the tool, else the name made readable."""
+        return self._title or super().display_name
+
+    def create(self, parent: Any = None) -> BoundTool:
+        """The runnable tool: every call goes to the server through the pool."""
+        connection, remote, name = self.connection, self.remote_name, self._name
+        pool, has_output = connection.pool, self._output_schema is not None
+
+        async def call(value: dict[str, Any], context: ToolContext) -> Any:
+            try:
+                result = await pool.run_async(connection.call_tool(remote, value, context.abort))
+            except ServerGone as exc:
+                raise ToolError(
+                    f"Tool '{name}': its MCP server '{connection.config.name}' stopped during "
+                    "the call. It is restarted on the next call.",
+                    code="server_stopped",
+                    status=502,
+                ) from exc
+            except MCPServerError as exc:
+                raise ToolError(
+                    f"Tool '{name}' cannot run now: its MCP server '{connection.config.name}' "
+                    "is not available. Try again later.",
+                    code="server_unavailable",
+                    status=503,
+                ) from exc
+            except (ToolError, RuntimeError, TimeoutError):
+                raise
+            except Exception as exc:
+                if _is_json_rpc_error(exc):
+                    raise _results.json_rpc_failure(name, connection.config.name) from exc
+                raise
+            return _results.value_of(result, has_output)
+
+        # It takes the context for its abort event: set when the pipeline gives up on a
+        # call it cannot cancel (a sync caller's worker), which cancels the request.
+        return BoundTool(call, is_async=True, takes_context=True)
+
+    def describe(self) -> str:
+        """Who provides this tool, for collision reports: the server and its tool."""
+        return f"MCP tool {self.remote_name!r} of {self.origin.describe() if self.origin else ''}"
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.server, self.remote_name, self._name, self._description)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MCPToolProvider):
+            return NotImplemented
+        return (
+            self._key() == other._key()
+            and self._input_schema == other._input_schema
+            and self._output_schema == other._output_schema
+        )
+
+    def __hash__(self) -> int:
+        return hash((MCPToolProvider, *self._key()))
+
+
+def _is_json_rpc_error(exc: BaseException) -> bool:
+    from mcp import MCPError
+
+    return isinstance(exc, MCPError)
+
+
+def build(connection: Connection, tool: Any) -> MCPToolProvider:
+    """Check one tool description a server listed and make its provider.
+
+    Raises:
+        InvalidToolSchemaError: a schema is not valid, or refers outside itself.
+        ValueError: the name or the description cannot be offered; the message says why.
+    """
+    config: ServerConfig = connection.config
+    remote = tool.name
+    name = config.name_for(remote)
+    if not TOOL_NAME.match(name):
+        raise ValueError(
+            f"the name {name!r} is not a valid tool name (1-64 letters, digits, '_' and '-'); "
+            f"rename it: [mcp_servers.{config.name}.rename]"
+        )
+    description = tool.description
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError("it has no description")
+    if len(description) > MAX_DESCRIPTION:
+        raise ValueError(f"its description is longer than {MAX_DESCRIPTION} characters")
+    if any(c in _CONTROL for c in description):
+        raise ValueError("its description holds control characters")
+    input_schema = dict(tool.input_schema)
+    _schema.check_schema(input_schema, name, what="input")
+    output_schema = tool.output_schema
+    if output_schema is not None:
+        output_schema = dict(output_schema)
+        _schema.check_schema(output_schema, name, what="output")
+    annotations = (
+        tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if tool.annotations is not None
+        else {}
+    )
+    title = tool.title or annotations.get("title")
+    return MCPToolProvider(
+        connection,
+        name=name,
+        remote_name=remote,
+        description=description.strip(),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        annotations=annotations,
+        title=title if isinstance(title, str) else None,
+    )
+
+
+def refusal(exc: Exception) -> str:
+    """Why a tool description was refused, in one line."""
+    if isinstance(exc, InvalidToolSchemaError):
+        return "; ".join(exc.errors)
+    return str(exc)
