@@ -15,6 +15,7 @@ MODULES: tuple[str, ...] = (
     "bench_pipeline",
     "bench_reconcile",
     "bench_serve",
+    "bench_mcp_client",
 )
 
 

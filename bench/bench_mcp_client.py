@@ -1,0 +1,150 @@
+"""What toolpalette adds to the mcp SDK's own ``call_tool``, against the same server.
+
+One ``add(a, b)`` tool of an SDK ``MCPServer``, reached two ways, each measured three
+ways in the same run:
+
+- in-memory (the server in this process) and over stdio (the server in a subprocess,
+  one per case, all started before measuring);
+- the SDK's bare ``ClientSession.call_tool`` (the floor), the SDK's ``Client.call_tool``
+  (what toolpalette's pool calls), and toolpalette: ``Executor.execute`` of the
+  server's ``MCPToolProvider`` (input validation, deadline, output cap, the hop to the
+  pool's loop and back).
+
+Cases run in interleaved rounds so that machine noise hits them alike; the table shows
+per-call medians over the rounds, and the overhead toolpalette adds over the bare
+session call (goal: under 15 microseconds). ``BENCH_ROUNDS`` / ``BENCH_CALLS`` scale
+the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
+from toolpalette import Executor, ToolHub
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
+CALLS = int(os.environ.get("BENCH_CALLS", "200"))
+GOAL_US = 15.0
+ARGS = {"a": 1, "b": 2}
+SERVER_SCRIPT = Path(__file__).with_name("mcp_add_server.py")
+
+
+def build_server() -> MCPServer:
+    server = MCPServer("bench")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    return server
+
+
+Case = tuple[str, Callable[[], Awaitable[Any]]]
+
+
+async def _time(call: Callable[[], Awaitable[Any]], n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        await call()
+    return (time.perf_counter() - start) / n * 1e6
+
+
+async def _cases(stack: contextlib.AsyncExitStack) -> tuple[list[Case], list[ToolHub]]:
+    cases: list[Case] = []
+    hubs: list[ToolHub] = []
+    stdio = StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT)])
+    for transport, target in (("in-memory", None), ("stdio", stdio)):
+        bare = await stack.enter_async_context(Client(target or build_server()))
+        wrapped = await stack.enter_async_context(Client(target or build_server()))
+        if target is None:
+            servers: dict[str, Any] = {"bench": build_server()}
+        else:
+            servers = {"bench": {"command": sys.executable, "args": [str(SERVER_SCRIPT)]}}
+        hub = ToolHub(autoload=False, config={}, mcp_servers=servers)
+        hubs.append(hub)
+        executor = Executor(hub.catalog())
+        session = bare.session
+
+        async def bare_call(session: Any = session) -> Any:
+            return await session.call_tool("add", ARGS)
+
+        async def client_call(client: Client = wrapped) -> Any:
+            return await client.call_tool("add", ARGS)
+
+        async def toolpalette_call(executor: Executor = executor) -> Any:
+            result = await executor.execute("add", ARGS)
+            assert not result.is_error, result
+            return result
+
+        for call in (bare_call, client_call, toolpalette_call):
+            await call()  # warm: sessions open, validators compiled
+        cases += [
+            (f"{transport}: SDK ClientSession.call_tool", bare_call),
+            (f"{transport}: SDK Client.call_tool", client_call),
+            (f"{transport}: toolpalette Executor.execute", toolpalette_call),
+        ]
+    return cases, hubs
+
+
+async def measure() -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        cases, hubs = await _cases(stack)
+        try:
+            for _ in range(ROUNDS):
+                for label, call in cases:
+                    samples.setdefault(label, []).append(await _time(call, CALLS))
+        finally:
+            for hub in hubs:
+                hub.close()
+    return samples
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    """Print the per-call medians and the overhead over the bare session call."""
+    samples = asyncio.run(measure())
+    medians = {label: statistics.median(values) for label, values in samples.items()}
+    rows = []
+    for label, median in medians.items():
+        transport = label.split(":")[0]
+        floor = medians[f"{transport}: SDK ClientSession.call_tool"]
+        rows.append(
+            (label, f"{median:.1f}", f"{min(samples[label]):.1f}", f"{median - floor:+.1f}")
+        )
+    print(
+        f"{ROUNDS} rounds x {CALLS} calls per case, interleaved; per-call medians in "
+        "microseconds; Python "
+        f"{sys.version.split()[0]}\n"
+    )
+    print(_table(("case", "median µs", "best round µs", "over bare session µs"), rows))
+    print()
+    targets = []
+    for transport in ("in-memory", "stdio"):
+        added = (
+            medians[f"{transport}: toolpalette Executor.execute"]
+            - medians[f"{transport}: SDK ClientSession.call_tool"]
+        )
+        status = "met" if added < GOAL_US else "not met"
+        targets.append((f"{transport}: added per call < {GOAL_US:g} µs", f"{added:+.1f}", status))
+    print(_table(("target", "measured µs", "status"), targets))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
