@@ -42,6 +42,9 @@ def test_the_example_runs_as_written(tmp_path: Path, line: int, body: str) -> No
     missing = _needs(body)
     if missing:
         pytest.skip(f"the example at line {line} needs {', '.join(missing)}, not installed here")
+    time_server = os.environ.get("TOOLPALETTE_MCP_TIME", "")
+    if "mcp-server-time" in body and not time_server:
+        pytest.skip(f"the example at line {line} runs mcp-server-time: TOOLPALETTE_MCP_TIME unset")
     (tmp_path / "README.md").write_text("# Scratch\n\nA workspace for the guide.\n")
     with sqlite3.connect(tmp_path / "data.db") as db:
         db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
@@ -53,6 +56,10 @@ def test_the_example_runs_as_written(tmp_path: Path, line: int, body: str) -> No
         "TOOLPALETTE_FILES_ROOT": str(tmp_path),
         "TOOLPALETTE_SQLITE_DATABASE": str(tmp_path / "data.db"),
         "TOOLPALETTE_CACHE_DIR": str(tmp_path / "cache"),
+        # The MCP example names its server's command: find it where the test sessions put it.
+        "PATH": os.pathsep.join([str(Path(time_server).parent), os.environ.get("PATH", "")])
+        if time_server
+        else os.environ.get("PATH", ""),
     }
     try:
         result = subprocess.run(
