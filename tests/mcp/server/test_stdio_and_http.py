@@ -115,9 +115,10 @@ def test_serve_help_says_stateless_serving_leaves_the_meta_tools_out():
         (["--thinker", "palette_fixture"], "package.module:Class"),
         (["--thinker", "no_such_module_here:X"], "cannot import"),
         (["--thinker", "palette_fixture:CANARY"], "not a toolpalette.Thinker subclass"),
+        (["--select", "no-such-distribution"], "neither an installed distribution"),
     ],
 )
-def test_serve_refuses_a_bad_thinker_clearly(args: list[str], expected: str):
+def test_serve_refuses_what_it_cannot_serve_clearly(args: list[str], expected: str):
     done = subprocess.run(
         serve_command(*args), capture_output=True, text=True, env=ENV, timeout=60, check=False
     )
@@ -210,7 +211,10 @@ async def test_two_workers_serve_one_listing_page_by_page(http_server: str, mode
     async with Client(http_server, mode=mode) as client:
         with pytest.raises(MCPError) as caught:
             await client.list_tools(cursor=cursor or "tp1.bm9wZQ", cache_mode="refresh")
+        await client.list_tools()
+        called = await client.call_tool("t0007", {"x": 7})
     assert caught.value.code == types.INVALID_PARAMS
+    assert called.content[0].text == "7"
 
 
 @pytest.mark.parametrize("http_server", [["--thinker", "palette_fixture:Palette"]], indirect=True)

@@ -142,6 +142,12 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     if app is None:
+        if not args.stateless:
+            print(
+                "note: each HTTP session lives in the worker that opened it: route every "
+                "Mcp-Session-Id to one worker, or serve --stateless",
+                file=sys.stderr,
+            )
         os.environ[OPTIONS_ENV] = json.dumps(options)
         uvicorn.run(
             "toolpalette._cli.serve:worker_app",
@@ -181,6 +187,12 @@ def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
     hub = ToolHub(config=options["config"])
     spec = options["thinker"]
     if spec is None:
+        for name in options["select"]:
+            if not (hub.providers_for_distribution(name) or hub.providers_for_package(name)):
+                raise _UsageError(
+                    f"{name!r} is neither an installed distribution nor an import package "
+                    "with tools (toolpalette list shows what is installed)"
+                )
         thinker = selection_thinker(hub, options["select"], read_only=options["read_only"])
     else:
         thinker = _import_thinker(spec, Thinker)
