@@ -176,7 +176,7 @@ def test_a_dot_boundary_keeps_io_examples_out_of_io_example():
 
 
 def run_cli(*args):
-    code = f"from toolpalette._cli import main; raise SystemExit(main({list(args)!r}))"
+    code = f"from toolpalette.testing import run_cli; raise SystemExit(run_cli({list(args)!r}))"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
+from importlib.metadata import entry_points
 from importlib.resources import files
 
 import jsonschema
 import pytest
-from toolpalette import SkillRegistry
-from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
+import yaml
+from toolpalette import SkillManifest, ToolHub
+from toolpalette.testing import assert_discoverable
 
 BUNDLE = "io.toolpalette.files"
 FILE_TOOLS = {
@@ -26,24 +27,21 @@ FILE_TOOLS = {
 
 @pytest.fixture(scope="module")
 def skill():
-    infos = [info for info in discover(SKILLJAR_GROUP) if info.name == BUNDLE]
-    if not infos:
+    registry = ToolHub(config={}).skills()
+    if BUNDLE not in registry.bundles():
         pytest.skip("toolpalette-skilljar-files is not installed")
-    registry = SkillRegistry.from_entry_points(infos)
-    assert registry.problems() == []
     return registry.skill(f"{BUNDLE}/safe-bulk-edits")
 
 
 def test_discoverable_through_its_entry_point():
-    [info] = [info for info in discover(SKILLJAR_GROUP) if info.name == BUNDLE]
-    assert info.distribution == "toolpalette-skilljar-files"
-    assert info.module == "toolpalette_skilljar_files"
+    [entry] = [e for e in entry_points(group="toolpalette.skilljars") if e.name == BUNDLE]
+    assert entry.value == "toolpalette_skilljar_files"
 
 
 def test_the_skill_loads_clean():
-    registry = SkillRegistry.from_entry_points(discover(SKILLJAR_GROUP))
-    assert registry.by_prefix(BUNDLE)[0].id == f"{BUNDLE}/safe-bulk-edits"
-    assert [p for p in registry.problems() if p.pack == BUNDLE] == []
+    found = assert_discoverable("toolpalette-skilljar-files")  # fails on any problem
+    assert found.distribution == "toolpalette-skilljar-files"
+    assert found.skills == (f"{BUNDLE}/safe-bulk-edits",)
 
 
 def test_it_names_only_tools_of_the_files_pack(skill):
@@ -63,17 +61,16 @@ def test_every_linked_file_ships(skill):
     assert skill.read_text(links[0]).startswith("# ")
 
 
-def test_every_front_matter_conforms_to_the_shipped_schema():
-    from toolpalette._skills.loader import parse_front_matter, read_front_matter
-
-    schema_file = files("toolpalette._skills").joinpath("skill-manifest.schema.json")
-    schema = json.loads(schema_file.read_text("utf-8"))
+def test_every_front_matter_conforms_to_the_published_schema():
+    # The front matter as plain YAML reads it (no leniency), against the model's schema,
+    # which is the schema the core ships (tests/core/skills/test_manifest_schema.py).
+    schema = SkillManifest.model_json_schema(by_alias=True)
     root = files(pytest.importorskip("toolpalette_skilljar_files").__name__)
     folders = [f for f in root.iterdir() if f.joinpath("SKILL.md").is_file()]
     assert folders
     for folder in folders:
-        with folder.joinpath("SKILL.md").open("rb") as stream:
-            data, forgiven = parse_front_matter(read_front_matter(stream))
-        assert forgiven == []
+        text = folder.joinpath("SKILL.md").read_text(encoding="utf-8")
+        front, _, _ = text.removeprefix("---\n").partition("\n---\n")
+        data = yaml.safe_load(front)
         jsonschema.validate(data, schema)
         assert data["name"] == folder.name

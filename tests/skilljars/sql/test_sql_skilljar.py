@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
+from importlib.metadata import entry_points
 from importlib.resources import files
 
 import jsonschema
 import pytest
-from toolpalette import SkillRegistry
-from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
+import yaml
+from toolpalette import SkillManifest, ToolHub
+from toolpalette.testing import assert_discoverable
 
 BUNDLE = "io.toolpalette.sql"
 SQL_TOOLS = {"list_tables", "describe_table", "query", "execute"}
@@ -18,24 +19,25 @@ READ_ONLY_TOOLS = {"list_tables", "describe_table", "query"}
 
 @pytest.fixture(scope="module")
 def registry():
-    infos = [info for info in discover(SKILLJAR_GROUP) if info.name == BUNDLE]
-    if not infos:
+    registry = ToolHub(config={}).skills()
+    if BUNDLE not in registry.bundles():
         pytest.skip("toolpalette-skilljar-sql is not installed")
-    return SkillRegistry.from_entry_points(infos)
+    return registry
 
 
 def test_discoverable_through_its_entry_point():
-    [info] = [info for info in discover(SKILLJAR_GROUP) if info.name == BUNDLE]
-    assert info.distribution == "toolpalette-skilljar-sql"
-    assert info.module == "toolpalette_skilljar_sql"
+    [entry] = [e for e in entry_points(group="toolpalette.skilljars") if e.name == BUNDLE]
+    assert entry.value == "toolpalette_skilljar_sql"
 
 
-def test_skills_load_without_problems(registry):
-    assert registry.ids() == [
+def test_skills_load_without_problems():
+    found = assert_discoverable("toolpalette-skilljar-sql")  # fails on any problem
+    assert found.distribution == "toolpalette-skilljar-sql"
+    assert found.bundles == (BUNDLE,)
+    assert found.skills == (
         f"{BUNDLE}/explore-sqlite-schema",
         f"{BUNDLE}/write-parameterized-migrations",
-    ]
-    assert registry.problems() == []
+    )
 
 
 @pytest.mark.parametrize("name", ["explore-sqlite-schema", "write-parameterized-migrations"])
@@ -93,17 +95,16 @@ def test_the_sqlite_pack_really_behaves_as_the_skills_say(registry):
         }
 
 
-def test_every_front_matter_conforms_to_the_shipped_schema():
-    from toolpalette._skills.loader import parse_front_matter, read_front_matter
-
-    schema_file = files("toolpalette._skills").joinpath("skill-manifest.schema.json")
-    schema = json.loads(schema_file.read_text("utf-8"))
+def test_every_front_matter_conforms_to_the_published_schema():
+    # The front matter as plain YAML reads it (no leniency), against the model's schema,
+    # which is the schema the core ships (tests/core/skills/test_manifest_schema.py).
+    schema = SkillManifest.model_json_schema(by_alias=True)
     root = files(pytest.importorskip("toolpalette_skilljar_sql").__name__)
     folders = [f for f in root.iterdir() if f.joinpath("SKILL.md").is_file()]
     assert folders
     for folder in folders:
-        with folder.joinpath("SKILL.md").open("rb") as stream:
-            data, forgiven = parse_front_matter(read_front_matter(stream))
-        assert forgiven == []
+        text = folder.joinpath("SKILL.md").read_text(encoding="utf-8")
+        front, _, _ = text.removeprefix("---\n").partition("\n---\n")
+        data = yaml.safe_load(front)
         jsonschema.validate(data, schema)
         assert data["name"] == folder.name
