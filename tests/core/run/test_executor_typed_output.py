@@ -113,6 +113,14 @@ def test_an_unserializable_return_annotation_is_refused_at_definition() -> None:
     with pytest.raises(ToolDefinitionError) as info:
         as_provider(tool(opaque))
     assert "return annotation Opaque cannot be serialized" in info.value.reason
+    assert "arbitrary_types_allowed" not in info.value.reason  # advice for models, not tools
+
+    def opaques() -> list[Opaque]:
+        """Returns a list of them."""
+        return []
+
+    with pytest.raises(ToolDefinitionError, match=r"return annotation list\[.*Opaque\]"):
+        as_provider(tool(opaques))
 
 
 # -- rich content -------------------------------------------------------------------

@@ -369,7 +369,7 @@ def output_type(
         return None, None
     if mentions_content(annotation):
         return None, None
-    label = getattr(annotation, "__name__", None) or repr(annotation)
+    label = annotation.__name__ if isinstance(annotation, type) else repr(annotation)
     try:
         adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
         schema = adapter.json_schema(mode="serialization")
@@ -377,11 +377,14 @@ def output_type(
         if exc.code == "typed-dict-version":
             # typing.TypedDict before Python 3.12: not describable, so shipped as it is.
             return None, None
+        # pydantic's first sentence says what failed; its advice (arbitrary types,
+        # custom core schemas) is for model authors, not for a tool's return value.
+        detail = str(exc).splitlines()[0].split(". ", 1)[0].rstrip(".")
         raise ToolDefinitionError(
             tool_name=tool_name,
             reason=f"its return annotation {label} cannot be serialized to JSON "
-            f"({str(exc).splitlines()[0]}); return a pydantic model, a dataclass, a "
-            "TypedDict, JSON types, or rich content (Image, Audio, File)",
+            f"({detail}); return a pydantic model, a dataclass, a TypedDict, JSON "
+            "types, or rich content (Image, Audio, File)",
         ) from exc
     composite = (
         (isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel))
