@@ -1,0 +1,205 @@
+"""Tests reach toolpalette through its public names; the few that cannot say why, here.
+
+The public modules are ``toolpalette``, ``toolpalette.errors``, ``toolpalette.hookspecs``
+and ``toolpalette.testing``, which also offers what tests need from inside (a worker
+pool or report queue of their own, ``as_provider``, ``run_cli``, ``wait_until``...).
+A test file that reaches a private module (an import of ``toolpalette._...``, or the
+name in a string, as ``monkeypatch.setattr`` and ``importlib.resources`` take it) must
+be listed in ``INTERNAL`` with the modules it reaches and why: a unit test of an
+internal module, or a seam no public name offers yet.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+PRIVATE = re.compile(r"^toolpalette\._[A-Za-z0-9_.]*$")
+
+INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
+    "tests/core/agents/test_grants.py": (
+        ("toolpalette._agents.grants",),
+        "unit tests of GrantLog, the log behind hub.grants()",
+    ),
+    "tests/core/agents/test_meta_reading.py": (
+        ("toolpalette._agents.meta",),
+        "builds read_skill_file's provider to test its path check past schema validation",
+    ),
+    "tests/core/cli/test_cli_call_host.py": (
+        ("toolpalette._cli.call",),
+        "unit test of the file names `call --save` gives content blocks",
+    ),
+    "tests/core/plugins/test_collect.py": (
+        ("toolpalette._plugins.collect", "toolpalette._plugins.manager"),
+        "unit tests of the typed boundary around hook calls",
+    ),
+    "tests/core/plugins/test_config.py": (
+        ("toolpalette._plugins.config",),
+        "unit tests of reading the host's configuration",
+    ),
+    "tests/core/plugins/test_listing.py": (
+        ("toolpalette._plugins.listing",),
+        "unit tests of the listing cache: its file and environment switches",
+    ),
+    "tests/core/plugins/test_manager.py": (
+        ("toolpalette._plugins.manager",),
+        "unit tests of the plugin manager",
+    ),
+    "tests/core/plugins/test_packs.py": (
+        ("toolpalette._plugins.discovery", "toolpalette._plugins.packs"),
+        "unit tests of the pack scan, on entry points built in the test",
+    ),
+    "tests/core/skills/conftest.py": (
+        ("toolpalette._plugins.discovery",),
+        "builds skilljar entry points for SkillRegistry.from_entry_points",
+    ),
+    "tests/core/skills/test_cli.py": (
+        ("toolpalette._agents.host", "toolpalette._cli"),
+        "runs `toolpalette skills` on skilljars built in the test (replaces discovery)",
+    ),
+    "tests/core/skills/test_loader.py": (
+        ("toolpalette._skills.loader",),
+        "unit tests of the SKILL.md reader",
+    ),
+    "tests/core/skills/test_manifest.py": (
+        ("toolpalette._skills.manifest",),
+        "unit tests of the front-matter rules",
+    ),
+    "tests/core/skills/test_manifest_schema.py": (
+        ("toolpalette._skills",),
+        "reads the shipped schema file, documented in the skilljar guide",
+    ),
+    "tests/core/skills/test_registry.py": (
+        ("toolpalette._plugins.discovery",),
+        "builds skilljar entry points for SkillRegistry.from_entry_points",
+    ),
+    "tests/core/test_hub.py": (
+        ("toolpalette._hub", "toolpalette._plugins.discovery", "toolpalette._plugins.packs"),
+        "stands in installed packs for the hub's scan, to test what gets imported",
+    ),
+    "tests/core/tools/test_formats_strict.py": (
+        ("toolpalette._tools.formats", "toolpalette._tools.strict"),
+        "unit tests of the strict subsets and their normalization",
+    ),
+    "tests/integration/test_skilljars.py": (
+        ("toolpalette._plugins.discovery",),
+        "builds the registry of installed skilljars alone, without the packs' skills",
+    ),
+    "tests/mcp/client/test_pool.py": (
+        ("toolpalette._mcp_client.config",),
+        "ToolHub(mcp_servers=...) takes a ServerConfig, not exported yet",
+    ),
+    "tests/mcp/client/test_serve_peer.py": (
+        ("toolpalette._mcp_client.config",),
+        "ToolHub(mcp_servers=...) takes a ServerConfig, not exported yet",
+    ),
+    "tests/core/run/test_reports.py": (
+        ("toolpalette._run.reports",),
+        "sets the report queue's stall limit",
+    ),
+    "tests/core/run/test_workers.py": (
+        ("toolpalette._run.workers",),
+        "unit tests of the worker pool",
+    ),
+    "tests/core/tools/test_formats.py": (
+        ("toolpalette._tools.formats",),
+        "unit tests of the schema export and the strict-mode check",
+    ),
+    "tests/core/tools/test_json.py": (
+        ("toolpalette._tools.strict_json",),
+        "unit tests of the strict JSON loader and its limits",
+    ),
+    "tests/core/tools/test_schema.py": (
+        ("toolpalette._tools.schema",),
+        "unit tests of the schema helpers providers are built with",
+    ),
+    "tests/core/tools/test_tool.py": (
+        ("toolpalette._tools.tool",),
+        "unit tests of get_spec, how the registry reads what @tool recorded",
+    ),
+}
+"""Test file -> (the private modules it may reach, why)."""
+
+
+def _module_of(module: str, name: str) -> str:
+    """``from module import name``: the submodule if ``name`` is one, else ``module``."""
+    candidate = f"{module}.{name}"
+    try:
+        return candidate if importlib.util.find_spec(candidate) is not None else module
+    except (ImportError, ValueError):
+        return module
+
+
+def private_references(path: Path) -> set[str]:
+    """Every private toolpalette module the file imports or names in a string."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if PRIVATE.match(a.name))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "toolpalette":
+                found.update(f"toolpalette.{a.name}" for a in node.names if a.name[0] == "_")
+            elif PRIVATE.match(node.module):
+                found.update(_module_of(node.module, a.name) for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if PRIVATE.match(node.value):
+                found.add(node.value)
+    return found
+
+
+def _allowed(reference: str, modules: tuple[str, ...]) -> bool:
+    return any(reference == m or reference.startswith(f"{m}.") for m in modules)
+
+
+def _all_references() -> dict[str, set[str]]:
+    files = sorted(p for p in TESTS.rglob("*.py") if p != Path(__file__).resolve())
+    found = {p.relative_to(ROOT).as_posix(): private_references(p) for p in files}
+    return {path: refs for path, refs in found.items() if refs}
+
+
+def test_tests_use_public_names_or_say_why() -> None:
+    unexplained = {
+        path: sorted(r for r in refs if not _allowed(r, INTERNAL.get(path, ((), ""))[0]))
+        for path, refs in _all_references().items()
+    }
+    unexplained = {path: refs for path, refs in unexplained.items() if refs}
+    assert unexplained == {}, (
+        "use the public name (toolpalette, toolpalette.errors, toolpalette.hookspecs, "
+        "toolpalette.testing), or list the file in INTERNAL with the reason: "
+        f"{unexplained}"
+    )
+
+
+def test_every_listed_exception_is_still_needed() -> None:
+    found = _all_references()
+    stale = {
+        path: [m for m in modules if not any(_allowed(r, (m,)) for r in found.get(path, ()))]
+        for path, (modules, _) in INTERNAL.items()
+    }
+    assert {path: modules for path, modules in stale.items() if modules} == {}
+
+
+def test_the_checker_sees_each_kind_of_reference(tmp_path: Path) -> None:
+    sample = tmp_path / "test_sample.py"
+    sample.write_text(
+        "import toolpalette._hub as hub\n"
+        "from toolpalette._run import workers\n"
+        "from toolpalette._tools.tool import get_spec\n"
+        "from toolpalette import _version\n"
+        "from toolpalette import Executor\n"
+        "from toolpalette.testing import run_cli\n"
+        "def test(monkeypatch):\n"
+        "    monkeypatch.setattr('toolpalette._agents.host.discover', None)\n",
+        encoding="utf-8",
+    )
+    assert private_references(sample) == {
+        "toolpalette._hub",
+        "toolpalette._run.workers",
+        "toolpalette._tools.tool",
+        "toolpalette._version",
+        "toolpalette._agents.host.discover",
+    }
