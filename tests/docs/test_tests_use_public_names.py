@@ -145,9 +145,12 @@ def private_references(path: Path) -> set[str]:
                 found.update(f"toolpalette.{a.name}" for a in node.names if a.name[0] == "_")
             elif PRIVATE.match(node.module):
                 found.update(_module_of(node.module, a.name) for a in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if PRIVATE.match(node.value):
-                found.add(node.value)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and PRIVATE.match(node.value)
+        ):
+            found.add(node.value)
     return found
 
 
