@@ -13,6 +13,7 @@ MODULES: tuple[str, ...] = (
     "bench_import",
     "bench_discovery",
     "bench_pipeline",
+    "bench_refusal",
     "bench_reconcile",
     "bench_serve",
     "bench_mcp_client",

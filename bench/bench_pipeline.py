@@ -213,6 +213,17 @@ def _targets(m: dict[str, float]) -> list[tuple[str, str, str]]:
         "≥ 5x",
         None if ratio is None else ratio >= 5,
     )
+    tp_bad = m["toolpalette invalid input (async)"]
+    mcp_bad = m.get("mcp invalid input")
+    ratio = tp_bad / mcp_bad if mcp_bad else None
+    check(
+        "invalid input (async): toolpalette / mcp call_tool",
+        ratio,
+        "≤ 0.5x",
+        None if ratio is None else ratio <= 0.5,
+    )
+    ratio = tp_bad / m["pydantic invalid input"]
+    check("invalid input (async): toolpalette / pydantic", ratio, "info", None)
     return rows
 
 

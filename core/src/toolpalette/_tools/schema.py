@@ -9,11 +9,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import json
 import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, Final, get_type_hints
 
 import pydantic
 from typing_extensions import is_typeddict
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = [
+    "all_unique",
     "check_schema",
     "compile_validator",
     "function_input_model",
@@ -316,15 +318,40 @@ def _additional_properties_keyword(
 def _unique_items_keyword(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterable[Any]:
     from jsonschema import ValidationError
 
-    if not unique or not validator.is_type(instance, "array"):
-        return
+    if unique and validator.is_type(instance, "array") and not all_unique(instance):
+        yield ValidationError("has non-unique elements")
+
+
+_JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+_FLOAT: Final = re.compile(r"[0-9][.eE]")
+
+
+def all_unique(items: list[Any]) -> bool:
+    """Whether no two items are equal as JSON values (hashing: linear in the items).
+
+    Lists of strings alone, or of integers alone, are compared as they are (C speed);
+    anything else through :func:`json_key`.
+    """
+    if not items:
+        return True
+    kind = type(items[0])
+    if kind in (str, int) and all(type(item) is kind for item in items):
+        return len(set(items)) == len(items)
+    # repr() keys, built in C: equal reprs are equal JSON values, so a repeat is a
+    # duplicate; and without objects (key order) or floats (1 == 1.0) among the items,
+    # different reprs are different values, so no repeat proves uniqueness.
+    if len(set(map(repr, items))) < len(items):
+        return False
+    text = _JSON_STRING.sub("", json.dumps(items))
+    if "{" not in text and not _FLOAT.search(text):
+        return True
     seen: set[Any] = set()
-    for item in instance:
+    for item in items:
         key = json_key(item)
         if key in seen:
-            yield ValidationError("has non-unique elements")
-            return
+            return False
         seen.add(key)
+    return True
 
 
 def json_key(value: Any) -> Any:

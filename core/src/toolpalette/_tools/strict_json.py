@@ -47,7 +47,6 @@ MAX_INT_DIGITS = 4300
 _MAX_INT_BITS: Final = int(MAX_INT_DIGITS * 3.3219280948873626)
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]')
 
 
 class InputPolicyError(ValueError):
@@ -80,30 +79,35 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _refuse(f"integers of at most {MAX_INT_DIGITS} digits")
-    return int(text)
-
-
 _DECODER = json.JSONDecoder(
-    parse_constant=_reject_constant,
-    parse_float=_finite_float,
-    parse_int=_bounded_int,
-    object_pairs_hook=_no_duplicates,
+    parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
 )
 
 
-def _text_depth(text: str) -> int:
-    depth = deepest = 0
-    for match in _BRACKETS.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif token in "]}":
-            depth -= 1
-    return deepest
+def _too_deep(text: str) -> bool:
+    """Whether ``text`` nests arrays and objects deeper than :data:`MAX_DEPTH`.
+
+    Strings are cut out and every other character but brackets dropped (regular
+    expressions, in C); then innermost pairs are removed, one level a pass: at most
+    ``MAX_DEPTH`` passes, each linear. Text whose brackets do not balance is left to the
+    parser, which refuses it.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_PAIRS)
+    for _ in range(MAX_DEPTH):
+        if not brackets:
+            return False
+        shorter = brackets.replace("()", "")
+        if len(shorter) == len(brackets):
+            return False
+        brackets = shorter
+    return bool(brackets)
+
+
+# A string runs to its closing quote or to the end of the text (then it is invalid JSON,
+# for the parser to refuse): every match attempt succeeds, so the scan stays linear.
+_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_PAIRS: Final = str.maketrans("[{]}", "(())")
 
 
 def _parse_text(text: str | bytes) -> Any:
@@ -117,13 +121,17 @@ def _parse_text(text: str | bytes) -> Any:
     elif len(text) > MAX_INPUT_BYTES // 4 and _utf8_size(text) > MAX_INPUT_BYTES:
         raise _refuse(f"at most {MAX_INPUT_BYTES} bytes of JSON")
     nesting = text.count("[") + text.count("{")
-    if nesting > MAX_DEPTH and _text_depth(text) > MAX_DEPTH:
+    if nesting > MAX_DEPTH and _too_deep(text):
         raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
     try:
         value = _DECODER.decode(text)
     except InputPolicyError:
         raise
-    except (ValueError, RecursionError):
+    except ValueError as exc:
+        if "digits" in str(exc):  # Python's own limit on converting long integers
+            raise _refuse(f"integers of at most {MAX_INT_DIGITS} digits") from None
+        raise _refuse("a JSON object (the text is not valid JSON)") from None
+    except RecursionError:
         raise _refuse("a JSON object (the text is not valid JSON)") from None
     if _SURROGATE_ESCAPE.search(text) or _has_lone_surrogate(text):
         value = _check_tree(value)[0]
@@ -196,16 +204,33 @@ def _copy(item: Any, depth: int, budget: list[int]) -> Any:
     if depth >= MAX_DEPTH:
         raise _refuse(f"at most {MAX_DEPTH} levels of nesting")
     if isinstance(item, dict):
-        _spend(budget, 2)
         copied = {}
+        spent = 2
         for key, child in item.items():
             if type(key) is not str:
                 raise _refuse("an object with string keys of valid text")
-            _spend(budget, _text_size(key) + 1)
-            copied[key] = _copy(child, depth + 1, budget)
+            # Short ASCII keys and small integers (the common case) are counted inline.
+            spent += len(key) + 3 if key.isascii() else _text_size(key) + 1
+            kind = type(child)
+            if kind is int and -(10**15) < child < 10**15:
+                spent += child.bit_length() * 3 // 10 + 3
+                copied[key] = child
+            elif kind is str and child.isascii():
+                spent += len(child) + 3
+                copied[key] = child
+            else:
+                copied[key] = _copy(child, depth + 1, budget)
+            if spent > 4096:
+                _spend(budget, spent)
+                spent = 0
+        _spend(budget, spent)
         return copied
     if isinstance(item, list):
         _spend(budget, 2)
+        kinds = set(map(type, item))
+        if kinds == {str} and all(map(str.isascii, item)):  # ASCII text only: counted in C
+            _spend(budget, sum(map(len, item)) + 3 * len(item))
+            return list(item)
         return [_copy(child, depth + 1, budget) for child in item]
     for base in (str, float, int):  # a subclass (an IntEnum, say): its plain value
         if isinstance(item, base):

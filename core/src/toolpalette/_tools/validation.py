@@ -29,7 +29,7 @@ from typing import Any, Final
 import pydantic
 from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
 
-from toolpalette._tools.schema import declared_type, format_path, json_key, resolve
+from toolpalette._tools.schema import all_unique, declared_type, format_path, resolve
 from toolpalette.errors import InputProblem
 
 __all__ = ["MAX_PROBLEMS", "ModelInput", "problems_from_errors"]
@@ -75,6 +75,8 @@ class ModelInput:
         self._model_core = model.__pydantic_core_schema__
         self._schema = schema
         self._shape: SchemaValidator | None = None
+        self._known: dict[tuple[str, Any], list[InputProblem]] = {}
+        self._unions: dict[Any, bool] = {}
 
     def validate(
         self, data: dict[str, Any], size: int
@@ -117,7 +119,20 @@ class ModelInput:
                 errors, cause = exc.errors(include_url=False), exc
             else:
                 return value, [], None
-        return None, problems_from_errors(errors, self._schema), cause
+        return None, self._problems(errors), cause
+
+    def _problems(self, errors: list[Any]) -> list[InputProblem]:
+        """:func:`problems_from_errors`, remembered per error type and location."""
+        if len(errors) == 1:  # the common refusal: one field wrong
+            key = (errors[0]["type"], errors[0]["loc"])
+            known = self._known.get(key)
+            if known is None:
+                known = problems_from_errors(errors, self._schema)
+                if len(self._known) >= _KNOWN:
+                    self._known.clear()
+                self._known[key] = known
+            return list(known)
+        return problems_from_errors(errors, self._schema)
 
     def _representational(self, error: Mapping[str, Any]) -> bool:
         kind = error["type"]
@@ -127,7 +142,18 @@ class ModelInput:
         if kind == "int_type" and type(value) is float:
             return value.is_integer() and abs(value) < _INT64
         # Through a union, which member fits is the JSON pass's to say.
-        return _walk(self._schema, error["loc"])[2]
+        loc = error["loc"]
+        through = self._unions.get(loc)
+        if through is None:
+            through = _walk(self._schema, loc)[2]
+            if len(self._unions) >= _KNOWN:
+                self._unions.clear()
+            self._unions[loc] = through
+        return through
+
+
+_KNOWN: Final = 256
+"""Locations whose refusal text a ModelInput remembers (a bounded cache)."""
 
 
 SHAPE_FIRST: Final = 4096
@@ -261,11 +287,13 @@ def _conform_node(
         out.append(InputProblem(format_path(path), "number"))
         return value
     if isinstance(value, list):
-        if node.get("uniqueItems") is True and not _unique(value):
+        if node.get("uniqueItems") is True and not all_unique(value):
             out.append(InputProblem(format_path(path), "items without duplicates"))
         declared = node.get("prefixItems")
         prefix: list[Any] = declared if isinstance(declared, list) else []
         items = node.get("items")
+        if not prefix and _plain_text(root, items):
+            return value  # strings need no conforming: skip the walk
         for i, item in enumerate(value):
             sub = prefix[i] if i < len(prefix) else items
             if sub is not None:
@@ -279,6 +307,11 @@ def _conform_node(
             elif isinstance(extra, dict):
                 value[key] = _conform_node(root, extra, item, [*path, "*"], out)
     return value
+
+
+def _plain_text(root: dict[str, Any], node: Any) -> bool:
+    node = resolve(root, node)
+    return isinstance(node, dict) and node.get("type") == "string" and "anyOf" not in node
 
 
 def _as_float(value: int) -> float:
@@ -311,16 +344,6 @@ def _fits(node: Mapping[str, Any], value: Any) -> bool:
         return "const" not in node and "enum" not in node
     kinds = declared if isinstance(declared, list) else [declared]
     return any(_JSON_TYPES.get(kind, lambda v: False)(value) for kind in kinds)
-
-
-def _unique(items: list[Any]) -> bool:
-    seen: set[Any] = set()
-    for item in items:
-        key = json_key(item)
-        if key in seen:
-            return False
-        seen.add(key)
-    return True
 
 
 # -- refusals from pydantic's error data ---------------------------------------------------

@@ -1,0 +1,194 @@
+"""Refusing adversarial model input: answered in milliseconds, the event loop never stalled.
+
+Each case is about 1 MiB of input built to hit a super-linear path of a naive validator
+(a pairwise uniqueness check, a backtracking regular expression, one error object per
+bad item, one per extra key). Each is sent through ``Executor.execute`` while a ticker
+task runs on the same loop; the table gives the median time to the 400 and the longest
+gap between the ticker's turns (the loop's longest stall) over ``BENCH_ROUNDS`` rounds.
+Goal (issue: reliability, item 1): every case answers 400 and stalls the loop < 50 ms.
+
+The invalid-input comparison with the mcp SDK and pydantic is in ``bench_pipeline``
+(same run under ``python -m bench``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from typing import Annotated, Any
+
+import pydantic
+from toolpalette import Executor, Tool, tool
+from toolpalette.testing import FakeTool, make_registry
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "31")) // 3 or 1
+MiB = 1024 * 1024
+STALL_GOAL_MS = 50.0
+
+
+@tool
+def pick(names: set[str]) -> int:
+    """A set parameter, as request_skill has."""
+    return len(names)
+
+
+@tool
+def tags(items: list[str]) -> int:
+    """A list of strings."""
+    return len(items)
+
+
+@tool
+def shaped(code: Annotated[str, pydantic.Field(pattern=r"^(a+)+$")]) -> str:
+    """A pattern a backtracking engine takes exponential time on."""
+    return code
+
+
+class Inner(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+    n: int
+    tags: list[str] = []
+
+
+class Outer(pydantic.BaseModel):
+    inners: list[Inner]
+
+
+@tool
+class Nested(Tool):
+    """Nested models."""
+
+    def run(self, input: Outer) -> int:
+        return len(input.inners)
+
+
+HAND = FakeTool(
+    "hand",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^(a+)+$"},
+            "rows": {"type": "array", "uniqueItems": True},
+        },
+    },
+)
+
+
+def _fill(prefix: str, item: str, suffix: str, budget: int = MiB - 64) -> str:
+    count = (budget - len(prefix) - len(suffix)) // (len(item) + 1)
+    return prefix + ",".join([item] * count) + suffix
+
+
+def _names_and_an_int() -> str:
+    names, size, i = [], 20, 0
+    while size < MiB - 64:
+        name = f'"skill-{i:07d}"'
+        names.append(name)
+        size += len(name) + 1
+        i += 1
+    return '{"names": [' + ",".join(names) + ", 1]}"
+
+
+def _unique_then_duplicate() -> str:
+    text = _names_and_an_int()
+    return text[: -len(", 1]}")] + ', "skill-0000000"]}'
+
+
+def _a_run() -> str:
+    return "a" * (MiB - 64) + "!"
+
+
+def _rows() -> str:
+    rows, size, i = [], 20, 0
+    while size < MiB - 64:
+        row = f"[{i}]"
+        rows.append(row)
+        size += len(row) + 1
+        i += 1
+    return '{"rows": [' + ",".join(rows) + ",[0]]}"
+
+
+CASES: list[tuple[str, str, Any]] = [
+    ("set[str]: names + one integer (text)", "pick", _names_and_an_int),
+    ("set[str]: names + one duplicate (text)", "pick", _unique_then_duplicate),
+    ("list[str]: 340k integers (text)", "tags", lambda: _fill('{"items": [', "1", "]}")),
+    ("extra fields: 70k keys (mapping)", "tags", lambda: {f"k{i}": 0 for i in range(70_000)}),
+    (
+        "pydantic pattern ^(a+)+$: 1 MiB a's + '!'",
+        "shaped",
+        lambda: {"code": "a" * (MiB - 64) + "!"},
+    ),
+    (
+        "nested models: a bad item after 100k good ones",
+        "nested",
+        lambda: {"inners": [{"n": 1, "tags": ["x"] * 100_000 + [1]}]},
+    ),
+    ("hand-written pattern ^(a+)+$", "hand", lambda: {"code": _a_run()}),
+    ("hand-written uniqueItems: 100k rows + dup", "hand", _rows),
+]
+
+
+async def _one(executor: Executor, name: str, raw: Any) -> tuple[float, float, int]:
+    """Milliseconds to the answer, the longest loop stall in ms, and the status."""
+    gaps: list[float] = []
+    done = False
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done:
+            await asyncio.sleep(0)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    started = time.perf_counter()
+    result = await executor.execute(name, raw)
+    elapsed = time.perf_counter() - started
+    done = True
+    await task
+    return elapsed * 1e3, max(gaps, default=0.0) * 1e3, result.status
+
+
+async def measure() -> list[tuple[str, float, float, int]]:
+    registry = make_registry(pick, tags, shaped, Nested, HAND)
+    executor = Executor(registry)
+    inputs = [(label, name, make()) for label, name, make in CASES]
+    for _, name, raw in inputs:  # warm-up: build validators once
+        await _one(executor, name, raw)
+    times: dict[str, list[float]] = {label: [] for label, _, _ in inputs}
+    stalls: dict[str, list[float]] = {label: [] for label, _, _ in inputs}
+    statuses: dict[str, int] = {}
+    for _ in range(ROUNDS):
+        for label, name, raw in inputs:
+            ms, stall, status = await _one(executor, name, raw)
+            times[label].append(ms)
+            stalls[label].append(stall)
+            statuses[label] = status
+    return [
+        (label, statistics.median(times[label]), max(stalls[label]), statuses[label])
+        for label, _, _ in inputs
+    ]
+
+
+def main(argv: list[str]) -> None:
+    """Print one row per adversarial case."""
+    rows = asyncio.run(measure())
+    print(
+        f"{ROUNDS} rounds per case, each input about 1 MiB; the stall is the worst over "
+        f"the rounds (goal < {STALL_GOAL_MS:.0f} ms, status 400).\n"
+    )
+    print("| case | status | median ms to answer | longest loop stall ms | goal |")
+    print("|---|---|---|---|---|")
+    for label, ms, stall, status in rows:
+        ok = status == 400 and stall < STALL_GOAL_MS
+        print(f"| {label} | {status} | {ms:.1f} | {stall:.1f} | {'met' if ok else 'MISSED'} |")
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
