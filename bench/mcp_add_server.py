@@ -8,7 +8,7 @@ server = MCPServer("bench")
 
 
 @server.tool()
-def add(a: int, b: int) -> int:
+async def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 

@@ -23,7 +23,7 @@ from mcp import MCPError
 from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from toolpalette import AbortSignal, Executor, ToolContext, ToolErrorReport, ToolHub
-from toolpalette._mcp_client.config import ServerConfig
+from toolpalette.mcp import MCPServerConfig
 
 from .conftest import SLOW_SERVER, alive, server_pids, wait_until
 
@@ -161,7 +161,7 @@ def test_invalid_tool_descriptions_are_problems(
 
 def test_two_tools_renamed_to_one_name_are_a_collision(make_hub: Callable[..., ToolHub]):
     server, _ = lowlevel([tool_of("a"), tool_of("b")])
-    config = ServerConfig("s", server=server, rename={"a": "same", "b": "same"})
+    config = MCPServerConfig("s", server=server, rename={"a": "same", "b": "same"})
     hub = make_hub(mcp_servers={"s": config})
     assert hub.providers_for_server("s") == []
     assert [(p.kind, p.item) for p in hub.problems()] == [("collision", "same")]
@@ -405,3 +405,31 @@ def test_closing_stops_a_server_in_the_middle_of_a_call(
     caller.join(30)
     assert not caller.is_alive()
     assert box[0].is_error
+
+
+def test_a_call_on_the_pools_own_loop_runs_in_a_task_of_its_own(
+    make_hub: Callable[..., ToolHub],
+):
+    server = MCPServer("local")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    hub = make_hub(mcp_servers={"s": server})
+    ex = executor(hub)
+    pool = hub.mcp().connection("s").pool
+
+    async def on_the_pool_loop() -> Any:
+        # The pipeline starts the tool in this task and may resume it in another; the
+        # SDK's cancel scopes survive that only because the call runs in a task of its own.
+        return await ex.execute("echo", {"text": "here"})
+
+    assert pool.run(on_the_pool_loop(), timeout=30).structured == {"result": "here"}
+
+    async def sync_listing_here() -> None:
+        pool.run(asyncio.sleep(0))
+
+    with pytest.raises(RuntimeError, match="deadlock"):
+        pool.run(sync_listing_here(), timeout=30)

@@ -61,10 +61,12 @@ def test_a_trusted_peers_read_only_tools_reach_a_read_only_thinker(
     make_hub: Callable[..., ToolHub], tmp_path: Path
 ):
     import toolpalette.mcp
-    from toolpalette._mcp_client.config import ServerConfig
+    from toolpalette.mcp import MCPServerConfig
 
     palette = toolpalette.mcp.server(serving_hub(tmp_path))
-    hub = make_hub(mcp_servers={"palette": ServerConfig("palette", server=palette, trusted=True)})
+    hub = make_hub(
+        mcp_servers={"palette": MCPServerConfig("palette", server=palette, trusted=True)}
+    )
     offered = set(hub.bind(Reader).begin_turn().tool_names)
     assert {"read_file", "list_directory"} <= offered
     assert "write_file" not in offered

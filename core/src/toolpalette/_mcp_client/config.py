@@ -1,12 +1,12 @@
 """MCP server configurations: what the host (or a pack, or code) says to connect to.
 
-Three sources, one shape (:class:`ServerConfig`):
+Three sources, one shape (:class:`MCPServerConfig`):
 
 - packs: ``toolpalette_register_mcp_servers`` descriptions (:class:`MCPServerSpec`);
 - the host's configuration file: ``[mcp_servers.NAME]`` tables in ``toolpalette.toml``
   (or ``[tool.toolpalette.mcp_servers.NAME]`` in ``pyproject.toml``), and the
   ``mcpServers`` JSON block desktop MCP clients use, read as is;
-- code: ``ToolHub(mcp_servers={...})`` with tables, :class:`ServerConfig` objects or
+- code: ``ToolHub(mcp_servers={...})`` with tables, :class:`MCPServerConfig` objects or
   in-process SDK servers.
 
 The environment rule: a stdio server's process receives a minimal base taken from the
@@ -37,7 +37,7 @@ __all__ = [
     "BASE_ENV",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
-    "ServerConfig",
+    "MCPServerConfig",
     "from_desktop_block",
     "from_spec",
     "from_table",
@@ -77,7 +77,7 @@ _KNOWN: Final = frozenset(
 
 
 @dataclass(frozen=True)
-class ServerConfig:
+class MCPServerConfig:
     """One MCP server to connect to: how to reach it and how far to trust it.
 
     Exactly one of ``command`` (stdio), ``url`` (streamable HTTP) and ``server`` (an
@@ -208,7 +208,7 @@ def _str_pairs(table: object) -> bool:
     )
 
 
-def from_spec(spec: MCPServerSpec, overrides: Mapping[str, Any] | None = None) -> ServerConfig:
+def from_spec(spec: MCPServerSpec, overrides: Mapping[str, Any] | None = None) -> MCPServerConfig:
     """The configuration of a server a pack describes, with the host's overrides.
 
     The host's ``[mcp_servers.NAME]`` table for a pack's server may set ``trusted``,
@@ -230,7 +230,7 @@ def from_spec(spec: MCPServerSpec, overrides: Mapping[str, Any] | None = None) -
 
 def from_table(
     name: str, table: Mapping[str, Any], *, source: str = "code", pack: str | None = None
-) -> ServerConfig:
+) -> MCPServerConfig:
     """Read one ``[mcp_servers.NAME]`` table (or one ``mcpServers`` entry).
 
     ``command`` is a string (with ``args`` a list) or a whole argv list. ``type`` or
@@ -269,7 +269,7 @@ def from_table(
             options[key] = MappingProxyType(dict(table[key]))
     if "cwd" in options and not isinstance(options["cwd"], str):
         raise ValueError(f"{where}: 'cwd' must be a path")
-    return ServerConfig(
+    return MCPServerConfig(
         name, command=command, args=tuple(args), source=source, pack=pack, **options
     )
 
@@ -281,7 +281,7 @@ def is_disabled(table: Mapping[str, Any]) -> bool:
 
 def from_desktop_block(
     data: Mapping[str, Any], *, source: str
-) -> tuple[list[ServerConfig], list[str]]:
+) -> tuple[list[MCPServerConfig], list[str]]:
     """The servers of an ``{"mcpServers": {...}}`` block, and what was wrong with others.
 
     Each entry is read by :func:`from_table`; a bad entry is a reason in the second list
@@ -293,22 +293,24 @@ def from_desktop_block(
     return read_servers(block, source=source)
 
 
-def read_servers(tables: Mapping[str, Any], *, source: str) -> tuple[list[ServerConfig], list[str]]:
-    """Read a mapping of server names to tables, :class:`ServerConfig` or SDK servers.
+def read_servers(
+    tables: Mapping[str, Any], *, source: str
+) -> tuple[list[MCPServerConfig], list[str]]:
+    """Read a mapping of server names to tables, :class:`MCPServerConfig` or SDK servers.
 
     Returns the configurations (disabled ones left out) and a reason per bad entry.
     """
-    found: list[ServerConfig] = []
+    found: list[MCPServerConfig] = []
     bad: list[str] = []
     for name, table in tables.items():
         try:
-            if isinstance(table, ServerConfig):
+            if isinstance(table, MCPServerConfig):
                 found.append(table if table.name == name else _renamed(table, str(name)))
             elif isinstance(table, Mapping):
                 if not is_disabled(table):
                     found.append(from_table(str(name), table, source=source))
             else:  # an in-process SDK server object, given in code
-                found.append(ServerConfig(str(name), server=table, source=source))
+                found.append(MCPServerConfig(str(name), server=table, source=source))
         except ValueError as exc:
             bad.append(str(exc))
     return found, bad
@@ -331,7 +333,7 @@ def read_json_file(path: str | os.PathLike[str]) -> Mapping[str, Any]:
     return data
 
 
-def _renamed(config: ServerConfig, name: str) -> ServerConfig:
+def _renamed(config: MCPServerConfig, name: str) -> MCPServerConfig:
     from dataclasses import replace
 
     return replace(config, name=name)

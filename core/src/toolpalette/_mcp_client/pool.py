@@ -34,7 +34,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import IO, Any, Final, TypeVar
 
-from toolpalette._mcp_client.config import ServerConfig
+from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette.errors import MCPServerError
 
 __all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "MIN_TTL", "ClientPool", "Connection", "ServerGone"]
@@ -112,7 +112,9 @@ class ClientPool:
         """Await ``coro`` run on the pool's loop, from any loop; cancelling it cancels ``coro``."""
         loop = self.loop
         if asyncio.get_running_loop() is loop:
-            return await coro
+            # A task of its own even here: the SDK's cancel scopes must begin and end in one
+            # task, and the pipeline may start a tool in one task and resume it in another.
+            return await loop.create_task(coro)
         return await asyncio.wrap_future(self.submit(coro))
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
@@ -120,7 +122,11 @@ class ClientPool:
 
         Raises:
             TimeoutError: ``timeout`` passed (``coro`` is cancelled).
+            RuntimeError: called on the pool's own loop, which cannot wait for itself.
         """
+        if self._loop is not None and _running_loop() is self._loop:
+            coro.close()
+            raise RuntimeError("a sync call on the MCP client pool's own loop would deadlock")
         future = self.submit(coro)
         try:
             return future.result(timeout)
@@ -130,7 +136,7 @@ class ClientPool:
 
     # -- connections ---------------------------------------------------------------------
 
-    def connection(self, config: ServerConfig) -> Connection:
+    def connection(self, config: MCPServerConfig) -> Connection:
         """The connection to ``config``'s server (not opened until used).
 
         A configuration that changed under the same name replaces the old connection,
@@ -183,6 +189,13 @@ class ClientPool:
         return f"<ClientPool {state}>"
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _run_loop(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
     asyncio.set_event_loop(loop)
     loop.call_soon(ready.set)
@@ -207,7 +220,7 @@ class Connection:
     ``pool.run_async`` to call it from elsewhere).
     """
 
-    def __init__(self, pool: ClientPool, config: ServerConfig) -> None:
+    def __init__(self, pool: ClientPool, config: MCPServerConfig) -> None:
         self.pool = pool
         self.config = config
         self.generation = 0

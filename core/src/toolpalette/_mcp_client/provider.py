@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from toolpalette._mcp_client import results as _results
-from toolpalette._mcp_client.config import ServerConfig
+from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.pool import Connection, ServerGone
 from toolpalette._tools import schema as _schema
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
@@ -169,7 +169,7 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
         InvalidToolSchemaError: a schema is not valid, or refers outside itself.
         ValueError: the name or the description cannot be offered; the message says why.
     """
-    config: ServerConfig = connection.config
+    config: MCPServerConfig = connection.config
     remote = tool.name
     name = config.name_for(remote)
     if not TOOL_NAME.match(name):

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from toolpalette._mcp_client import config as _config
 from toolpalette._mcp_client import provider as _provider
-from toolpalette._mcp_client.config import ServerConfig
+from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.pool import ClientPool, Connection
 from toolpalette._mcp_client.provider import MCPToolProvider
 from toolpalette._plugins.problems import Problem
@@ -53,10 +53,10 @@ class MCPServers:
     """
 
     def __init__(
-        self, configs: Iterable[ServerConfig] = (), problems: Iterable[Problem] = ()
+        self, configs: Iterable[MCPServerConfig] = (), problems: Iterable[Problem] = ()
     ) -> None:
         self._lock = threading.RLock()
-        self._configs: dict[str, ServerConfig] = {}
+        self._configs: dict[str, MCPServerConfig] = {}
         self._listed: dict[str, _Listed] = {}
         self._problems: list[Problem] = list(problems)
         self._pool: ClientPool | None = None
@@ -74,7 +74,7 @@ class MCPServers:
                 self._pool = ClientPool()
             return self._pool
 
-    def add(self, config: ServerConfig) -> None:
+    def add(self, config: MCPServerConfig) -> None:
         """Configure one more server (a later configuration of a name replaces the earlier)."""
         with self._lock:
             self._configs[config.name] = config
@@ -90,7 +90,7 @@ class MCPServers:
         with self._lock:
             return sorted(self._configs)
 
-    def config(self, name: str) -> ServerConfig | None:
+    def config(self, name: str) -> MCPServerConfig | None:
         """The configuration of server ``name``, or None."""
         return self._configs.get(name)
 
@@ -186,7 +186,7 @@ class MCPServers:
             pool.close()
 
 
-def _server_problem(config: ServerConfig, reason: str) -> Problem:
+def _server_problem(config: MCPServerConfig, reason: str) -> Problem:
     return Problem(
         "server",
         f"MCP server {config.name!r} ({config.describe()}, from {config.source}) "
@@ -229,7 +229,7 @@ def assemble(
     """The servers of a hub's configuration file and code; code wins, name by name.
 
     ``code`` is what ``ToolHub(mcp_servers=...)`` got: a mapping of names to tables,
-    :class:`ServerConfig` objects or in-process SDK servers; a mapping holding an
+    :class:`MCPServerConfig` objects or in-process SDK servers; a mapping holding an
     ``mcpServers`` block; or the path of a JSON file holding one. A host table without
     ``command`` or ``url`` adjusts the pack's server of that name (see
     :func:`add_pack_servers`). Every bad entry is a problem; the rest are kept.
@@ -274,7 +274,7 @@ def _defines(table: Any) -> bool:
     return not isinstance(table, Mapping) or bool(SOURCE_KEYS & set(table))
 
 
-def _desktop_file(path: str) -> tuple[list[ServerConfig], list[str]]:
+def _desktop_file(path: str) -> tuple[list[MCPServerConfig], list[str]]:
     try:
         data = _config.read_json_file(path)
     except (OSError, ValueError) as exc:
@@ -282,7 +282,7 @@ def _desktop_file(path: str) -> tuple[list[ServerConfig], list[str]]:
     return _config.from_desktop_block(data, source=Path(path).name)
 
 
-def _from_code(code: Any) -> tuple[list[ServerConfig], list[str]]:
+def _from_code(code: Any) -> tuple[list[MCPServerConfig], list[str]]:
     if isinstance(code, (str, os.PathLike)):
         return _desktop_file(os.fspath(code))
     if not isinstance(code, Mapping):

@@ -1,9 +1,12 @@
-"""Serving palettes over the Model Context Protocol (needs the ``mcp`` extra).
+"""Serving palettes over the Model Context Protocol, and using MCP servers' tools.
 
 ``server(hub, ThinkerClass)`` is an MCP server for a thinker's palette and
 ``asgi_app(hub, ThinkerClass)`` the same over streamable HTTP; ``toolpalette serve``
-runs either from the command line. Importing ``toolpalette`` never imports this package
-(nor ``mcp``); importing this package needs ``pip install 'toolpalette[mcp]'``.
+runs either from the command line. The other way round, ``ToolHub(mcp_servers=...)``
+(or the host's configuration) makes servers' tools ``MCPToolProvider`` objects;
+``MCPServerConfig`` is one server's configuration. Importing ``toolpalette`` never
+imports this package (nor ``mcp``); importing this package needs
+``pip install 'toolpalette[mcp]'``.
 """
 
 from __future__ import annotations
@@ -12,12 +15,23 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from toolpalette._mcp_client.config import MCPServerConfig
+    from toolpalette._mcp_client.provider import MCPToolProvider
     from toolpalette.mcp._http import asgi_app
     from toolpalette.mcp._server import PaletteServer, selection_thinker, server
 
-__all__ = ["PaletteServer", "asgi_app", "selection_thinker", "server"]
+__all__ = [
+    "MCPServerConfig",
+    "MCPToolProvider",
+    "PaletteServer",
+    "asgi_app",
+    "selection_thinker",
+    "server",
+]
 
 _LAZY: dict[str, str] = {
+    "MCPServerConfig": "toolpalette._mcp_client.config",
+    "MCPToolProvider": "toolpalette._mcp_client.provider",
     "PaletteServer": "toolpalette.mcp._server",
     "asgi_app": "toolpalette.mcp._http",
     "selection_thinker": "toolpalette.mcp._server",
