@@ -8,7 +8,9 @@ ways in the same run:
 - the SDK's bare ``ClientSession.call_tool`` (the floor), the SDK's ``Client.call_tool``
   (what toolpalette's pool calls), and toolpalette: ``Executor.execute`` of the
   server's ``MCPToolProvider`` (input validation, deadline, output cap, the hop to the
-  pool's loop and back).
+  pool's loop and back);
+- and the two parts of toolpalette's overhead alone: its pipeline running a local async
+  tool, and the hop to the pool's loop and back with nothing to do.
 
 Cases run in interleaved rounds so that machine noise hits them alike; the table shows
 per-call medians over the rounds, and the overhead toolpalette adds over the bare
@@ -32,7 +34,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
-from toolpalette import Executor, ToolHub
+from toolpalette import Executor, ToolHub, ToolRegistry, tool
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 CALLS = int(os.environ.get("BENCH_CALLS", "200"))
@@ -96,7 +98,35 @@ async def _cases(stack: contextlib.AsyncExitStack) -> tuple[list[Case], list[Too
             (f"{transport}: SDK Client.call_tool", client_call),
             (f"{transport}: toolpalette Executor.execute", toolpalette_call),
         ]
+    cases += _parts(hubs[0])
     return cases, hubs
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _parts(hub: ToolHub) -> list[Case]:
+    """Where toolpalette's overhead goes: its pipeline alone, and the hop alone."""
+    pool = hub.mcp().connection("bench").pool
+
+    @tool(name="local_add")
+    async def local_add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    executor = Executor(ToolRegistry([local_add]))
+
+    async def pipeline() -> Any:
+        return await executor.execute("local_add", ARGS)
+
+    async def hop() -> Any:
+        return await pool.run_async(_nothing())
+
+    return [
+        ("part: the pipeline alone (a local async tool)", pipeline),
+        ("part: the hop to the pool's loop and back", hop),
+    ]
 
 
 async def measure() -> dict[str, list[float]]:
@@ -126,10 +156,9 @@ def main(argv: list[str]) -> None:
     rows = []
     for label, median in medians.items():
         transport = label.split(":")[0]
-        floor = medians[f"{transport}: SDK ClientSession.call_tool"]
-        rows.append(
-            (label, f"{median:.1f}", f"{min(samples[label]):.1f}", f"{median - floor:+.1f}")
-        )
+        floor = medians.get(f"{transport}: SDK ClientSession.call_tool")
+        added = f"{median - floor:+.1f}" if floor is not None else ""
+        rows.append((label, f"{median:.1f}", f"{min(samples[label]):.1f}", added))
     print(
         f"{ROUNDS} rounds x {CALLS} calls per case, interleaved; per-call medians in "
         "microseconds; Python "
