@@ -187,3 +187,22 @@ def test_the_meta_tools_are_strict_as_they_stand() -> None:
 def test_real_tool_schemas() -> None:
     assert qualifies_strict(CLOSED.input_schema)
     assert not qualifies_strict(DEFAULTED.input_schema)
+
+
+def test_mcp_carries_every_annotation_the_tool_declares() -> None:
+    @tool(destructive=False, idempotent=True, open_world=False)
+    def rename(old: str, new: str) -> str:
+        """Rename a label."""
+        return new
+
+    [mutating, reading] = export([FunctionToolProvider(rename), CLOSED], "mcp")
+    assert mutating["annotations"] == {
+        "title": mutating["title"],
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    # destructive and idempotent mean nothing for a read-only tool (the MCP spec).
+    assert set(reading["annotations"]) == {"title", "readOnlyHint", "openWorldHint"}
+    assert reading["annotations"]["openWorldHint"] is True  # MCP's default: open world

@@ -74,15 +74,26 @@ def _anthropic(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
 
 
 def _mcp(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+    # MCP's tool annotations: the only format with fields for them. destructiveHint and
+    # idempotentHint mean something only for a tool that changes things (the spec).
+    annotations: dict[str, Any] = {
+        "title": p.display_name,
+        "readOnlyHint": p.read_only,
+        "openWorldHint": p.open_world,
+    }
+    if not p.read_only:
+        annotations["destructiveHint"] = p.destructive
+        annotations["idempotentHint"] = p.idempotent
     tool: dict[str, Any] = {
         "name": p.name,
         "title": p.display_name,
         "description": p.description,
         "inputSchema": p.input_schema,
-        "annotations": {"readOnlyHint": p.read_only, "title": p.display_name},
+        "annotations": annotations,
     }
-    if p.output_schema is not None:
-        tool["outputSchema"] = p.output_schema
+    output = p.output_schema
+    if output is not None and output.get("type") == "object":  # MCP wants an object
+        tool["outputSchema"] = output
     return tool
 
 
