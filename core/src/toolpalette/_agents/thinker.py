@@ -22,6 +22,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
@@ -86,6 +87,10 @@ def _files_of(skill: Skill) -> list[str]:
         return []
 
 
+_APPROVED: ContextVar[bool] = ContextVar("toolpalette_approved", default=False)
+"""Set while a call runs that a person approved before it was made (``approved=True``)."""
+
+
 def _bind(thinker: Thinker, read_only: bool, policy: ToolPolicy, approver: Notify | None) -> None:
     """Fix ``thinker``'s binding; its calls' policy and approvals close over it, not ``self``."""
     hub = thinker.hub
@@ -98,6 +103,9 @@ def _bind(thinker: Thinker, read_only: bool, policy: ToolPolicy, approver: Notif
     async def ask(provider: ToolProvider, value: Any, _ctx: ToolContext | None) -> bool:
         data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
         owner = ref()
+        if owner is not None and _APPROVED.get():
+            owner._record("call", provider.name, "granted", "approved before the call")
+            return True
         turn = owner.turn_number if owner is not None else 0
         return await approvals.ask_call(
             Approval(uuid.uuid4().hex, "call", provider.name, data, turn)
@@ -455,6 +463,7 @@ class Thinker:
         call_id: str | None = None,
         on_progress: ProgressSink | None = None,
         abort: AbortSignal | None = None,
+        approved: bool = False,
     ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
@@ -469,6 +478,11 @@ class Thinker:
         ``on_progress`` receives ``(done, total, message)`` each time the tool calls
         ``ctx.report_progress`` (from the tool's own thread for a sync tool); aborting
         ``abort`` stops the call with a 499 result.
+
+        ``approved=True`` says a person already approved this very call through the
+        host's own flow (an agent framework's deferred approval, say): a policy's
+        ``ask`` is then answered yes without pausing, and recorded as granted. A
+        ``deny`` still refuses.
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
         binding = _binding(self)
@@ -478,7 +492,13 @@ class Thinker:
         if on_progress is not None and executor.context is not None:
             context = dataclasses.replace(executor.context, on_progress=on_progress)
         value = self._restore(name, input) if turn.strict else input
-        return await executor.execute(name, value, context=context, abort=abort, call_id=call_id)
+        token = _APPROVED.set(approved)
+        try:
+            return await executor.execute(
+                name, value, context=context, abort=abort, call_id=call_id
+            )
+        finally:
+            _APPROVED.reset(token)
 
     async def call_many(
         self, calls: Iterable[Sequence[Any]], *, abort: AbortSignal | None = None

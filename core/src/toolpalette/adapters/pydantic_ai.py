@@ -1,0 +1,153 @@
+"""A bound thinker as a pydantic-ai toolset, and a pydantic-ai function toolset as providers.
+
+Needs ``pydantic-ai`` (``pip install "toolpalette[pydantic-ai]"``).
+
+``ThinkerToolset(thinker)`` goes in an agent's ``toolsets``. Each run step begins a
+thinker turn, so the model sees that turn's palette (meta-tools and grants included);
+each call goes through the thinker's pipeline with pydantic-ai's tool call id. A
+failure reaches the model as its text (``Error (<status> <code>): ...``), like any
+result. When the thinker's policy says ``ask`` for a call, the toolset raises
+pydantic-ai's ``ApprovalRequired``: the run ends with ``DeferredToolRequests`` (add
+``DeferredToolRequests`` to the agent's output types), and when the host resumes the
+run with the person's decision (``DeferredToolResults(approvals={call_id: True})``) the
+approved call runs, recorded as granted; a denial never reaches the thinker.
+
+``providers_from_pydantic_ai(toolset)`` goes the other way: the plain tools of a
+``FunctionToolset`` (those that take no ``RunContext``) as toolpalette providers, run
+through toolpalette's pipeline; a ``ModelRetry`` the tool raises reaches the model as
+its message (422).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.tools import Tool, ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from toolpalette._agents.thinker import Thinker
+from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.result import ToolResult
+from toolpalette.adapters._common import ForeignToolProvider, failure_text
+from toolpalette.errors import InvalidInputError, ToolDefinitionError, ToolError
+
+__all__ = ["ThinkerToolset", "providers_from_pydantic_ai"]
+
+_ANY = SchemaValidator(core_schema.dict_schema())
+"""Arguments pass to the pipeline as they came: it validates them, with its own errors."""
+
+
+class ThinkerToolset(AbstractToolset[Any]):
+    """The tools a bound thinker offers each turn, as a pydantic-ai toolset."""
+
+    def __init__(self, thinker: Thinker, *, id: str | None = None, max_retries: int = 1) -> None:
+        self.thinker = thinker
+        """The bound thinker whose turns and pipeline the toolset uses."""
+        self._id = id
+        self._max_retries = max_retries
+
+    @property
+    def id(self) -> str | None:
+        """The toolset's id, if given (pydantic-ai uses it in durable runs)."""
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        """Begin a thinker turn and list what it offers (strict schemas where strict)."""
+        turn = self.thinker.begin_turn()
+        strict = {
+            entry["name"]: (entry["parameters"], entry["strict"])
+            for entry in turn.schemas("openai_responses")
+        }
+        tools: dict[str, ToolsetTool[Any]] = {}
+        for provider in turn.tools:
+            schema, is_strict = strict[provider.name]
+            definition = ToolDefinition(
+                name=provider.name,
+                description=provider.description,
+                parameters_json_schema=schema,
+                strict=is_strict or None,
+            )
+            tools[provider.name] = ToolsetTool(
+                toolset=self,
+                tool_def=definition,
+                max_retries=self._max_retries,
+                args_validator=_ANY,
+            )
+        return tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        """Run one call through the thinker's pipeline, or defer it for approval."""
+        approved = bool(ctx.tool_call_approved)
+        if not approved and self._asks(name, tool_args):
+            raise ApprovalRequired(metadata={"tool": name})
+        result: ToolResult = await self.thinker.call(
+            name, tool_args, call_id=ctx.tool_call_id, approved=approved
+        )
+        if result.is_error:
+            return failure_text(result)
+        return result.structured if result.structured is not None else result.text
+
+    def _asks(self, name: str, tool_args: dict[str, Any]) -> bool:
+        """Whether the thinker's policy wants a person's approval for this call."""
+        provider = self.thinker.palette.get(name)
+        if provider is None:
+            return False  # the pipeline answers an unknown name
+        try:
+            value = provider.parse_input(tool_args)
+        except (InvalidInputError, ValueError):
+            return False  # the pipeline answers invalid input, before any approval
+        try:
+            decision = self.thinker.policy.decide_call(self.thinker, provider, value)
+        except Exception:
+            return False  # the pipeline runs the policy again and refuses (fail closed)
+        return str(getattr(decision, "value", decision)) == "ask"
+
+
+def providers_from_pydantic_ai(
+    toolset: FunctionToolset[Any], *, read_only: Iterable[str] = ()
+) -> list[ToolProvider]:
+    """The tools of a pydantic-ai ``FunctionToolset`` as toolpalette providers.
+
+    ``read_only`` names the tools that change nothing; every other one is mutating.
+
+    Raises:
+        ToolDefinitionError: a tool takes a ``RunContext`` (there is no pydantic-ai run
+            to give it), or its name cannot be a toolpalette tool.
+    """
+    safe = frozenset(read_only)
+    providers: list[ToolProvider] = []
+    for tool in toolset.tools.values():
+        if tool.takes_ctx:
+            raise ToolDefinitionError(
+                tool_name=tool.name,
+                reason="it takes a pydantic-ai RunContext; only plain tools can be wrapped",
+            )
+        providers.append(
+            ForeignToolProvider(
+                tool.name,
+                tool.description or tool.name,
+                tool.function_schema.json_schema,
+                _runner(tool),
+                read_only=tool.name in safe,
+            )
+        )
+    return providers
+
+
+def _runner(tool: Tool[Any]) -> Any:
+    schema = tool.function_schema
+
+    async def run(value: dict[str, Any]) -> Any:
+        arguments = schema.validator.validate_python(value)
+        try:
+            return await schema.call(arguments, None)  # type: ignore[arg-type]
+        except ModelRetry as exc:  # meant for the model: it keeps its message
+            raise ToolError(str(exc) or f"{tool.name} failed.") from exc
+
+    return run
