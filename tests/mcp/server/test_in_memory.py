@@ -207,6 +207,14 @@ async def test_unknown_and_not_offered_names_are_the_same_invalid_params(
     assert caught.value.message == f"Unknown tool: {name}"
 
 
+async def test_an_overlong_name_is_shortened_in_the_error(hub: ToolHub):
+    async with connect(toolpalette.mcp.server(hub, fx.Palette)) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.session.call_tool("x" * 5000, {})
+    assert caught.value.code == types.INVALID_PARAMS
+    assert caught.value.message == "Unknown tool: " + "x" * 61 + "..."
+
+
 async def test_a_read_only_binding_hides_mutating_tools_as_unknown(hub: ToolHub):
     async with connect(toolpalette.mcp.server(hub, fx.Palette, read_only=True)) as client:
         names = [t.name for t in await all_tools(client)]

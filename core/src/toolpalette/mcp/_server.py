@@ -407,7 +407,7 @@ class PaletteServer(Server[Any]):
         session = self._session(ctx)
         provider = session.listing.by_name.get(name)
         if provider is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+            raise _unknown_tool(name)
         result = await self._run(session, name, arguments if arguments is not None else {}, ctx)
         if _is_meta(provider) and not result.is_error:
             async with session.lock:
@@ -529,11 +529,15 @@ async def _name_check(ctx: ServerRequestContext[Any], call_next: CallNext) -> Ha
     if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
         name = ctx.params.get("name")
         if not isinstance(name, str):
-            shown = json.dumps(name, ensure_ascii=False, default=repr)
-            if len(shown) > 64:
-                shown = shown[:61] + "..."
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {shown}")
+            raise _unknown_tool(json.dumps(name, ensure_ascii=False, default=repr))
     return await call_next(ctx)
+
+
+def _unknown_tool(shown: str) -> MCPError:
+    """-32602 ``Unknown tool: NAME``; a name longer than any tool's is shortened."""
+    if len(shown) > 64:  # no tool name is longer: this one is not worth echoing in full
+        shown = shown[:61] + "..."
+    return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {shown}")
 
 
 def skill_uri(skill: Skill, relpath: str) -> str:
