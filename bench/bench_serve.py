@@ -139,6 +139,16 @@ def main(argv: list[str]) -> None:
             status = "met" if ratio >= goal else "MISSED"
             label = f"{what}, {where}: MCPServer / toolpalette"
             rows.append((label, f"{ratio:.2f}x", f"≥ {goal:g}x", status))
+        # What each server adds to a call beyond the SDK's own round trip (its ping).
+        over = {
+            server: medians[f"{server} {where}: tools/call"]
+            - medians[f"{server} {where}: ping (the SDK's floor)"]
+            for server in ("MCPServer", "toolpalette")
+        }
+        shown = f"{over['MCPServer']:,.0f} / {over['toolpalette']:,.0f} µs"
+        rows.append(
+            (f"tools/call over the ping, {where}: MCPServer / toolpalette", shown, "info", "")
+        )
     print()
     print(_table(("target", "measured", "goal", "status"), rows))
 
