@@ -89,14 +89,6 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._plugins.discovery",),
         "builds the registry of installed skilljars alone, without the packs' skills",
     ),
-    "tests/mcp/client/test_pool.py": (
-        ("toolpalette._mcp_client.config",),
-        "ToolHub(mcp_servers=...) takes a ServerConfig, not exported yet",
-    ),
-    "tests/mcp/client/test_serve_peer.py": (
-        ("toolpalette._mcp_client.config",),
-        "ToolHub(mcp_servers=...) takes a ServerConfig, not exported yet",
-    ),
     "tests/core/run/test_reports.py": (
         ("toolpalette._run.reports",),
         "sets the report queue's stall limit",
