@@ -611,6 +611,7 @@ def _idle_pool_thread(thread: threading.Thread) -> bool:
 _POOL_CODE = {
     "toolpalette": "toolpalette._run",
     "toolpalette-reports": "toolpalette._run.reports",
+    "toolpalette-watchdog": "toolpalette._run.watchdog",
     "asyncio": "concurrent.futures",
 }
 _WAITING = frozenset({"queue", "threading"})

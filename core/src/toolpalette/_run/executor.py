@@ -35,6 +35,7 @@ from toolpalette._run.call import Admitted, Refusal, refuse
 from toolpalette._run.consent import Approver, Decision, Policy, authorize
 from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
+from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import PoolBusy, WorkerPool, shared_pool
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
@@ -166,6 +167,7 @@ class Executor:
         self.reports: ReportQueue = reports or _shared("reports", ReportQueue)
         self._bound: dict[str, _Bound] = {}
         self._guarded = read_only or require_read_only is not None
+        _start_watchdog()
 
     # -- public ----------------------------------------------------------------------
 
@@ -188,9 +190,10 @@ class Executor:
         ctx = context if context is not None else self.context
         try:
             call = self._admit(name, input)
-            if self.policy is not None:
-                await self._authorize(call, ctx, abort)
-            return await self._run(call, ctx, abort, call_id)
+            if self.policy is None:
+                return await self._run(call, ctx, abort, call_id, started)
+            await self._authorize(call, ctx, abort)
+            return await self._run(call, ctx, abort, call_id)  # the pause is not run time
         except Refusal as refusal:
             return self._report(name, input, refusal, ctx, started, call_id)
 
@@ -329,30 +332,46 @@ class Executor:
         ctx: ToolContext | None,
         abort: AbortSignal | None,
         call_id: str | None,
+        since: float | None = None,
     ) -> ToolResult:
         """Step 5: run under the deadline and the abort, then render the output.
 
         An async tool runs its first step at once, in this task: most finish there,
-        with no task and no timer. A sync tool runs in the worker pool.
+        with no task and no timer. A sync tool runs in the worker pool. A call that
+        comes back after its deadline is a 504 whatever it returned: only a blocked
+        event loop (an async tool running blocking code) keeps the deadline's timer
+        from firing, and the watchdog names the tool that held it. ``since`` is when the
+        call began, when nothing paused it since (it saves reading the clock again).
         """
         if abort is not None and abort.aborted:
             raise _aborted(abort.reason or "")
+        begun = since if since is not None else time.perf_counter()
+        ended = begun
         provider = call.provider
         timeout, cap = self.timeout, self.output_cap
         try:
-            bound, tool_ctx = self._prepare(provider, ctx, call_id)
+            bound = self._prepare(provider, ctx)
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
-            event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
             tool = bound.tool
+            tool_ctx = self._tool_context(provider, ctx, call_id) if tool.takes_context else None
             if tool.is_async:
-                outcome = _running.start_async(tool.invoke(call.value, tool_ctx))
+                outcome = _running.start_async(
+                    tool.invoke(call.value, tool_ctx or _NO_CONTEXT), provider.name
+                )
                 if outcome.kind is _running.PENDING:
+                    event = tool_ctx.abort if tool_ctx is not None else None
                     outcome = await _running.finish_async(outcome.value, timeout, abort, event)
             else:
-                work = partial(tool.invoke, call.value, tool_ctx)
+                work = partial(tool.invoke, call.value, tool_ctx or _NO_CONTEXT)
+                event = tool_ctx.abort if tool_ctx is not None else None
                 outcome = await _running.run_sync(work, self.pool, timeout, abort, event)
+            ended = time.perf_counter()
         except Exception as exc:  # create() or invoke() itself failed
             outcome = _running.Outcome(_running.RAISED, exc)
+        if ended - begun > timeout and (
+            outcome.kind is _running.OK or outcome.kind is _running.RAISED
+        ):
+            raise _overran(provider, timeout, ended - begun, outcome)
         if outcome.kind is _running.OK:
             return _shaping.render_output(provider, outcome.value, cap)
         raise self._refusal(provider, outcome, timeout)
@@ -370,9 +389,11 @@ class Executor:
         provider = call.provider
         timeout, cap = self.timeout, self.output_cap
         try:
-            bound, tool_ctx = self._prepare(provider, ctx, call_id)
+            bound = self._prepare(provider, ctx)
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
-            event = tool_ctx.abort if tool_ctx is not _NO_CONTEXT else None
+            takes = bound.tool.takes_context
+            tool_ctx = self._tool_context(provider, ctx, call_id) if takes else _NO_CONTEXT
+            event = tool_ctx.abort if takes else None
             work = partial(bound.tool.invoke, call.value, tool_ctx)
             fn = partial(_running.run_to_end, work) if bound.tool.is_async else work
             outcome = _running.run_blocking(fn, self.pool, timeout, abort, event)
@@ -382,22 +403,17 @@ class Executor:
             return _shaping.render_output(provider, outcome.value, cap)
         raise self._refusal(provider, outcome, timeout)
 
-    def _prepare(
-        self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
-    ) -> tuple[_Bound, ToolContext]:
-        """The tool for this provider and parent, and the context it runs with.
+    def _prepare(self, provider: ToolProvider, ctx: ToolContext | None) -> _Bound:
+        """The tool for this provider and parent, built once and kept while both stay.
 
-        The tool is built once and kept while provider and parent stay the same (a class
-        tool keeps its instance, and its state, for as long); a tool that takes no
-        context shares one empty context (no per-call Event to build).
+        A class tool keeps its instance, and its state, for as long. A tool that takes
+        no context shares one empty context (no per-call Event to build).
         """
         parent = ctx.parent if ctx is not None else None
         bound = self._bound.get(provider.name)
         if bound is None or bound.provider is not provider or bound.parent is not parent:
             bound = self._bound[provider.name] = _Bound(provider, parent)
-        if bound.tool.takes_context:
-            return bound, self._tool_context(provider, ctx, call_id)
-        return bound, _NO_CONTEXT
+        return bound
 
     def _tool_context(
         self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
@@ -463,6 +479,22 @@ class Executor:
             )
             self.reports.put(report, self.hook, self.on_tool_error)
         return result
+
+
+def _overran(
+    provider: ToolProvider, timeout: float, took: float, outcome: _running.Outcome
+) -> Refusal:
+    """A 504 for a call whose result came back after its deadline (its loop was blocked)."""
+    label = _shaping.name_label(provider.name)
+    text = f"{label} did not finish within {timeout:g} seconds and was stopped."
+    error = TimeoutError(
+        f"tool {provider.name!r} came back after {took:.2f} s, past its {timeout:g} s "
+        "deadline, because its event loop was blocked (by blocking code in an async "
+        "tool: see the watchdog's warning); its result was dropped"
+    )
+    if outcome.kind is _running.RAISED:
+        error.__cause__ = outcome.value
+    return refuse(504, "timeout", text, error)
 
 
 def _aborted(reason: str) -> Refusal:

@@ -117,17 +117,40 @@ class _Carried(Exception):
         self.original = original
 
 
-class _Resume:
-    """Continues a coroutine that already ran its first step, inside its own context."""
+@final
+class Suspended:
+    """An async tool that suspended in its first step: what :func:`finish_async` resumes."""
 
-    __slots__ = ("_context", "_coro", "_first")
+    __slots__ = ("context", "coro", "first", "name")
 
     def __init__(self, coro: Any, first: Any, context: contextvars.Context) -> None:
-        self._coro, self._first, self._context = coro, first, context
+        self.coro = coro
+        """The tool's coroutine, one step in."""
+        self.first = first
+        """What its first step yielded (the future it waits on)."""
+        self.context = context
+        """The context it runs in, its own copy."""
+        self.name: str | None = None
+        """The tool's name, for the loop-stall watchdog (None: not watched)."""
+
+
+class _Resume:
+    """Continues a coroutine that already ran its first step, inside its own context.
+
+    Its ``name`` and ``steps`` locals are read by the loop-stall watchdog (``watchdog.py``),
+    which finds this frame on a stack only while one step of the tool runs.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: Suspended) -> None:
+        self._state = state
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        coro, run = self._coro, self._context.run
-        value, self._first = self._first, None
+        state = self._state
+        coro, run, name = state.coro, state.context.run, state.name  # noqa: F841 - watched
+        value, state.first = state.first, None
+        steps = 1
         while True:
             try:
                 sent = yield value
@@ -135,6 +158,7 @@ class _Resume:
                 coro.close()
                 raise
             except BaseException as exc:  # thrown in by the task (e.g. cancellation)
+                steps += 1
                 try:
                     value = run(coro.throw, exc)
                 except StopIteration as stop:
@@ -142,6 +166,7 @@ class _Resume:
                 except SystemExit as exit_:
                     raise _Carried(exit_) from None
             else:
+                steps += 1
                 try:
                     value = run(coro.send, sent)
                 except StopIteration as stop:
@@ -150,8 +175,13 @@ class _Resume:
                     raise _Carried(own) from None
 
 
-async def _resume(coro: Any, first: Any, context: contextvars.Context) -> Any:
-    return await _Resume(coro, first, context)
+async def _resume(state: Suspended) -> Any:
+    return await _Resume(state)
+
+
+def step_code() -> types.CodeType:
+    """The code of a resumed step's frame, for the watchdog to find it on a stack."""
+    return _Resume.__await__.__code__
 
 
 async def _await_any(awaitable: Awaitable[Any]) -> Any:
@@ -194,12 +224,13 @@ def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -
     task.add_done_callback(_forget)
 
 
-def start_async(awaitable: Any) -> Outcome:
+def start_async(awaitable: Any, name: str | None = None) -> Outcome:
     """Run an async tool's first step now, in a context of its own.
 
     Returns an OK or RAISED outcome when the tool finished without suspending (no
     task, no timer), else a PENDING one whose value :func:`finish_async` continues.
     A plain function, not a coroutine: the common case costs no coroutine frame.
+    ``name`` is the tool's, for the watchdog, which reads it from this frame.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
     context = contextvars.copy_context()
@@ -211,11 +242,13 @@ def start_async(awaitable: Any) -> Outcome:
         raise  # on the loop's thread this may be a real Ctrl-C: the process decides
     except BaseException as exc:
         return Outcome(RAISED, exc)
-    return Outcome(PENDING, (coro, first, context))
+    suspended = Suspended(coro, first, context)
+    suspended.name = name
+    return Outcome(PENDING, suspended)
 
 
 async def finish_async(
-    state: tuple[Any, Any, contextvars.Context],
+    state: Suspended,
     timeout: float | None,
     abort: AbortSignal | None,
     abort_event: threading.Event | None,
@@ -226,7 +259,7 @@ async def finish_async(
     caller's own cancellation the task is abandoned and ``CancelledError`` propagates.
     """
     loop = asyncio.get_running_loop()
-    task = loop.create_task(_resume(*state))
+    task = loop.create_task(_resume(state))
     signal = await _wait(loop, task, timeout, abort, abort_event)
     if signal is not _DONE:
         abandon_task(task, abort_event)
