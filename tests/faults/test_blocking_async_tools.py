@@ -46,7 +46,8 @@ async def test_an_async_tool_that_blocks_past_its_deadline_answers_504_and_is_na
     assert (result.status, result.code) == (504, "timeout")
     assert "woke up" not in result.text
     stalls = [r for r in caplog.records if "held its event loop" in r.getMessage()]
-    assert stalls and repr(name) in stalls[0].getMessage()
+    assert stalls
+    assert repr(name) in stalls[0].getMessage()
     assert "time.sleep" in stalls[0].getMessage()  # the stack shows where it blocks
     wait_until(lambda: reports)
     assert isinstance(reports[0].error, TimeoutError)
