@@ -306,7 +306,7 @@ class InvalidInputError(ToolpaletteError, ValueError):
         self.tool_name = tool_name
         """The tool whose input was refused."""
         self.problems = tuple(problems)
-        """Every problem found, in input order."""
+        """The problems found, in input order (validation stops after the first 64)."""
         shown = self.problems[:MAX_SHOWN_PROBLEMS]
         detail = "; ".join(str(p) for p in shown) or "input refused"
         if len(self.problems) > len(shown):
