@@ -164,3 +164,27 @@ def test_with_no_tools_list_points_at_what_exists(hub: ToolHub, capsys: pytest.C
     assert "pip install ./plugins/toolpalette-files" in out
     assert "toolpalette new pack NAME" in out
     assert "pip install toolpalette-" not in out  # no such distribution on any index
+
+
+class Opaque:
+    """Something pydantic cannot serialize."""
+
+
+def opaque() -> Opaque:
+    """Return an opaque object."""
+    return Opaque()
+
+
+def test_check_flags_a_return_annotation_that_cannot_be_serialized(
+    hub: ToolHub, capsys: pytest.CaptureFixture[str]
+):
+    # The pack's hook returns the function; the tool is refused when its provider is
+    # built, so check reports it before any call could fail.
+    hub.add_plugin(plugin_of(lookup, tool(read_only=True)(opaque)), name="kv")
+    assert run_cli(["check", "--json"], hub=hub) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    [problem] = [p for p in problems if p["item"] == "opaque"]
+    assert problem["kind"] == "invalid-tool"
+    assert "return annotation Opaque cannot be serialized to JSON" in problem["reason"]
+    assert run_cli(["list", "--json"], hub=hub) == 0
+    assert [t["name"] for t in json.loads(capsys.readouterr().out)["tools"]] == ["lookup"]
