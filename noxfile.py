@@ -127,10 +127,16 @@ def dists(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def lint(session: nox.Session) -> None:
-    """Check style and formatting with ruff."""
+    """Check style and formatting with ruff, and the core's import layers with import-linter.
+
+    The layers (``[tool.importlinter]`` in pyproject.toml) are checked against the core
+    installed from this checkout: imports run downward only, with no circle.
+    """
     _install_group(session, "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.install("--no-deps", "./core")
+    session.run("lint-imports")
 
 
 @nox.session(python="3.11")

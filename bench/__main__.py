@@ -11,6 +11,7 @@ import sys
 
 MODULES: tuple[str, ...] = (
     "bench_import",
+    "bench_cli",
     "bench_discovery",
     "bench_pipeline",
     "bench_refusal",

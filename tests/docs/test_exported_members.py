@@ -84,3 +84,17 @@ def test_public_objects_have_docstrings() -> None:
             obj = getattr(module, name)
             if callable(obj) and not isinstance(obj, str):
                 assert (obj.__doc__ or "").strip(), f"{module.__name__}.{name}"
+
+
+def test_every_public_exception_and_warning_is_at_the_top_level() -> None:
+    raised = [
+        name
+        for name in errors.__all__
+        if isinstance(getattr(errors, name), type)
+        and issubclass(getattr(errors, name), BaseException)
+    ]
+    assert "ToolpaletteError" in raised
+    assert "PluginWarning" in raised
+    for name in raised:
+        assert name in toolpalette.__all__, name
+        assert getattr(toolpalette, name) is getattr(errors, name), name

@@ -34,16 +34,20 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "unit test of the file names `call --save` gives content blocks",
     ),
     "tests/core/plugins/test_collect.py": (
-        ("toolpalette._plugins.collect", "toolpalette._plugins.manager"),
-        "unit tests of the typed boundary around hook calls",
+        (
+            "toolpalette._plugins.collect",
+            "toolpalette._plugins.manager",
+            "toolpalette._plugins.problems",
+        ),
+        "unit tests of the typed boundary around hook calls and of describing failures",
     ),
     "tests/core/plugins/test_config.py": (
-        ("toolpalette._plugins.config",),
-        "unit tests of reading the host's configuration",
+        ("toolpalette._plugins.config", "toolpalette._plugins.renamed"),
+        "unit tests of reading the host's configuration and of renamed providers",
     ),
     "tests/core/plugins/test_listing.py": (
-        ("toolpalette._plugins.listing",),
-        "unit tests of the listing cache: its file and environment switches",
+        ("toolpalette._hub",),
+        "checks by name that a warm `toolpalette list` never imports the hub's module",
     ),
     "tests/core/plugins/test_manager.py": (
         ("toolpalette._plugins.manager",),
@@ -78,8 +82,12 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "builds skilljar entry points for SkillRegistry.from_entry_points",
     ),
     "tests/core/test_hub.py": (
-        ("toolpalette._hub", "toolpalette._plugins.discovery", "toolpalette._plugins.packs"),
-        "stands in installed packs for the hub's scan, to test what gets imported",
+        (
+            "toolpalette._plugins.catalog",
+            "toolpalette._plugins.discovery",
+            "toolpalette._plugins.packs",
+        ),
+        "stands in installed packs for the pack catalog's scan, to test what gets imported",
     ),
     "tests/core/tools/test_formats_strict.py": (
         ("toolpalette._tools.formats", "toolpalette._tools.strict"),

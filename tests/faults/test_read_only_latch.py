@@ -70,7 +70,7 @@ def _widening_hub() -> ToolHub:
         @hookimpl
         def toolpalette_reconcile(self, thinker: Thinker, registry: ToolRegistry) -> None:
             _unlatch(thinker)
-            if "delete_notes" not in registry:
+            if not registry.has_tool("delete_notes"):
                 registry.register(delete_notes)
 
     hub = ToolHub(autoload=False, config={})

@@ -192,7 +192,7 @@ def test_tools_from_installed_packs_run():
 def test_a_collision_offers_neither_tool_and_names_both_distributions():
     hub = ToolHub()
     catalog = hub.catalog()
-    assert "search" not in catalog
+    assert not catalog.has_tool("search")
     collisions = [p for p in hub.problems() if p.kind == "collision" and p.item == "search"]
     assert len(collisions) == 1
     reason = collisions[0].reason
@@ -253,7 +253,7 @@ def test_a_prefix_resolves_the_collision():
     renamed = catalog.get_provider("beta_search")
     assert renamed.origin.pack == "beta"  # type: ignore[union-attr]
     assert set(renamed.input_schema["properties"]) == {"query", "limit"}
-    assert "beta_beta_only" in catalog
+    assert catalog.has_tool("beta_beta_only")
     assert not [p for p in hub.problems() if p.kind == "collision"]
 
 
@@ -312,7 +312,7 @@ def test_system_exit_at_import_is_reported_not_raised(loaded: ToolHub):
 
 def test_a_raising_hook_loses_only_its_own_contribution(loaded: ToolHub):
     assert _problems_of(loaded, "broken_hook") == [("hook", None)]
-    assert "steady" in loaded.catalog()
+    assert loaded.catalog().has_tool("steady")
 
 
 def test_garbage_is_refused_item_by_item_and_the_good_tool_kept(loaded: ToolHub):
@@ -333,7 +333,7 @@ def test_garbage_is_refused_item_by_item_and_the_good_tool_kept(loaded: ToolHub)
         key=str,
     )
     catalog = loaded.catalog()
-    assert "fine" in catalog
+    assert catalog.has_tool("fine")
     assert not {"invalid_schema", "remote_ref", "file_ref", "no_description"} & set(
         catalog.tool_names()
     )
@@ -349,7 +349,7 @@ def test_an_unknown_hook_is_reported_and_the_known_one_still_works(loaded: ToolH
     problems = [p for p in loaded.problems() if p.pack == "unknown_hook"]
     assert [(p.kind, p.item) for p in problems] == [("unknown-hook", "toolpalette_register_tool")]
     assert "did you mean toolpalette_register_tools?" in problems[0].reason
-    assert "spelled_right" in loaded.catalog()
+    assert loaded.catalog().has_tool("spelled_right")
     loaded.pm.check_pending()  # the unknown implementation was never registered
 
 

@@ -13,11 +13,24 @@ import importlib as _importlib
 import typing as _typing
 
 from toolpalette.errors import (
+    IncompatiblePluginError,
     InvalidInputError,
+    InvalidManifestError,
+    InvalidToolSchemaError,
+    MCPServerError,
+    PluginError,
+    PluginLoadError,
+    PluginWarning,
+    SkillNotFoundError,
+    SkillWarning,
     ToolCollisionError,
+    ToolDefinitionError,
     ToolError,
     ToolNotFoundError,
+    ToolpaletteDeprecationWarning,
     ToolpaletteError,
+    ToolpaletteWarning,
+    UserError,
 )
 from toolpalette.hookspecs import hookimpl
 
@@ -29,7 +42,8 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Turn
-    from toolpalette._hub import PluginInfo, ToolHub
+    from toolpalette._hub import ToolHub
+    from toolpalette._plugins.catalog import PluginInfo
     from toolpalette._plugins.problems import Problem
     from toolpalette._plugins.servers import MCPServerSpec
     from toolpalette._run.abort import AbortSignal
@@ -37,11 +51,11 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
     from toolpalette._tools.calls import ToolCall, calls_from, render_result, replies
+    from toolpalette._tools.origin import Origin
     from toolpalette._tools.provider import (
         BoundTool,
         ClassToolProvider,
         FunctionToolProvider,
-        Origin,
         ToolProvider,
     )
     from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
@@ -61,10 +75,17 @@ __all__ = [
     "FunctionToolProvider",
     "GrantRecord",
     "Image",
+    "IncompatiblePluginError",
     "InvalidInputError",
+    "InvalidManifestError",
+    "InvalidToolSchemaError",
+    "MCPServerError",
     "MCPServerSpec",
     "Origin",
+    "PluginError",
     "PluginInfo",
+    "PluginLoadError",
+    "PluginWarning",
     "Problem",
     "ReadOnlyPalette",
     "RequestSkillProvider",
@@ -72,8 +93,10 @@ __all__ = [
     "ResolvedTools",
     "Skill",
     "SkillManifest",
+    "SkillNotFoundError",
     "SkillRegistry",
     "SkillSelector",
+    "SkillWarning",
     "Surface",
     "SurfaceDiff",
     "Thinker",
@@ -81,6 +104,7 @@ __all__ = [
     "ToolCall",
     "ToolCollisionError",
     "ToolContext",
+    "ToolDefinitionError",
     "ToolError",
     "ToolErrorReport",
     "ToolHub",
@@ -91,8 +115,11 @@ __all__ = [
     "ToolResult",
     "ToolSelector",
     "ToolSpec",
+    "ToolpaletteDeprecationWarning",
     "ToolpaletteError",
+    "ToolpaletteWarning",
     "Turn",
+    "UserError",
     "__version__",
     "calls_from",
     "execute",
@@ -117,8 +144,8 @@ _LAZY: dict[str, str] = {
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
     "MCPServerSpec": "toolpalette._plugins.servers",
-    "Origin": "toolpalette._tools.provider",
-    "PluginInfo": "toolpalette._hub",
+    "Origin": "toolpalette._tools.origin",
+    "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
     "ReadOnlyPalette": "toolpalette._agents.palette",
     "RequestSkillProvider": "toolpalette._agents.meta",

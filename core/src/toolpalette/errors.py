@@ -33,9 +33,10 @@ path and the declared type only, and keeps the validator's own complaint as its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 __all__ = [
     "IncompatiblePluginError",
@@ -249,8 +250,7 @@ class ToolNotFoundError(ToolpaletteError, LookupError):
         """The name asked for (possibly not a string)."""
         self.available = tuple(available)
         """The names that are available, sorted."""
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(f"Tool {tool_name!r} is not available. Available tools: {listing}")
+        super().__init__(_unavailable_text(tool_name, self.available))
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -364,3 +364,25 @@ class SkillWarning(ToolpaletteWarning):
 
 class ToolpaletteDeprecationWarning(ToolpaletteWarning, DeprecationWarning):
     """A name or hook argument that will be removed; the message says what replaces it."""
+
+
+_MAX_LISTED: Final = 100
+"""An unknown tool's message lists at most this many available names."""
+_WELL_FORMED: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _unavailable_text(name: object, available: Sequence[str]) -> str:
+    """The one text for an unknown or not-offered tool name, to a model or a developer.
+
+    :class:`ToolNotFoundError`'s message, which the pipeline's 404/403 answer reuses
+    (``str(ToolNotFoundError(...))``), so both read the same (no existence oracle).
+
+    The name is quoted only when it is a well-formed tool name (a model's garbage is
+    never echoed); at most :data:`_MAX_LISTED` names are listed, so a huge catalog
+    cannot flood the model.
+    """
+    label = f"Tool '{name}'" if isinstance(name, str) and _WELL_FORMED.fullmatch(name) else None
+    listing = ", ".join(available[:_MAX_LISTED]) if available else "none"
+    if len(available) > _MAX_LISTED:
+        listing += f" and {len(available) - _MAX_LISTED} more"
+    return f"{label or 'The requested tool'} is not available. Available tools: {listing}."

@@ -93,7 +93,7 @@ def test_no_request_tools_when_only_mutating_tools_are_deferred(hub: ToolHub) ->
 def test_the_read_only_request_tools_survives_the_sweep(hub: ToolHub) -> None:
     analyst = hub.bind(Analyst)
     analyst.begin_turn()
-    registry = ToolRegistry([analyst.palette.get("request_tools")])  # type: ignore[list-item]
+    registry = ToolRegistry([analyst.palette.get_provider("request_tools")])
     assert ReadOnlyPalette.sweep(registry) == []
 
 

@@ -198,7 +198,9 @@ class Admission(RuleBasedStateMachine):
     def admit_past_validation(self, names: list[str]) -> None:
         outcome = self.thinker.admit("tool", names)
         for name in dict.fromkeys(names):
-            if name in self.granted or (name in self.thinker.palette and name not in DEFERRED):
+            if name in self.granted or (
+                self.thinker.palette.has_tool(name) and name not in DEFERRED
+            ):
                 assert name in outcome["already_present"]
             elif name not in DEFERRED or (self.read_only and name not in READ_ONLY):
                 assert name in [r["name"] for r in outcome["refused"]]
@@ -233,7 +235,7 @@ class Admission(RuleBasedStateMachine):
         if name.startswith("request_"):
             return  # asking is request_tools' rule
         result = self.call(name, {})
-        in_palette = name in self.thinker.palette
+        in_palette = self.thinker.palette.has_tool(name)
         if name in self.offered and in_palette:
             assert result.status == 200, result
             assert [name] == RAN
@@ -249,7 +251,7 @@ class Admission(RuleBasedStateMachine):
     def call_junk(self, junk: object) -> None:
         RAN.clear()
         result = self.call(junk, {})
-        if isinstance(junk, str) and junk in self.offered and junk in self.thinker.palette:
+        if isinstance(junk, str) and junk in self.offered and self.thinker.palette.has_tool(junk):
             assert result.status in (200, 400)
         else:
             assert result.is_error

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 from toolpalette import BoundTool, Origin, ToolProvider, hookimpl, tool
-from toolpalette._plugins.collect import call_each, describe_exception, items_of, tools
+from toolpalette._plugins.collect import call_each, items_of, tools
 from toolpalette._plugins.manager import ToolpaletteManager
+from toolpalette._plugins.problems import describe_exception
 
 ORIGIN = Origin("pack", "dist-name", "1.2", None)
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from toolpalette import FunctionToolProvider, tool
-from toolpalette._plugins.config import HubConfig, RenamedProvider, load_config
+from toolpalette._plugins.config import HubConfig, load_config
+from toolpalette._plugins.renamed import RenamedProvider
 from toolpalette.errors import InvalidInputError
 
 

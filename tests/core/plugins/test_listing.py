@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from toolpalette import ToolHub
-from toolpalette._plugins.listing import CACHE_DIR_ENV, NO_CACHE_ENV, cache_file
+
+CACHE_DIR_ENV = "TOOLPALETTE_CACHE_DIR"
+NO_CACHE_ENV = "TOOLPALETTE_NO_CACHE"
 
 MODULE = "tp_listing_pack"
 
 
-def install_pack(site: Path, *, editable: bool = False, record: str = "x,,\n") -> Path:
+def install_pack(
+    site: Path, *, editable: bool = False, record: str = "x,,\n", requires: str = ""
+) -> Path:
     """A real (if minimal) installed distribution: dist-info with RECORD, and its module."""
     (site / f"{MODULE}.py").write_text(
         "import toolpalette\n\n"
@@ -28,7 +34,10 @@ def install_pack(site: Path, *, editable: bool = False, record: str = "x,,\n") -
     )
     info = site / "tp_listing_pack-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tp-listing-pack\nVersion: 1.0\n")
+    metadata = "Metadata-Version: 2.1\nName: tp-listing-pack\nVersion: 1.0\n"
+    if requires:
+        metadata += f"Requires-Dist: {requires}\n"
+    (info / "METADATA").write_text(metadata)
     (info / "entry_points.txt").write_text(f"[toolpalette.plugins]\nshouts = {MODULE}\n")
     (info / "RECORD").write_text(record)
     if editable:
@@ -37,6 +46,12 @@ def install_pack(site: Path, *, editable: bool = False, record: str = "x,,\n") -
         )
     importlib.invalidate_caches()
     return info
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    """The cache file the hub writes under TOOLPALETTE_CACHE_DIR (documented name)."""
+    return tmp_path / "cache" / "listing.json"
 
 
 @pytest.fixture
@@ -88,28 +103,110 @@ def test_other_renames_are_a_miss(site: Path) -> None:
     assert "yell" in [t.name for t in listing.tools]
 
 
-def test_a_corrupt_cache_is_a_miss_and_is_rewritten(site: Path) -> None:
+def test_a_corrupt_cache_is_a_miss_and_is_rewritten(site: Path, cache: Path) -> None:
     install_pack(site)
     ToolHub(config={}).listing()
-    path = cache_file()
-    assert path is not None
+    path = cache
+    assert path.is_file()
     path.write_text("{not json")
     assert not ToolHub(config={}).listing().cached
     assert json.loads(path.read_text())["key"]
 
 
-def test_an_editable_pack_is_never_cached(site: Path) -> None:
+def test_an_editable_pack_is_never_cached(site: Path, cache: Path) -> None:
     install_pack(site, editable=True)
     assert not ToolHub(config={}).listing().cached
     assert not ToolHub(config={}).listing().cached
-    path = cache_file()
-    assert path is not None
-    assert not path.exists()
+    assert not cache.exists()
 
 
-def test_the_cache_can_be_turned_off(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_can_be_turned_off(
+    site: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(NO_CACHE_ENV, "1")
     install_pack(site)
-    assert cache_file() is None
     assert not ToolHub(config={}).listing().cached
     assert not ToolHub(config={}).listing().cached
+    assert not cache.parent.exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="XDG_CACHE_HOME is the Linux convention")
+def test_the_default_cache_is_the_platform_user_cache_folder(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    install_pack(site)
+    ToolHub(config={}).listing()
+    assert (tmp_path / "xdg" / "toolpalette" / "listing.json").is_file()
+    assert ToolHub(config={}).listing().cached
+
+
+LISTING_JSON = (
+    "import json; from toolpalette import ToolHub; found = ToolHub(config={}).listing(); "
+    "print(json.dumps({'cached': found.cached, 'tools': [t.name for t in found.tools], "
+    "'problems': [p.kind for p in found.problems]}))"
+)
+
+
+def listing_in_a_fresh_process(*path: Path) -> dict[str, object]:
+    """``hub.listing()`` in a new interpreter whose sys.path starts with ``path``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in path)}
+    done = subprocess.run(
+        [sys.executable, "-c", LISTING_JSON],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def test_upgrading_the_core_under_a_warm_cache_is_a_miss(site: Path, tmp_path: Path) -> None:
+    import toolpalette
+
+    installed = toolpalette.__version__
+    install_pack(site, requires=f"toolpalette<={installed}")
+    warm = listing_in_a_fresh_process(site)
+    assert warm == {"cached": False, "tools": ["shout"], "problems": []}
+    assert listing_in_a_fresh_process(site)["cached"] is True
+    # Upgrade the core: its metadata, first on the path, now says 99.0, which the
+    # pack excludes. The warm cache must not answer for it.
+    upgraded = tmp_path / "upgraded"
+    (upgraded / "toolpalette-99.0.dist-info").mkdir(parents=True)
+    (upgraded / "toolpalette-99.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toolpalette\nVersion: 99.0\n"
+    )
+    after = listing_in_a_fresh_process(upgraded, site)
+    assert after == {"cached": False, "tools": [], "problems": ["incompatible"]}
+
+
+def test_a_warm_toolpalette_list_imports_no_pydantic_asyncio_or_hub(site: Path) -> None:
+    install_pack(site)
+    command = (
+        "import sys; from toolpalette._cli import main; status = main(); "
+        "sys.stderr.write('\\nIMPORTED ' + ' '.join(sys.modules)); sys.exit(status)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+
+    def list_command() -> tuple[dict[str, object], set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", command, "list", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=60,
+        )
+        imported = done.stderr.rpartition("IMPORTED ")[2].split()
+        return json.loads(done.stdout), set(imported)
+
+    cold, imported_cold = list_command()
+    warm, imported_warm = list_command()
+    assert cold == warm
+    assert [t["name"] for t in warm["tools"]] == ["shout"]  # type: ignore[index]
+    heavy = {"pydantic", "asyncio", "toolpalette._hub", MODULE}
+    assert {"pydantic", MODULE} <= imported_cold  # the cold listing imported the pack
+    assert heavy & imported_warm == set()

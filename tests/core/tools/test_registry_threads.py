@@ -129,7 +129,7 @@ def test_versioned_surface_matches_the_registry_at_that_version() -> None:
         def run() -> None:
             for i in range(ROUNDS):
                 name = f"w{index}_{i % 7}"
-                if registry.get(name) is None:
+                if not registry.has_tool(name):
                     registry.register(fake_tool(name))
                 elif i % 2:
                     registry.replace(fake_tool(name))

@@ -1,8 +1,11 @@
-"""The host-facing half of ToolHub: skills, system-wide tools, thinkers and the grant record.
+"""The host side of a hub: skills, MCP server descriptions, system-wide tools, thinkers, grants.
 
-Kept apart from discovery (``_hub``) so each module has one purpose; ``ToolHub``
-inherits it. Its state is created on first use, so the discovery side builds as cheaply
-as before.
+:class:`Host` is one of the two objects a :class:`~toolpalette.ToolHub` holds; the
+other is the pack catalog (``toolpalette._plugins.catalog``), which it reads through
+its public methods. The hub delegates to both, so each has one purpose: the catalog
+finds and loads packs, the host composes what thinkers are offered and keeps the
+record of what they were granted. Its state is created with it and costs nothing until
+used.
 """
 
 from __future__ import annotations
@@ -10,66 +13,57 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, final
 
 from toolpalette._agents.grants import GrantLog, GrantRecord
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
+from toolpalette._agents.thinker import ResolvedPalette, Thinker, resolve_palette
+from toolpalette._mcp_client import servers as _mcp
 from toolpalette._plugins import collect as _collect
-from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover, env_names
-from toolpalette._plugins.problems import Problem
+from toolpalette._plugins.catalog import PackCatalog
+from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
+from toolpalette._plugins.listing import Listing
+from toolpalette._plugins.packs import Pack
+from toolpalette._plugins.problems import Problem, describe_exception
 from toolpalette._plugins.servers import MCPServerSpec, parse_server
 from toolpalette._run.reports import Reporter
-from toolpalette._skills import Conversation, SkillRegistry
+from toolpalette._skills import SkillRegistry
+from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
 
-if TYPE_CHECKING:
-    from toolpalette._agents.thinker import Thinker, _Palette
-    from toolpalette._plugins.manager import ToolpaletteManager
-
-__all__ = ["HostSide"]
+__all__ = ["Host"]
 
 logger = logging.getLogger("toolpalette.hub")
 
-T = TypeVar("T", bound="Thinker")
 
+@final
+class Host:
+    """What a host does with a hub's packs: bind thinkers, add system-wide tools, read grants.
 
-@dataclass
-class _HostState:
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    system: ToolRegistry = field(default_factory=ToolRegistry)
-    skills: SkillRegistry | None = None
-    skill_packs: set[str] = field(default_factory=set)
-    palettes: dict[type[Any], tuple[tuple[int, int, int], _Palette]] = field(default_factory=dict)
-    grants: GrantLog = field(default_factory=GrantLog)
-    on_tool_error: list[Reporter] = field(default_factory=list)
-    known: tuple[int, dict[int, list[ToolProvider]]] | None = None
-    servers: list[MCPServerSpec] | None = None
-    server_problems: list[Problem] = field(default_factory=list)
+    Args:
+        catalog: The packs it draws tools, skills and server descriptions from.
 
+    All methods are thread-safe.
+    """
 
-class HostSide:
-    """What a host does with a hub: bind thinkers, register system-wide tools, read grants."""
-
-    pm: ToolpaletteManager
-    autoload: bool
-
-    @property
-    def version(self) -> int:  # provided by ToolHub
-        raise NotImplementedError
-
-    def loaded_packs(self) -> list[str]:  # provided by ToolHub
-        raise NotImplementedError
-
-    def catalog(self, *, strict: bool = False) -> ToolRegistry:  # provided by ToolHub
-        raise NotImplementedError
-
-    def _state(self) -> _HostState:
-        state: _HostState | None = self.__dict__.get("_host_state")
-        if state is None:
-            state = self.__dict__.setdefault("_host_state", _HostState())
-        return state
+    def __init__(self, catalog: PackCatalog, *, mcp_servers: Any = None) -> None:
+        self._catalog = catalog
+        self._lock = threading.RLock()
+        self._system = ToolRegistry()
+        self._skills: SkillRegistry | None = None
+        self._skill_packs: set[str] = set()
+        self._palettes: dict[type[Any], tuple[tuple[int, int, int], ResolvedPalette]] = {}
+        self._grants = GrantLog()
+        self._on_tool_error: list[Reporter] = []
+        self._known: tuple[int, dict[int, list[ToolProvider]]] | None = None
+        self._servers: list[MCPServerSpec] | None = None
+        self._server_problems: list[Problem] = []
+        self._mcp_code = mcp_servers
+        self._mcp: _mcp.MCPServers | None = None
+        self._mcp_claims: dict[str, Pack] = {}
+        self._mcp_changes = 0
+        catalog.attach(_ServerClaims(self))
 
     # -- skills ----------------------------------------------------------------------
 
@@ -77,75 +71,67 @@ class HostSide:
         """The SkillRegistry: every installed skilljar (opened lazily) and code-built skills.
 
         Skills built in code (``toolpalette_register_skills``) join from the packs
-        imported so far; ``hub.catalog()`` imports them all.
+        imported so far; the full catalog imports them all.
         """
-        state = self._state()
-        with state.lock:
-            if state.skills is None:
-                jars = discover(SKILLJAR_GROUP) if self._jars_enabled() else []
-                state.skills = SkillRegistry.from_entry_points(jars)
-            for pack in self.loaded_packs():
-                if pack not in state.skill_packs:
-                    state.skill_packs.add(pack)
-                    self._collect_skills(pack, state.skills)
-            return state.skills
+        with self._lock:
+            if self._skills is None:
+                jars = discover(SKILLJAR_GROUP) if self._catalog.autoload else []
+                self._skills = SkillRegistry.from_entry_points(jars)
+            for pack in self._catalog.loaded_packs():
+                if pack not in self._skill_packs:
+                    self._skill_packs.add(pack)
+                    self._collect_skills(pack, self._skills)
+            return self._skills
 
-    def _skill_problems(self) -> list[Problem]:
+    def problems(self) -> list[Problem]:
         """The host side's problems so far: skills (once used) and MCP server descriptions."""
-        state = self._state()
-        found = list(state.server_problems)
-        if state.skills is not None:
-            found.extend(state.skills.problems())
-        return found
-
-    def _jars_enabled(self) -> bool:
-        return self.autoload and not (
-            env_names("TOOLPALETTE_PLUGINS") is None
-            and env_names("TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD")
-        )
+        with self._lock:
+            found = list(self._server_problems)
+            if self._skills is not None:
+                found.extend(self._skills.problems())
+            return found
 
     def _collect_skills(self, pack: str, registry: SkillRegistry) -> None:
-        distribution, version = self._distribution_of(pack)
-        for _impl, result, exc in _collect.call_each(self.pm, "toolpalette_register_skills", pack):
+        origin = self._catalog.origin_of(pack)
+        hook = "toolpalette_register_skills"
+        for _impl, result, exc in _collect.call_each(self._catalog.pm, hook, pack):
             if exc is not None:
-                reason = _collect.describe_exception(exc)
-                logger.warning("toolpalette_register_skills of %s raised %s", pack, reason)
+                reason = describe_exception(exc)
+                logger.warning("%s of %s raised %s", hook, pack, reason)
                 continue
             items, _error = _collect.items_of(result)
-            registry.add_skills(items, pack=pack, distribution=distribution, version=version)
-
-    def _distribution_of(self, pack: str) -> tuple[str | None, str | None]:  # by ToolHub
-        raise NotImplementedError
+            registry.add_skills(
+                items, pack=pack, distribution=origin.distribution, version=origin.version
+            )
 
     # -- MCP servers -------------------------------------------------------------------
 
     def mcp_servers(self) -> list[MCPServerSpec]:
         """The MCP servers installed packs describe, checked, sorted by name.
 
-        Imports every pack (like ``catalog()``). A description of the wrong shape, or a
-        name two packs use, is recorded in ``hub.problems()`` and left out.
+        Imports every pack (like the full catalog). A description of the wrong shape, or
+        a name two packs use, is recorded in the problems and left out.
         """
-        self.catalog()
-        return self._pack_servers()
+        self._catalog.registry()
+        return self.pack_servers()
 
-    def _pack_servers(self) -> list[MCPServerSpec]:
-        """The servers the loaded packs describe, collected once (imports nothing)."""
-        state = self._state()
-        with state.lock:
-            if state.servers is None:
-                state.servers = self._collect_servers(state.server_problems)
-            return list(state.servers)
+    def pack_servers(self) -> list[MCPServerSpec]:
+        """The servers the packs loaded so far describe, collected once (imports nothing)."""
+        with self._lock:
+            if self._servers is None:
+                self._servers = self._collect_servers(self._server_problems)
+            return list(self._servers)
 
     def _collect_servers(self, problems: list[Problem]) -> list[MCPServerSpec]:
         claims: dict[str, list[MCPServerSpec]] = {}
         hook = "toolpalette_register_mcp_servers"
-        for pack in self.loaded_packs():
-            dist, version = self._distribution_of(pack)
-            label = f"{dist} {version}" if dist else None
-            for _impl, result, exc in _collect.call_each(self.pm, hook, pack):
+        for pack in self._catalog.loaded_packs():
+            origin = self._catalog.origin_of(pack)
+            label = distribution_label(origin.distribution, origin.version)
+            for _impl, result, exc in _collect.call_each(self._catalog.pm, hook, pack):
                 items, error = _collect.items_of(result) if exc is None else ([], exc)
                 if error is not None:
-                    reason = f"{hook} raised {_collect.describe_exception(error)}"
+                    reason = f"{hook} raised {describe_exception(error)}"
                     problems.append(Problem("hook", reason, pack, label))
                 for item in items:
                     try:
@@ -161,39 +147,119 @@ class HostSide:
                 problems.append(Problem("collision", reason, specs[0].pack, None, name))
         return [specs[0] for name, specs in sorted(claims.items()) if len(specs) == 1]
 
+    # -- MCP servers' tools (the client side) -----------------------------------------
+
+    def mcp(self) -> _mcp.MCPServers:
+        """The MCP servers of the host's configuration and code (packs' join with the catalog)."""
+        with self._catalog.lock:
+            if self._mcp is None:
+                config = self._catalog.config
+                self._mcp = _mcp.assemble(
+                    config.mcp_servers,
+                    json_file=config.mcp_json,
+                    code=self._mcp_code,
+                    source=config.source,
+                )
+            return self._mcp
+
+    def mcp_server_names(self) -> list[str]:
+        """Every MCP server's name: the host's, and the packs' once the catalog was built."""
+        return self.mcp().names()
+
+    def providers_for_server(self, name: str) -> list[ToolProvider]:
+        """The tools of MCP server ``name``, starting it if needed; [] when it cannot be used.
+
+        Raises:
+            KeyError: no server of that name is configured (the message lists those that are).
+        """
+        with self._catalog.lock:
+            names = self.mcp_server_names()
+            if name not in names:
+                self._add_pack_servers()
+                names = self.mcp_server_names()
+            if name not in names:
+                known = ", ".join(names) or "none"
+                raise KeyError(f"no MCP server named {name!r} is configured (servers: {known})")
+            return self._catalog.offered(self._server_claims([name]))
+
+    def close(self) -> None:
+        """Stop every MCP server this host started and end its connections. Idempotent."""
+        mcp = self._mcp
+        if mcp is not None:
+            mcp.close()
+
+    def _add_pack_servers(self) -> None:
+        """Import every pack, and add the MCP servers they describe (once)."""
+        self._catalog.load_all()
+        _mcp.add_pack_servers(self.mcp(), self.pack_servers())
+
+    def _server_claims(self, names: list[str]) -> list[Pack]:
+        """One pack-like record per server, holding its tools, for the collision policy."""
+        claims = []
+        for name in names:
+            providers: list[ToolProvider] = list(self.mcp().providers(name))
+            claim = self._mcp_claims.get(name)
+            if claim is None:
+                claim = self._mcp_claims[name] = Pack(_mcp.problem_pack(name), None)
+                claim.status = "loaded"
+            if claim.providers != providers:
+                claim.providers = providers
+                self._mcp_changes += 1
+            claims.append(claim)
+        return claims
+
     # -- system-wide tools -----------------------------------------------------------
 
     def register_system_tool(self, obj: object) -> ToolProvider:
-        """Offer a tool to every thinker bound to this hub (before its declared tools).
+        """Offer a tool to every thinker bound to the hub (before its declared tools).
 
         Raises:
             ToolCollisionError: another provider already holds the name.
         """
-        state = self._state()
         provider = as_provider(obj)
-        with state.lock:
-            registered = state.system.register(provider)
-            state.palettes.clear()
+        with self._lock:
+            registered = self._system.register(provider)
+            self._palettes.clear()
         assert registered is not None
         return registered
 
     def system_tools(self) -> list[ToolProvider]:
         """The system-wide tools, in registration order."""
-        return self._state().system.providers()
+        return self._system.providers()
 
-    # -- thinkers --------------------------------------------------------------------
+    # -- selecting tools (a ToolSource for selectors) --------------------------------
 
     def resolve(self, selector: ToolSelector) -> ResolvedTools:
         """Turn a ToolSelector into providers, importing only the packs it names."""
-        return selector.resolve(self)  # type: ignore[arg-type]
+        return selector.resolve(self)
+
+    def providers_for_package(self, import_name: str) -> list[ToolProvider]:
+        """The catalog's tools of the packs in import package ``import_name``."""
+        return self._catalog.providers_for_package(import_name)
+
+    def providers_for_distribution(self, dist_name: str) -> list[ToolProvider]:
+        """The catalog's tools of the packs shipped by distribution ``dist_name``."""
+        return self._catalog.providers_for_distribution(dist_name)
+
+    def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:
+        """The catalog's tools of the pack named ``pack_name``."""
+        return self._catalog.providers_for_pack(pack_name)
+
+    def listing(self) -> Listing:
+        """The catalog's listing (read from the cache when it is fresh)."""
+        return self._catalog.listing()
+
+    def catalog(self) -> ToolRegistry:
+        """The catalog's registry of every available tool."""
+        return self._catalog.registry()
 
     def known_provider(self, provider: ToolProvider) -> ToolProvider:
         """The loaded pack's own provider of ``provider``'s tool, else ``provider`` itself.
 
         The pack's provider carries its origin and the host's rename. It is looked up
-        among the packs loaded so far, whether or not ``catalog()`` was built: without
-        the origin, a pack's tool selected by object would run without the host's
-        configuration for its pack.
+        among the packs loaded so far, whether or not the full catalog was built:
+        without the origin, a pack's tool selected by object would run without the
+        host's configuration for its pack.
         """
         for known in self._known_index().get(_identity(provider), ()):
             if known == provider or getattr(known, "inner", None) == provider:
@@ -201,54 +267,40 @@ class HostSide:
         return provider
 
     def _known_index(self) -> dict[int, list[ToolProvider]]:
-        """The loaded packs' providers by the object they wrap, rebuilt when the hub moves."""
-        state = self._state()
-        with state.lock:
-            if state.known is None or state.known[0] != self.version:
+        """The loaded packs' providers by the object they wrap, rebuilt when the catalog moves."""
+        with self._lock:
+            version = self._catalog.version
+            if self._known is None or self._known[0] != version:
                 index: dict[int, list[ToolProvider]] = {}
-                for known in self._loaded_providers():
+                for known in self._catalog.loaded_providers():
                     inner = getattr(known, "inner", None)
                     index.setdefault(_identity(inner or known), []).append(known)
-                state.known = (self.version, index)
-            return state.known[1]
+                self._known = (version, index)
+            return self._known[1]
 
-    def _loaded_providers(self) -> list[ToolProvider]:  # provided by ToolHub
-        raise NotImplementedError
+    # -- thinkers --------------------------------------------------------------------
 
-    def resolve_thinker(self, cls: type[Thinker]) -> _Palette:
+    def resolve_thinker(self, cls: type[Thinker]) -> ResolvedPalette:
         """``cls``'s tools and skills, resolved once and cached until the hub changes."""
-        from toolpalette._agents.thinker import resolve_palette
-
-        state = self._state()
-        with state.lock:
-            cached = state.palettes.get(cls)
-            if cached is not None and cached[0] == self._palette_key(state):
+        with self._lock:
+            cached = self._palettes.get(cls)
+            if cached is not None and cached[0] == self._palette_key():
                 return cached[1]
-            palette = resolve_palette(self, cls)  # type: ignore[arg-type]
+            palette = resolve_palette(self, cls)
             # Resolving may import packs and open jars (moving the versions): key on the result.
-            state.palettes[cls] = (self._palette_key(state), palette)
+            self._palettes[cls] = (self._palette_key(), palette)
             return palette
 
-    def _palette_key(self, state: _HostState) -> tuple[int, int, int]:
-        skills = state.skills.version if state.skills is not None else -1
-        return (self.version, state.system.version, skills)
-
-    def bind(self, cls: type[T], conversation: Conversation | None = None, **options: Any) -> T:
-        """A thinker of class ``cls`` bound to this hub and ``conversation``.
-
-        ``options`` go to the thinker (``policy``, ``run_id``, ``user``, ``approver``).
-        The read-only binding is latched here. Selectors are resolved now, so a
-        declaration error surfaces at bind time rather than mid-run.
-        """
-        self.resolve_thinker(cls)
-        return cls(self, conversation, **options)  # type: ignore[arg-type]
+    def _palette_key(self) -> tuple[int, int, int]:
+        skills = self._skills.version if self._skills is not None else -1
+        return (self._catalog.version, self._system.version, skills)
 
     # -- records and reports -----------------------------------------------------------
 
     def record_grant(self, record: GrantRecord) -> None:
         """Keep ``record`` and deliver it to every ``toolpalette_grant`` implementation."""
-        self._state().grants.add(record)
-        for impl in reversed(self.pm.hook.toolpalette_grant.get_hookimpls()):
+        self._grants.add(record)
+        for impl in reversed(self._catalog.pm.hook.toolpalette_grant.get_hookimpls()):
             try:
                 impl.function(**({"record": record} if impl.argnames else {}))
             except Exception:
@@ -256,23 +308,49 @@ class HostSide:
 
     def grants(self) -> list[GrantRecord]:
         """Every admission request decided so far, oldest first."""
-        return self._state().grants.records()
+        return self._grants.records()
 
     def on_tool_error(self, callback: Reporter) -> Callable[[], None]:
-        """Give ``callback`` every failure report of calls made by thinkers of this hub.
+        """Give ``callback`` every failure report of calls made by the hub's thinkers.
 
         Returns a function that removes it.
         """
-        reporters = self._state().on_tool_error
+        reporters = self._on_tool_error
         reporters.append(callback)
         return lambda: reporters.remove(callback) if callback in reporters else None
 
     def tool_error_reporters(self) -> Iterable[Reporter]:
         """The callbacks registered with :meth:`on_tool_error`."""
-        return tuple(self._state().on_tool_error)
+        return tuple(self._on_tool_error)
 
 
 def _identity(provider: object) -> int:
     """What equal providers share: the wrapped function or class, else the provider itself."""
     wrapped = getattr(provider, "function", None) or getattr(provider, "tool_class", None)
     return id(wrapped if wrapped is not None else provider)
+
+
+class _ServerClaims:
+    """The host's MCP servers as the pack catalog sees them: claims on tool names."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    def claims(self, *, gather: bool) -> list[Pack]:
+        host = self._host
+        if not gather:
+            return list(host._mcp_claims.values())
+        host._add_pack_servers()
+        return host._server_claims(host.mcp_server_names())
+
+    def generation(self) -> int:
+        host = self._host
+        mcp = host._mcp
+        return host._mcp_changes + (mcp.generation if mcp is not None else 0)
+
+    def problems(self) -> list[Problem]:
+        mcp = self._host._mcp
+        return mcp.problems() if mcp is not None else []
+
+    def live(self) -> bool:
+        return bool(self._host.mcp_server_names())

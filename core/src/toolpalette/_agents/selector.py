@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from typing_extensions import Self
 
@@ -12,9 +12,46 @@ from toolpalette._tools.provider import ToolProvider, as_provider
 from toolpalette.errors import ToolCollisionError, ToolNotFoundError
 
 if TYPE_CHECKING:
-    from toolpalette._hub import ToolHub
+    from toolpalette._plugins.listing import Listing
+    from toolpalette._tools.registry import ToolRegistry
 
-__all__ = ["ResolvedTools", "ToolSelector"]
+__all__ = ["ResolvedTools", "ToolSelector", "ToolSource"]
+
+
+class ToolSource(Protocol):
+    """What a selector is resolved against: a hub (``toolpalette.ToolHub`` is one).
+
+    Typed here, below the hub, so the agents layer never imports the hub's module.
+    """
+
+    def providers_for_package(self, import_name: str) -> list[ToolProvider]:
+        """The tools of the packs whose hooks module lies in ``import_name``."""
+        ...
+
+    def providers_for_distribution(self, dist_name: str) -> list[ToolProvider]:
+        """The tools of the packs shipped by ``dist_name``."""
+        ...
+
+    def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:
+        """The tools of the pack named ``pack_name``."""
+        ...
+
+    def providers_for_server(self, name: str) -> list[ToolProvider]:
+        """The tools of the MCP server ``name``."""
+        ...
+
+    def known_provider(self, provider: ToolProvider) -> ToolProvider:
+        """A loaded pack's own provider of ``provider``'s tool, else ``provider``."""
+        ...
+
+    def listing(self) -> Listing:
+        """Every available tool's name and pack (cached across processes)."""
+        ...
+
+    def catalog(self) -> ToolRegistry:
+        """The registry of every available tool."""
+        ...
+
 
 EntryKind = Literal["tool", "package", "distribution", "provider", "server"]
 
@@ -111,7 +148,7 @@ class ToolSelector:
     def __bool__(self) -> bool:
         return bool(self._entries)
 
-    def resolve(self, hub: ToolHub) -> ResolvedTools:
+    def resolve(self, hub: ToolSource) -> ResolvedTools:
         """Turn the entries into providers, importing only the packs they name.
 
         The precedence is the class's (exclusions first, then the most specific entry,
@@ -133,7 +170,7 @@ class ToolSelector:
         return ResolvedTools(offered, deferred)
 
     @staticmethod
-    def _providers(entry: _Entry, hub: ToolHub) -> Iterable[ToolProvider]:
+    def _providers(entry: _Entry, hub: ToolSource) -> Iterable[ToolProvider]:
         if entry.kind == "package":
             return hub.providers_for_package(str(entry.target))
         if entry.kind == "distribution":
@@ -152,7 +189,7 @@ class ToolSelector:
         return f"ToolSelector({', '.join(parts)})"
 
 
-def _by_name(hub: ToolHub, name: str) -> ToolProvider:
+def _by_name(hub: ToolSource, name: str) -> ToolProvider:
     """The provider of the catalog's tool ``name``, importing only its pack."""
     listing = hub.listing()
     info = next((t for t in listing.tools if t.name == name), None)
@@ -169,7 +206,7 @@ def _by_name(hub: ToolHub, name: str) -> ToolProvider:
 class _Exclusions:
     """What ``exclude`` named, matched against providers by name or by what they wrap."""
 
-    def __init__(self, hub: ToolHub, targets: list[object]) -> None:
+    def __init__(self, hub: ToolSource, targets: list[object]) -> None:
         self.names = {t for t in targets if isinstance(t, str)}
         self.providers: list[ToolProvider] = []
         for target in targets:

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
 from toolpalette._agents.approvals import Approvals, Notify
 from toolpalette._agents.grants import GrantDecision, GrantRecord
@@ -35,34 +35,100 @@ from toolpalette._agents.meta import (
 )
 from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._agents.policy import ToolPolicy
-from toolpalette._agents.selector import ResolvedTools, ToolSelector
+from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
 from toolpalette._agents.turn import Approval, Turn
 from toolpalette._run.consent import Decision, read_decision
 from toolpalette._run.executor import Executor
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tools.provider import ToolProvider
-from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.registry import ToolRegistry, lookup, sync
 from toolpalette._tools.strict import restore_input
 from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
 from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
-    from toolpalette._hub import ToolHub
+    from toolpalette._plugins.config import HubConfig
+    from toolpalette._plugins.manager import ToolpaletteManager
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._run.reports import Reporter
+    from toolpalette._skills import SkillRegistry
     from toolpalette._tools.result import ToolResult
 
-__all__ = ["Approval", "Thinker", "Turn"]
+__all__ = [
+    "Approval",
+    "PaletteSource",
+    "ResolvedPalette",
+    "Thinker",
+    "ThinkerHub",
+    "Turn",
+    "resolve_palette",
+]
 
 logger = logging.getLogger("toolpalette.thinker")
 
 
 @dataclass
-class _Palette:
+class ResolvedPalette:
     """What a thinker class resolves to, cached on the hub per class and hub version."""
 
     tools: ResolvedTools
     skills: tuple[Skill, ...]
+
+
+class PaletteSource(ToolSource, Protocol):
+    """What a thinker class's declarations are resolved against: tools and skills."""
+
+    def skills(self) -> SkillRegistry:
+        """The registry skill selectors choose from."""
+        ...
+
+
+class ThinkerHub(Protocol):
+    """The hub as a bound thinker uses it (``toolpalette.ToolHub`` is one).
+
+    Typed here, below the hub, so the agents layer never imports the hub's module.
+    """
+
+    @property
+    def version(self) -> int:
+        """Grows whenever a pack's tools join (the thinker's reconcile keys on it)."""
+        ...
+
+    @property
+    def pm(self) -> ToolpaletteManager:
+        """The plugin manager whose ``hook`` calls the host hooks."""
+        ...
+
+    @property
+    def config(self) -> HubConfig:
+        """The host's configuration (the worker pool's size, each pack's settings)."""
+        ...
+
+    def resolve_thinker(self, cls: type[Thinker]) -> ResolvedPalette:
+        """``cls``'s resolved tools and skills (cached by the hub)."""
+        ...
+
+    def system_tools(self) -> list[ToolProvider]:
+        """The tools offered to every thinker of the hub."""
+        ...
+
+    def record_grant(self, record: GrantRecord) -> None:
+        """Keep an admission decision on the hub's record."""
+        ...
+
+    def pack_config(self, pack: str) -> Mapping[str, Any]:
+        """The host's settings for one pack."""
+        ...
+
+    def tool_error_reporters(self) -> Iterable[Reporter]:
+        """The host's failure-report callbacks."""
+        ...
+
+
+def _same_surface(held: ToolProvider, wanted: ToolProvider) -> bool:
+    """Equal and with the same schema (a meta-tool's schema moves with its catalog)."""
+    return held == wanted and held.input_schema == wanted.input_schema
 
 
 def _claim(desired: dict[str, ToolProvider], provider: ToolProvider) -> None:
@@ -126,11 +192,11 @@ def _bind(thinker: Thinker, read_only: bool, policy: ToolPolicy, approver: Notif
     weakref.finalize(thinker, _BINDINGS.pop, id(thinker), None)
 
 
-def resolve_palette(hub: ToolHub, cls: type[Thinker]) -> _Palette:
-    """Resolve ``cls``'s selectors against ``hub`` (uncached; the hub caches per class)."""
-    tools = cls.declare_compatible_tools().resolve(hub)
-    skills = tuple(cls.declare_skills().get_skills(hub.skills()))
-    return _Palette(tools, skills)
+def resolve_palette(source: PaletteSource, cls: type[Thinker]) -> ResolvedPalette:
+    """Resolve ``cls``'s selectors against ``source`` (uncached; the hub caches per class)."""
+    tools = cls.declare_compatible_tools().resolve(source)
+    skills = tuple(cls.declare_skills().get_skills(source.skills()))
+    return ResolvedPalette(tools, skills)
 
 
 _LATCHED = frozenset({"read_only", "is_read_only", "policy"})
@@ -194,7 +260,7 @@ class Thinker:
 
     def __init__(
         self,
-        hub: ToolHub,
+        hub: ThinkerHub,
         conversation: Conversation | None = None,
         *,
         policy: ToolPolicy | None = None,
@@ -219,7 +285,7 @@ class Thinker:
         self._admit_lock = threading.RLock()
         self._generation = 0
         self._key: tuple[Any, ...] | None = None
-        self._resolved: _Palette | None = None
+        self._resolved: ResolvedPalette | None = None
         self._swept_at = -1
         self._reconciled_at = -1
         self._tool_catalog: dict[str, ToolProvider] = {}
@@ -291,7 +357,7 @@ class Thinker:
     def _preamble(self) -> str:
         return self.conversation.preamble
 
-    def _desired(self, palette: _Palette) -> list[ToolProvider]:
+    def _desired(self, palette: ResolvedPalette) -> list[ToolProvider]:
         desired: dict[str, ToolProvider] = {}
         for provider in (
             *self.hub.system_tools(),
@@ -329,15 +395,7 @@ class Thinker:
         return list(desired.values())
 
     def _sync(self, desired: Sequence[ToolProvider]) -> None:
-        self.palette.retain(p.name for p in desired)
-        for provider in desired:
-            existing = self.palette.get(provider.name)
-            if existing is None:
-                self.palette.register(provider)
-            elif existing is not provider and (
-                existing != provider or existing.input_schema != provider.input_schema
-            ):
-                self.palette.replace(provider)
+        sync(self.palette, desired, same=_same_surface)
 
     def _run_reconcile_hooks(self) -> None:
         hook = self.hub.pm.hook.toolpalette_reconcile
@@ -380,7 +438,9 @@ class Thinker:
 
     def _admit_one(self, kind: str, name: str) -> tuple[GrantDecision, str]:
         if kind == "tool":
-            if name in self._admitted or (name in self.palette and name not in self._tool_catalog):
+            if name in self._admitted or (
+                self.palette.has_tool(name) and name not in self._tool_catalog
+            ):
                 return "already_present", ""
             item: Any = self._tool_catalog.get(name)
         else:
@@ -522,7 +582,7 @@ class Thinker:
 
     def _restore(self, name: object, raw: Any) -> Any:
         """Undo strict normalization on a model's input (nulls for optional fields)."""
-        provider = self.palette.get(name)
+        provider = lookup(self.palette, name)
         if provider is None:
             return raw
         try:

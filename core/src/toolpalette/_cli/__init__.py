@@ -28,22 +28,29 @@ Each module defines ``register(subparsers)``, which adds its parser and sets
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand, or with ``only`` that one.
+
+    Each command module is imported to register it; running one command imports only
+    its own module, so a quick command (``list`` on a warm cache) starts quickly.
+    """
     parser = argparse.ArgumentParser(
         prog="toolpalette",
         description="Tool packs and skilljars for LLM agents: list, check, call, serve, demo.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"toolpalette._cli.{name}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 a problem found, 2 bad usage)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    # Not list(...): importing the ``list`` command binds that name in this package.
+    given = [*(sys.argv[1:] if argv is None else argv)]
+    command = next((a for a in given if not a.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
+    args = parser.parse_args(given)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)

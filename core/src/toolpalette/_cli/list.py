@@ -16,12 +16,15 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolpalette._hub import ToolHub
-from toolpalette._plugins.listing import ToolInfo
+from toolpalette._plugins.listing import Listing, ToolInfo
 from toolpalette._plugins.problems import Problem
-from toolpalette._tools.provider import ToolProvider
+from toolpalette._tools.origin import distribution_label
+
+if TYPE_CHECKING:
+    from toolpalette._hub import ToolHub
+    from toolpalette._tools.provider import ToolProvider
 
 NO_TOOLS_HINT = (
     "No tools available. Install a tool pack: the first-party ones are in the toolpalette "
@@ -34,6 +37,7 @@ __all__ = [
     "NO_TOOLS_HINT",
     "add_config_option",
     "hub_from_args",
+    "listing_from_args",
     "problem_entry",
     "register",
     "table",
@@ -75,7 +79,30 @@ def hub_from_args(args: argparse.Namespace) -> ToolHub:
     given = _GIVEN_HUB.get()
     if given is not None:
         return given
+    from toolpalette._hub import ToolHub
+
     return ToolHub(config=getattr(args, "config", None))
+
+
+def listing_from_args(args: argparse.Namespace) -> Listing:
+    """The listing a command prints: the hub's, without building a hub when none is given.
+
+    Only the pack catalog is built, so a warm listing cache answers without importing
+    the hub, pydantic or asyncio (see ``toolpalette._plugins.listing``); a configuration
+    that names MCP servers needs the hub, which lists their tools live.
+    """
+    given = _GIVEN_HUB.get()
+    if given is not None:
+        return given.listing()
+    from toolpalette._plugins.catalog import PackCatalog
+    from toolpalette._plugins.config import load_config
+    from toolpalette._plugins.switches import Switches
+
+    config = load_config(getattr(args, "config", None))
+    if config.mcp_servers or config.mcp_json:  # servers' tools are listed live, by a hub
+        with hub_from_args(args) as hub:
+            return hub.listing()
+    return PackCatalog(config, Switches.from_environ()).listing()
 
 
 @contextlib.contextmanager
@@ -94,8 +121,7 @@ def using_hub(hub: ToolHub) -> Iterator[ToolHub]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the catalog; exit status 0 (problems do not fail a listing)."""
-    with hub_from_args(args) as hub:
-        found = hub.listing()
+    found = listing_from_args(args)
     providers, problems = found.tools, found.problems
     if args.json:
         listing = {
@@ -151,10 +177,11 @@ def is_fatal(problem: Problem) -> bool:
 
 def _row(tool: ToolInfo) -> tuple[str, ...]:
     pack = tool.pack or "(unknown)"
+    label = distribution_label(tool.distribution, tool.version)
     if tool.server is not None:
         pack = f"mcp:{tool.server}" + (f" (pack {tool.pack})" if tool.pack else "")
-    elif tool.distribution:
-        pack += f" ({tool.distribution} {tool.version or '?'})"
+    elif label:
+        pack += f" ({label})"
     first_line = (tool.description.strip().splitlines() or [""])[0]
     if len(first_line) > _DESCRIPTION_WIDTH:
         first_line = first_line[: _DESCRIPTION_WIDTH - 3] + "..."

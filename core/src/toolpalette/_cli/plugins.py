@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from toolpalette._cli.list import add_config_option, hub_from_args, table
-from toolpalette._hub import PluginInfo
+from toolpalette._plugins.catalog import PluginInfo
 
 __all__ = ["plugin_entry", "register"]
 

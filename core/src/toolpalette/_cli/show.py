@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from toolpalette._cli.list import add_config_option, hub_from_args, tool_entry
+from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import ToolProvider
 from toolpalette.errors import ToolNotFoundError
 
@@ -63,12 +64,13 @@ def show_entry(provider: ToolProvider) -> dict[str, Any]:
 def _text(entry: dict[str, Any]) -> str:
     mode = "read-only" if entry["read_only"] else "mutating"
     where = entry["pack"] or "(unknown pack)"
+    label = distribution_label(entry["distribution"], entry["version"])
     if entry.get("server") is not None:
         where = f"MCP server {entry['server']}" + (
             f" of pack {entry['pack']}" if entry["pack"] else ""
         )
-    elif entry["distribution"]:
-        where += f" from {entry['distribution']} {entry['version'] or '?'}"
+    elif label:
+        where += f" from {label}"
     lines = [
         f"{entry['name']} ({mode}) - {entry['display_name']}",
         f"pack: {where}; module: {entry['module'] or '?'}",

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolpalette._plugins.problems import Problem
 from toolpalette._skills import Skill, SkillRegistry
+from toolpalette._tools.origin import distribution_label
 from toolpalette.errors import SkillNotFoundError
 
 __all__ = ["register"]
@@ -120,7 +121,7 @@ def _problem_entry(problem: Problem) -> dict[str, Any]:
 def _listing_text(listing: dict[str, Any]) -> str:
     lines: list[str] = []
     for bundle in listing["bundles"]:
-        where = f"{bundle['distribution']} {bundle['version']}" if bundle["distribution"] else ""
+        where = distribution_label(bundle["distribution"], bundle["version"]) or ""
         lines.append(f"{bundle['id']}  {where}".rstrip())
         for skill in bundle["skills"]:
             lines.append(f"  {skill['id']}")

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._plugins.manager import ToolpaletteManager, trace_logger
-from toolpalette._plugins.problems import Problem
+from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
+from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import (
     ClassToolProvider,
     FunctionToolProvider,
@@ -33,11 +34,14 @@ from toolpalette.errors import ToolpaletteError
 if TYPE_CHECKING:
     from pluggy._hooks import HookImpl
 
-__all__ = ["Collected", "call_each", "describe_exception", "items_of", "tools"]
+__all__ = [
+    "Collected",
+    "call_each",
+    "items_of",
+    "tools",
+]
 
 logger = logging.getLogger("toolpalette.hub")
-
-_REASON_LIMIT = 300
 
 
 @dataclass
@@ -50,21 +54,14 @@ class Collected:
     """One per implementation that raised and per item that was refused."""
 
 
-def describe_exception(exc: BaseException) -> str:
-    """``Type: first line of the message``, bounded, for a problem's reason."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if len(text) > _REASON_LIMIT:
-        text = text[: _REASON_LIMIT - 3] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def call_each(
     pm: ToolpaletteManager, hook_name: str, plugin_name: str, **kwargs: Any
 ) -> Iterator[tuple[HookImpl, Any, BaseException | None]]:
     """Call each implementation of ``hook_name`` by one plugin, each on its own.
 
     Yields ``(impl, result, None)`` or ``(impl, None, exception)``; an exception never
-    escapes (except ``KeyboardInterrupt``, which ends the program as it should).
+    escapes (except ``KeyboardInterrupt``, which ends the program as it should): not a
+    ``SystemExit``, a ``GeneratorExit`` nor any other ``BaseException`` from a pack.
     Wrappers are skipped: a register hook has nothing to wrap.
     """
     for impl in pm.impls_of(hook_name, plugin_name):
@@ -76,7 +73,9 @@ def call_each(
             trace_logger.debug("call %s on %s", hook_name, plugin_name)
         try:
             result = impl.function(*args)
-        except (Exception, SystemExit) as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             logger.debug("%s of %s raised", hook_name, plugin_name, exc_info=True)
             yield impl, None, exc
             continue
@@ -98,7 +97,9 @@ def items_of(result: Any) -> tuple[list[Any], BaseException | None]:
     items: list[Any] = []
     try:
         items.extend(result)
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         return items, exc
     return items, None
 
@@ -122,7 +123,14 @@ def tools(pm: ToolpaletteManager, plugin_name: str, origin: Origin) -> Collected
             reason = f"iterating what {hook} returned raised {describe_exception(exc)}"
             out.problems.append(_problem(origin, "hook", reason))
         for position, item in enumerate(items):
-            provider = _provider(item, origin, impl, out.problems, position)
+            try:
+                provider = _provider(item, origin, impl, out.problems, position)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # the item's own attributes raised
+                reason = f"reading a returned tool raised {describe_exception(exc)}"
+                out.problems.append(_problem(origin, "invalid-tool", reason))
+                continue
             if provider is not None:
                 out.items.append(provider)
     return out
@@ -140,8 +148,7 @@ def _provider(
         problems.append(_problem(origin, "garbage", reason))
         return None
     if isinstance(item, (bool, int, float, complex, str, bytes)):
-        what = f"a value of type {type(item).__name__}"
-        reason = f"toolpalette_register_tools returned {what}, which is not a tool"
+        reason = f"toolpalette_register_tools returned {describe_type(item)}, not a tool"
         problems.append(_problem(origin, "garbage", reason))
         return None
     try:
@@ -150,9 +157,11 @@ def _provider(
             _check_foreign(provider)
     except ToolpaletteError as exc:
         kind = "garbage" if _not_a_tool(item) else "invalid-tool"
-        problems.append(_problem(origin, kind, str(exc), item=_label(item)))
+        problems.append(_problem(origin, kind, safe_str(exc), item=_label(item)))
         return None
-    except Exception as exc:  # a foreign provider's property raised
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a foreign provider's property raised
         reason = f"reading the tool raised {describe_exception(exc)}"
         problems.append(_problem(origin, "invalid-tool", reason, item=_label(item)))
         return None
@@ -197,7 +206,9 @@ def _label(item: Any) -> str:
     if isinstance(item, ToolProvider):
         try:
             return str(item.name)
-        except Exception:
+        except KeyboardInterrupt:
+            raise
+        except BaseException:
             return type(item).__name__
     return str(getattr(item, "__qualname__", type(item).__name__))
 
@@ -218,10 +229,5 @@ def _module(item: Any, impl: HookImpl) -> str | None:
 
 
 def _problem(origin: Origin, kind: Any, reason: str, *, item: str | None = None) -> Problem:
-    return Problem(kind, reason, origin.pack, _dist_label(origin), item)
-
-
-def _dist_label(origin: Origin) -> str | None:
-    if origin.distribution is None:
-        return None
-    return f"{origin.distribution} {origin.version or '?'}"
+    label = distribution_label(origin.distribution, origin.version)
+    return Problem(kind, reason, origin.pack, label, item)

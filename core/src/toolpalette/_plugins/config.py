@@ -23,28 +23,18 @@ Keys:
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Union
 
-from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.tool import TOOL_NAME
-from toolpalette.errors import InvalidInputError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+__all__ = ["ConfigSource", "HubConfig", "load_config"]
 
-__all__ = ["ConfigSource", "HubConfig", "RenamedProvider", "load_config"]
-
-logger = logging.getLogger("toolpalette.config")
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """What ``ToolHub(config=...)`` accepts: a mapping, a file path, or None (look in the CWD)."""
@@ -112,10 +102,14 @@ def load_config(
     if isinstance(config, Mapping):
         table, source = config, None
     else:
-        table, source = _read_file(config, Path(cwd) if cwd is not None else Path.cwd())
+        table, source = _read_file(config, os.fspath(cwd) if cwd is not None else os.getcwd())
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
-        logger.warning("ignoring unknown toolpalette configuration keys: %s", ", ".join(unknown))
+        import logging  # only on this path: the command line starts without it
+
+        logging.getLogger("toolpalette.config").warning(
+            "ignoring unknown toolpalette configuration keys: %s", ", ".join(unknown)
+        )
     merged_rename = {**_str_map(table, "rename"), **dict(rename or {})}
     merged_prefix = {**_str_map(table, "prefix"), **dict(prefix or {})}
     _check_names(merged_rename, merged_prefix)
@@ -134,36 +128,45 @@ def _mcp(table: Mapping[str, Any], source: str | None) -> tuple[dict[str, Any], 
     if path is not None and not isinstance(path, str):
         raise ValueError("toolpalette configuration: 'mcp_json' must be a path")
     if path is not None and source is not None:
-        path = str(Path(source).parent / path)
+        path = os.path.join(os.path.dirname(source), path)
     return dict(servers), path
 
 
 def _read_file(
-    path: str | os.PathLike[str] | None, cwd: Path
+    path: str | os.PathLike[str] | None, cwd: str
 ) -> tuple[Mapping[str, Any], str | None]:
     if path is None:
-        for candidate in (cwd / "toolpalette.toml", cwd / "pyproject.toml"):
-            if candidate.is_file():
+        for name in ("toolpalette.toml", "pyproject.toml"):
+            candidate = os.path.join(cwd, name)
+            if os.path.isfile(candidate):
                 table = _table_of(candidate)
                 if table is not None:
-                    return table, str(candidate)
+                    return table, candidate
         return {}, None
-    file = Path(path)
-    return _table_of(file) or {}, str(file)
+    file = os.fspath(path)
+    return _table_of(file) or {}, file
 
 
-def _table_of(file: Path) -> Mapping[str, Any] | None:
+def _table_of(file: str) -> Mapping[str, Any] | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+    name = os.path.basename(file)
+    with open(file, encoding="utf-8") as text:
+        content = text.read()
     try:
-        data: dict[str, Any] = tomllib.loads(file.read_text(encoding="utf-8"))
+        data: dict[str, Any] = tomllib.loads(content)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{file.name}: not valid TOML ({exc})") from exc
-    if file.name != "pyproject.toml":
+        raise ValueError(f"{name}: not valid TOML ({exc})") from exc
+    if name != "pyproject.toml":
         return data
     table = data.get("tool", {}).get("toolpalette")
     if table is None:
         return None
     if not isinstance(table, Mapping):
-        raise ValueError(f"{file.name}: [tool.toolpalette] must be a table")
+        raise ValueError(f"{name}: [tool.toolpalette] must be a table")
     return table
 
 
@@ -205,67 +208,3 @@ def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str]) -> None:
                 f"toolpalette configuration: prefix for pack {pack!r} is {text!r}: "
                 "use letters, digits, '_' and '-' (e.g. 'files_')"
             )
-
-
-class RenamedProvider(ToolProvider):
-    """A provider offered under another name, as the host's configuration asks.
-
-    Everything but the name comes from the wrapped provider. Two renamed providers are
-    equal when they wrap equal providers under the same name, so a pack loaded twice
-    still yields one entry.
-    """
-
-    def __init__(self, inner: ToolProvider, name: str) -> None:
-        if not TOOL_NAME.match(name):
-            raise ValueError(f"{name!r} is not a valid tool name (is the prefix too long?)")
-        self.inner = inner
-        """The provider the pack returned."""
-        self._name = name
-        self.origin = inner.origin
-
-    name = property(lambda self: self._name)
-    description = property(lambda self: self.inner.description)
-    input_schema = property(lambda self: self.inner.input_schema)
-    output_schema = property(lambda self: self.inner.output_schema)
-    weight = property(lambda self: self.inner.weight)
-    action_verb = property(lambda self: self.inner.action_verb)
-    read_only = property(lambda self: self.inner.read_only)
-    metadata = property(lambda self: self.inner.metadata)
-    concurrency_safe = property(lambda self: self.inner.concurrency_safe)
-    timeout = property(lambda self: self.inner.timeout)
-    output_cap = property(lambda self: self.inner.output_cap)
-
-    def is_concurrency_safe(self, value: Any) -> bool:
-        """As the wrapped provider decides."""
-        return self.inner.is_concurrency_safe(value)
-
-    def resource_key(self, value: Any) -> Any:
-        """As the wrapped provider decides."""
-        return self.inner.resource_key(value)
-
-    def grade_for(self, parent: Any) -> str | None:
-        """As the wrapped provider decides."""
-        return self.inner.grade_for(parent)
-
-    def parse_input(self, raw: Any) -> Any:
-        """Validate like the wrapped provider; refusals name the new tool name."""
-        try:
-            return self.inner.parse_input(raw)
-        except InvalidInputError as exc:
-            raise InvalidInputError(tool_name=self._name, problems=exc.problems) from exc.__cause__
-
-    def dump_output(self, value: Any) -> Any:
-        """As the wrapped provider does."""
-        return self.inner.dump_output(value)
-
-    def create(self, parent: Any = None) -> BoundTool:
-        """Build the wrapped provider's tool."""
-        return self.inner.create(parent)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RenamedProvider):
-            return NotImplemented
-        return self._name == other._name and self.inner == other.inner
-
-    def __hash__(self) -> int:
-        return hash((RenamedProvider, self._name, self.inner))

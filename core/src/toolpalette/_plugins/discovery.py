@@ -11,14 +11,11 @@ with ``packaging``, imported lazily.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import importlib_metadata
-
+from toolpalette._tools.origin import distribution_label
 from toolpalette.errors import IncompatiblePluginError
 
 __all__ = [
@@ -29,7 +26,6 @@ __all__ = [
     "core_version",
     "describe",
     "discover",
-    "env_names",
     "incompatibility",
 ]
 
@@ -64,9 +60,7 @@ class EntryPointInfo:
     @property
     def label(self) -> str:
         """``distribution version``, or the entry point name when the dist is unknown."""
-        if self.distribution:
-            return f"{self.distribution} {self.version or '?'}"
-        return self.name
+        return distribution_label(self.distribution, self.version) or self.name
 
     def load(self) -> Any:
         """Import and return the target (the only step here that imports anything)."""
@@ -80,7 +74,7 @@ def discover(group: str) -> list[EntryPointInfo]:
     the import system would pick it); two distributions declaring the same entry point
     name are both listed, so that the collision can be reported.
     """
-    found = [describe(ep)[0] for ep in importlib.metadata.entry_points(group=group)]
+    found = [describe(ep)[0] for ep in _entry_points(group)]
     found.sort(key=lambda info: (info.name, info.distribution or ""))
     return found
 
@@ -114,6 +108,8 @@ def describe(ep: Any) -> tuple[EntryPointInfo, list[str]]:
 @functools.lru_cache(maxsize=1)
 def core_version() -> str:
     """The installed toolpalette version (read once per process)."""
+    import importlib_metadata
+
     return importlib_metadata.version("toolpalette")
 
 
@@ -154,9 +150,8 @@ def incompatibility(name: str, requires: Iterable[str]) -> IncompatiblePluginErr
     return None
 
 
-def env_names(variable: str) -> frozenset[str] | None:
-    """The comma-separated names in an environment variable, or None when it is unset."""
-    raw = os.environ.get(variable)
-    if raw is None:
-        return None
-    return frozenset(part.strip() for part in raw.split(",") if part.strip())
+def _entry_points(group: str) -> Any:
+    """The standard library's entry points of ``group`` (imported here: it is slow to import)."""
+    import importlib.metadata
+
+    return importlib.metadata.entry_points(group=group)

@@ -2,16 +2,19 @@
 
 A listing (every tool's name, description, read-only flag and provenance, and the
 problems found building it) is stored in one JSON file under the user's cache folder,
-keyed on everything that could change it: the core's version, the Python version, the
-host's renames and prefixes, and each installed pack's entry point and the exact
-contents of its distribution's ``RECORD`` (which lists every installed file with its
-hash, so any reinstall or upgrade changes it). A stale cache is never trusted: a key
-that does not match to the last digit is a miss, and a miss rebuilds the listing by
-importing the packs. Packs that cannot be fingerprinted (editable installs, whose
-sources change without their ``RECORD`` changing, plugins added in code) make the
-listing uncacheable.
+keyed on everything that could change it: the core's version and its own ``RECORD``, the
+interpreter (its version and executable), the host's renames and prefixes, and each
+installed pack's entry point and the exact contents of its distribution's ``RECORD``
+(which lists every installed file with its hash, so any reinstall or upgrade changes it).
+A stale cache is never trusted: a key that does not match to the last digit is a miss,
+and a miss rebuilds the listing by importing the packs. Packs that cannot be
+fingerprinted (editable installs, whose sources change without their ``RECORD``
+changing, plugins added in code) make the listing uncacheable.
 
-``TOOLPALETTE_CACHE_DIR`` moves the cache; ``TOOLPALETTE_NO_CACHE=1`` turns it off.
+The folder is the platform's user cache folder (``platformdirs``: ``~/.cache`` or
+``$XDG_CACHE_HOME`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on
+Windows), under ``toolpalette``. ``TOOLPALETTE_CACHE_DIR`` moves the cache;
+``TOOLPALETTE_NO_CACHE=1`` turns it off (see :mod:`toolpalette._plugins.switches`).
 """
 
 from __future__ import annotations
@@ -21,22 +24,19 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolpalette._plugins.problems import Problem
-from toolpalette._tools.provider import ToolProvider
+from toolpalette._plugins.switches import Switches
 
-__all__ = ["CACHE_DIR_ENV", "NO_CACHE_ENV", "Listing", "ToolInfo", "cache_file", "load", "store"]
+if TYPE_CHECKING:
+    from toolpalette._tools.provider import ToolProvider
 
-CACHE_DIR_ENV = "TOOLPALETTE_CACHE_DIR"
-"""Where the listing cache lives (default: the user's cache folder)."""
-NO_CACHE_ENV = "TOOLPALETTE_NO_CACHE"
-"""Set to a non-empty value other than ``0`` to neither read nor write the cache."""
-_FORMAT = 1
+__all__ = ["Listing", "ToolInfo", "cache_file", "key_of", "load", "store"]
+
+_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -88,36 +88,41 @@ class Listing:
     """Whether it was read from the cache (no pack was imported)."""
 
 
-def cache_file() -> Path | None:
+def cache_file(switches: Switches) -> str | None:
     """The cache file, or None when caching is off."""
-    if os.environ.get(NO_CACHE_ENV, "0") not in ("", "0"):
+    if switches.no_cache:
         return None
-    folder = os.environ.get(CACHE_DIR_ENV)
-    if folder:
-        return Path(folder) / "listing.json"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "toolpalette" / "listing.json"
+    if switches.cache_dir:
+        return os.path.join(switches.cache_dir, "listing.json")
+    import platformdirs
+
+    return os.path.join(platformdirs.user_cache_dir("toolpalette", appauthor=False), "listing.json")
 
 
-def key_of(fingerprints: Iterable[str | None], settings: Mapping[str, Any]) -> str | None:
-    """The cache key of a set of packs and host settings; None when one pack has no print."""
-    digest = hashlib.sha256()
-    header = {"format": _FORMAT, "python": sys.version, "settings": settings}
-    digest.update(json.dumps(header, sort_keys=True, default=str).encode())
-    for fingerprint in fingerprints:
-        if fingerprint is None:
-            return None
-        digest.update(b"\0" + fingerprint.encode())
-    return digest.hexdigest()
+def key_of(installed: str, switches: Switches, settings: Mapping[str, Any]) -> str:
+    """The cache key: what is installed, the switches, the host's settings, the interpreter.
+
+    ``installed`` is :func:`toolpalette._plugins.installed.fingerprint` (the core and
+    every pack distribution, with their ``RECORD``).
+    """
+    header = {
+        "format": _FORMAT,
+        "installed": installed,
+        "python": sys.version,
+        "executable": sys.executable,
+        "only": sorted(switches.only) if switches.only is not None else None,
+        "blocked": sorted(switches.blocked),
+        "autoload_disabled": switches.autoload_disabled,
+        "settings": settings,
+    }
+    return hashlib.sha256(json.dumps(header, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def load(key: str) -> Listing | None:
-    """The cached listing stored under exactly ``key``, or None (any doubt is a miss)."""
-    path = cache_file()
-    if path is None:
-        return None
+def load(path: str, key: str) -> Listing | None:
+    """The listing cached in ``path`` under exactly ``key``, or None (any doubt is a miss)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as text:
+            data = json.loads(text.read())
         if data.get("key") != key:
             return None
         tools = tuple(ToolInfo(**entry) for entry in data["tools"])
@@ -127,19 +132,19 @@ def load(key: str) -> Listing | None:
     return Listing(tools, problems, cached=True)
 
 
-def store(key: str, listing: Listing) -> None:
+def store(path: str, key: str, listing: Listing) -> None:
     """Write ``listing`` under ``key``, atomically; a cache that cannot be written is skipped."""
-    path = cache_file()
-    if path is None:
-        return
     data = {
         "key": key,
         "tools": [asdict(tool) for tool in listing.tools],
         "problems": [asdict(problem) for problem in listing.problems],
     }
+    import tempfile
+
+    folder = os.path.dirname(path)
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".listing-", suffix=".json")
+        os.makedirs(folder, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".listing-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(data, out, ensure_ascii=False)

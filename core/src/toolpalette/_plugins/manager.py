@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import difflib
 import logging
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
@@ -27,17 +26,16 @@ from typing import TYPE_CHECKING, Any, Final, final
 import pluggy
 
 from toolpalette import hookspecs
+from toolpalette._plugins.switches import Switches
 
 if TYPE_CHECKING:
     from pluggy import HookimplOpts
     from pluggy._hooks import HookImpl
 
-__all__ = ["HOOK_PREFIX", "TRACE_ENV", "ToolpaletteManager", "trace_logger"]
+__all__ = ["HOOK_PREFIX", "ToolpaletteManager", "trace_logger"]
 
 HOOK_PREFIX: Final = "toolpalette_"
 """Every hook name starts with this; other attributes are never hook implementations."""
-TRACE_ENV: Final = "TOOLPALETTE_TRACE_PLUGINS"
-"""Set (to anything non-empty) to log every hook call and its results."""
 
 trace_logger = logging.getLogger("toolpalette.trace")
 """Where hook calls are logged when tracing is on."""
@@ -57,7 +55,7 @@ class ToolpaletteManager(pluggy.PluginManager):
         self.add_hookspecs(hookspecs)
         self._unknown: list[str] = []
         self._unknown_by_plugin: dict[str, tuple[str, ...]] = {}
-        self.tracing = bool(os.environ.get(TRACE_ENV)) if trace is None else trace
+        self.tracing = Switches.from_environ().trace if trace is None else trace
         """Whether hook calls are logged (the hub also logs each register-hook call)."""
         if self.tracing:
             _enable_trace(self)

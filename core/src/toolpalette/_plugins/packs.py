@@ -10,15 +10,16 @@ selected by distribution.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import re
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from toolpalette._plugins.discovery import EntryPointInfo, describe, incompatibility
 from toolpalette._plugins.problems import Problem
-from toolpalette._tools.provider import Origin, ToolProvider
+from toolpalette._tools.origin import Origin
 from toolpalette.errors import IncompatiblePluginError
+
+if TYPE_CHECKING:
+    from toolpalette._tools.provider import ToolProvider
 
 __all__ = ["Pack", "PackStatus", "scan"]
 
@@ -109,24 +110,10 @@ class Pack:
         info = self.info
         return info.label if info and info.distribution else None
 
-    def fingerprint(self) -> str | None:
-        """What identifies this pack's installed files, for the listing cache; None if unknown.
-
-        The entry point plus its distribution's ``RECORD`` (every installed file with its
-        hash). None for a plugin added in code, a distribution without a ``RECORD``, and
-        an editable install, whose sources change without its ``RECORD`` changing.
-        """
-        if self.status in ("blocked", "disabled"):  # never imported: its files do not matter
-            return f"{self.name}|{self.module}|{self.status}"
-        dist = getattr(self._entry_point, "dist", None)
-        if dist is None:
-            return None
-        direct_url = dist.read_text("direct_url.json") or ""
-        record = dist.read_text("RECORD")
-        if record is None or '"editable": true' in direct_url.replace("'", '"'):
-            return None
-        digest = hashlib.sha256(record.encode("utf-8", "surrogatepass")).hexdigest()
-        return f"{self.name}|{self.module}|{digest}"
+    @property
+    def added_in_code(self) -> bool:
+        """Whether the pack was added with ``add_plugin`` rather than installed."""
+        return self._entry_point is None and self._info is None
 
     def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
         """Record a problem of this pack."""
@@ -141,7 +128,14 @@ def scan(group: str) -> list[Pack]:
     """
     found = [
         Pack(ep.name, ep.value.partition(":")[0].strip(), entry_point=ep)
-        for ep in importlib.metadata.entry_points(group=group)
+        for ep in _entry_points(group)
     ]
     found.sort(key=lambda pack: pack.name)
     return found
+
+
+def _entry_points(group: str) -> Any:
+    """The standard library's entry points of ``group`` (imported here: it is slow to import)."""
+    import importlib.metadata
+
+    return importlib.metadata.entry_points(group=group)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Problem", "ProblemKind"]
+__all__ = ["Problem", "ProblemKind", "describe_exception", "describe_type", "safe_str"]
+
+_REASON_LIMIT = 300
 
 ProblemKind = Literal[
     "import",  # the pack or jar could not be imported
@@ -52,3 +54,38 @@ class Problem:
             where += f" ({self.distribution})"
         what = f" [{self.item}]" if self.item else ""
         return f"{self.kind}: {where}{what}: {self.reason}"
+
+
+def safe_str(obj: object) -> str:
+    """``str(obj)``, or a stand-in when that raises (a pack's ``__str__`` can fail)."""
+    text = _message(obj)
+    return "<unprintable>" if text is None else text
+
+
+def _message(obj: object) -> str | None:
+    """``str(obj)``, or None when that raises or returns no string."""
+    try:
+        text = str(obj)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return None
+    return text if isinstance(text, str) else None
+
+
+def describe_type(obj: object) -> str:
+    """``a value of type X``, read without calling anything of ``obj``'s own."""
+    return f"a value of type {type(obj).__name__}"
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: first line of the message``, bounded, for a problem's reason.
+
+    It cannot fail: an exception whose ``__str__`` raises is described by its type.
+    """
+    text = (_message(exc) or "").strip()
+    text = text.splitlines()[0] if text else ""
+    if len(text) > _REASON_LIMIT:
+        text = text[: _REASON_LIMIT - 3] + "..."
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name

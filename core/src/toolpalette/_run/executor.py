@@ -37,6 +37,7 @@ from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import PoolBusy, WorkerPool, shared_pool
+from toolpalette._tools.registry import lookup
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
 
@@ -267,7 +268,7 @@ class Executor:
 
     def _look_up(self, name: object) -> ToolProvider:
         """Step 1: the provider offered under ``name`` (404 unknown, 403 not offered)."""
-        provider = self.registry.get(name)
+        provider = lookup(self.registry, name)
         offered = self.offered
         if provider is not None and (offered is None or name in offered):
             return provider

@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any, Final
 from toolpalette._run.call import Refusal
 from toolpalette._tools.result import RichContent, ToolResult, rich_content
 from toolpalette._tools.tool import TOOL_NAME
-from toolpalette.errors import ToolError
+from toolpalette.errors import ToolError, ToolNotFoundError
 
 if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
 
 __all__ = [
-    "MAX_LISTED",
     "MAX_MESSAGE",
     "failure",
     "name_label",
@@ -33,8 +32,6 @@ __all__ = [
     "unavailable_text",
 ]
 
-MAX_LISTED: Final = 100
-"""An unknown tool's answer lists at most this many available names."""
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
 _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
@@ -98,12 +95,9 @@ def name_label(name: object) -> str:
 def unavailable_text(name: object, available: list[str]) -> str:
     """The text for an unknown or not-offered name: the same text for both.
 
-    At most :data:`MAX_LISTED` names are listed, so a huge catalog cannot flood the model.
+    The same text as :class:`~toolpalette.errors.ToolNotFoundError`'s message.
     """
-    listing = ", ".join(available[:MAX_LISTED]) if available else "none"
-    if len(available) > MAX_LISTED:
-        listing += f" and {len(available) - MAX_LISTED} more"
-    return f"{name_label(name)} is not available. Available tools: {listing}."
+    return str(ToolNotFoundError(tool_name=name, available=available))
 
 
 def _tool_error_in(exc: BaseException) -> ToolError | None:

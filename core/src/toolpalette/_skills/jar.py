@@ -17,6 +17,7 @@ from toolpalette._plugins.problems import Problem
 from toolpalette._skills.manifest import coerce_front_matter, lint_manifest
 from toolpalette._skills.paths import inside, walk_files
 from toolpalette._skills.skill import Skill
+from toolpalette._tools.origin import distribution_label
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -147,6 +148,4 @@ def _warning(item: str, origin: Origin, reason: str) -> Problem:
 
 
 def _label(origin: Origin) -> str | None:
-    if origin.distribution:
-        return f"{origin.distribution} {origin.version or '?'}"
-    return None
+    return distribution_label(origin.distribution, origin.version)

@@ -25,6 +25,7 @@ from toolpalette._plugins.problems import Problem, ProblemKind
 from toolpalette._skills.jar import load_folder, open_package
 from toolpalette._skills.manifest import bundle_id_problem, lint_manifest
 from toolpalette._skills.skill import Skill
+from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import Origin
 from toolpalette.errors import SkillNotFoundError
 
@@ -345,9 +346,7 @@ class SkillRegistry:
 
 
 def _dist_label(origin: Origin) -> str | None:
-    if origin.distribution:
-        return f"{origin.distribution} {origin.version or '?'}"
-    return None
+    return distribution_label(origin.distribution, origin.version)
 
 
 def _origin_label(origin: Origin) -> str:

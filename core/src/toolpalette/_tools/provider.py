@@ -16,7 +16,6 @@ import itertools
 import re
 import weakref
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, get_type_hints
 
@@ -25,6 +24,7 @@ from typing_extensions import Self
 
 from toolpalette._tools import schema as _schema
 from toolpalette._tools import strict_json as _json
+from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
 from toolpalette._tools.validation import MAX_PROBLEMS, ModelInput
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
@@ -44,32 +44,6 @@ __all__ = [
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 _BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionary()
 """Providers already built for @tool functions and classes (see ``as_provider``)."""
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where a provider comes from: the pack, its distribution, and the module (or server)."""
-
-    pack: str | None = None
-    """The entry point name of the pack (or the name given to ``add_plugin``)."""
-    distribution: str | None = None
-    """The distribution that ships it, e.g. ``toolpalette-files``."""
-    version: str | None = None
-    """That distribution's version."""
-    module: str | None = None
-    """The module that defines the tool."""
-    server: str | None = None
-    """The MCP server that serves the tool, for a tool of an MCP server."""
-
-    def describe(self) -> str:
-        """``module (distribution version)``, with whatever parts are known."""
-        if self.server is not None:
-            where = f"MCP server {self.server!r}"
-            return f"{where} of pack {self.pack!r}" if self.pack else where
-        where = self.module or self.pack or "unknown module"
-        if self.distribution:
-            return f"{where} ({self.distribution} {self.version or '?'})"
-        return where
 
 
 class BoundTool:

@@ -14,7 +14,7 @@ from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
 from toolpalette._tools.tool import Tool, get_spec
 from toolpalette.errors import PluginWarning, ToolCollisionError, ToolNotFoundError
 
-__all__ = ["Surface", "SurfaceDiff", "ToolRegistry", "tool_schema"]
+__all__ = ["Surface", "SurfaceDiff", "ToolRegistry", "lookup", "sync", "tool_schema"]
 
 logger = logging.getLogger("toolpalette.registry")
 
@@ -129,20 +129,14 @@ class ToolRegistry:
         """The providers whose calls may overlap, in registration order."""
         return [p for p in self.providers() if p.concurrency_safe]
 
-    def get(self, name: object) -> ToolProvider | None:
-        """The provider under ``name``, or None (also for a ``None`` or non-string name)."""
-        if not isinstance(name, str):
-            return None
-        with self._lock:
-            return self._providers.get(name)
-
     def get_provider(self, name: object) -> ToolProvider:
-        """The provider under ``name``.
+        """The provider under ``name`` (the one lookup; ``has_tool`` asks without raising).
 
         Raises:
-            ToolNotFoundError: no such tool; the message lists the available names.
+            ToolNotFoundError: no such tool, or ``name`` is not a string; the message
+                lists the available names.
         """
-        provider = self.get(name)
+        provider = lookup(self, name)
         if provider is None:
             raise ToolNotFoundError(tool_name=name, available=self.tool_names())
         return provider
@@ -167,7 +161,9 @@ class ToolRegistry:
             return name in self._providers
 
     def __contains__(self, name: object) -> bool:
-        return self.get(name) is not None
+        # One spelling: `name in registry` would read like has_tool but fall back to
+        # comparing names with providers; say so instead of answering False.
+        raise TypeError("use registry.has_tool(name) to ask whether a tool is registered")
 
     def __len__(self) -> int:
         return len(self._providers)
@@ -302,3 +298,42 @@ class ToolRegistry:
 
     def __repr__(self) -> str:
         return f"<ToolRegistry v{self._version}: {', '.join(self.tool_names()) or 'empty'}>"
+
+
+def lookup(registry: ToolRegistry, name: object) -> ToolProvider | None:
+    """The provider under ``name`` in ``registry``, or None (also for a non-string name).
+
+    For the core's own hot paths (the pipeline's lookup, a reconcile), where an unknown
+    name is an answer rather than an error; hosts use ``get_provider``/``has_tool``.
+    """
+    if not isinstance(name, str):
+        return None
+    with registry._lock:
+        return registry._providers.get(name)
+
+
+def _identical(held: ToolProvider, wanted: ToolProvider) -> bool:
+    return held is wanted
+
+
+def sync(
+    registry: ToolRegistry,
+    desired: Iterable[ToolProvider],
+    *,
+    same: Callable[[ToolProvider, ToolProvider], bool] = _identical,
+) -> None:
+    """Make ``registry`` hold exactly ``desired``, keeping the position of what stays.
+
+    A name held by a provider for which ``same(held, wanted)`` is false is replaced in
+    place; new names are added in ``desired``'s order; the rest are removed. The one way
+    the core brings a registry to a computed state (the hub's catalog, a thinker's
+    palette at each reconcile), so an unchanged state leaves ``version`` alone.
+    """
+    wanted = list(desired)
+    registry.retain(p.name for p in wanted)
+    for provider in wanted:
+        held = lookup(registry, provider.name)
+        if held is None:
+            registry.register(provider)
+        elif held is not provider and not same(held, provider):
+            registry.replace(provider)

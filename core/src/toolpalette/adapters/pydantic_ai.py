@@ -33,7 +33,12 @@ from toolpalette._agents.thinker import Thinker
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.result import ToolResult
 from toolpalette.adapters._common import ForeignToolProvider, failure_text
-from toolpalette.errors import InvalidInputError, ToolDefinitionError, ToolError
+from toolpalette.errors import (
+    InvalidInputError,
+    ToolDefinitionError,
+    ToolError,
+    ToolNotFoundError,
+)
 
 __all__ = ["ThinkerToolset", "providers_from_pydantic_ai"]
 
@@ -95,8 +100,9 @@ class ThinkerToolset(AbstractToolset[Any]):
 
     def _asks(self, name: str, tool_args: dict[str, Any]) -> bool:
         """Whether the thinker's policy wants a person's approval for this call."""
-        provider = self.thinker.palette.get(name)
-        if provider is None:
+        try:
+            provider = self.thinker.palette.get_provider(name)
+        except ToolNotFoundError:
             return False  # the pipeline answers an unknown name
         try:
             value = provider.parse_input(tool_args)

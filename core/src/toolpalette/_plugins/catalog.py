@@ -1,0 +1,549 @@
+"""The pack catalog: find packs, import them only when needed, build the registry of tools.
+
+``PackCatalog()`` reads the ``toolpalette.plugins`` entry points (names and targets only)
+and imports nothing. A pack is imported when something needs it: a selection naming its
+import package or distribution, or the full catalog (which needs them all). Each pack is
+checked against this core's version before import, imported on its own, and each of
+its hook implementations is called on its own, so one broken pack is a
+:class:`~toolpalette.Problem` and never an exception (``KeyboardInterrupt`` aside).
+
+Collisions: when loaded packs offer *different* tools under one name, none of them is
+offered and one ``collision`` problem names every claimant. The result is the same
+whatever order the packs loaded in; the host resolves it with a rename or a prefix
+(see :mod:`toolpalette._plugins.config`). Equal providers (a pack reachable through two
+entry points, a tool re-exported by another pack) are one entry.
+
+The :class:`~toolpalette.ToolHub` holds one catalog and delegates its discovery methods
+to it; the host side (thinkers, skills, grants) lives in ``toolpalette._agents.host``.
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, final
+
+import pluggy
+
+from toolpalette._plugins import listing as _listing
+from toolpalette._plugins.config import HubConfig
+from toolpalette._plugins.discovery import PLUGIN_GROUP
+from toolpalette._plugins.installed import fingerprint
+from toolpalette._plugins.listing import Listing, ToolInfo
+from toolpalette._plugins.packs import Pack, PackStatus, scan
+from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
+from toolpalette._plugins.switches import BLOCK_ENV, Switches
+from toolpalette._tools.origin import Origin
+from toolpalette.errors import ToolCollisionError
+
+if TYPE_CHECKING:
+    from toolpalette._plugins.manager import ToolpaletteManager
+    from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.registry import ToolRegistry
+
+__all__ = ["ClaimSource", "PackCatalog", "PluginInfo", "problem_key"]
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One pack as ``toolpalette plugins`` shows it."""
+
+    name: str
+    """The pack's name: its entry point name, or the name given to ``add_plugin``."""
+    distribution: str | None
+    """The distribution that ships it (None for a plugin added in code)."""
+    version: str | None
+    """That distribution's version."""
+    module: str | None
+    """The hooks module (the entry point's target)."""
+    hooks: tuple[str, ...]
+    """The hooks it implements, sorted; empty until it is imported."""
+    imported: bool
+    """Whether it was imported and registered."""
+    status: PackStatus
+    """``loaded``, ``not-loaded``, ``failed``, ``incompatible``, ``blocked`` or ``disabled``."""
+
+
+@dataclass(frozen=True)
+class _Collision:
+    name: str
+    claims: tuple[tuple[Pack, ToolProvider], ...]
+
+    def error(self, more: int = 0) -> ToolCollisionError:
+        first, second = (provider.describe() for _, provider in self.claims[:2])
+        error = ToolCollisionError(tool_name=self.name, first=first, second=second)
+        if not more:
+            return error
+        hint = f"{error.hint} ({more} more collision(s): run `toolpalette check`)"
+        return ToolCollisionError(tool_name=self.name, first=first, second=second, hint=hint)
+
+    def problem(self) -> Problem:
+        packs = ", ".join(pack.name for pack, _ in self.claims)
+        labels = ", ".join(pack.label or "(added in code)" for pack, _ in self.claims)
+        who = "; ".join(f"{p.describe()} in pack {pack.name!r}" for pack, p in self.claims)
+        reason = (
+            f"different tools claim the name {self.name!r}: {who}. None of them is offered; "
+            f"{self.error().hint}"
+        )
+        known = any(pack.label for pack, _ in self.claims)
+        return Problem("collision", reason, packs, labels if known else None, self.name)
+
+
+class ClaimSource(Protocol):
+    """Tools that are not a pack's but compete with theirs for names (an MCP server's).
+
+    The host side attaches one (:meth:`PackCatalog.attach`); each claim is a pack-like
+    record holding its tools, so the collision policy treats it as it treats a pack.
+    """
+
+    def claims(self, *, gather: bool) -> list[Pack]:
+        """The claims: with ``gather``, every one there is (may start servers), else so far."""
+        ...
+
+    def generation(self) -> int:
+        """A counter that grows whenever a claim's tools change."""
+        ...
+
+    def problems(self) -> list[Problem]:
+        """What went wrong with the claims' sources."""
+        ...
+
+    def live(self) -> bool:
+        """Whether there are claims whose tools are listed live (never from the cache)."""
+        ...
+
+
+@final
+class PackCatalog:
+    """Every pack a hub knows, loaded on demand, and the registry of their tools.
+
+    Args:
+        config: The validated host configuration (renames, prefixes, pack settings).
+        switches: The environment switches (which packs to use, block, trace, cache).
+        autoload: Discover installed packs through their entry points; False starts
+            empty (add plugins with :meth:`add_plugin`).
+
+    Nothing is imported when it is built. All methods are thread-safe.
+    """
+
+    def __init__(self, config: HubConfig, switches: Switches, *, autoload: bool = True) -> None:
+        self._lock = threading.RLock()
+        self.config = config
+        """The validated host configuration."""
+        self.switches = switches
+        """The environment switches the catalog was built with."""
+        self._pm: ToolpaletteManager | None = None
+        self._claims: ClaimSource | None = None
+        self.autoload = autoload and switches.discovers
+        """Whether installed packs (and skilljars) are discovered."""
+        self._packs: dict[str, Pack] = {}
+        self._extra_problems: list[Problem] = []
+        self._version = 0
+        self._registry: ToolRegistry | None = None
+        self._registry_version = -1
+        self._discovered = not self.autoload  # the entry points are read on first need
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock held while the catalog changes (the attached claim source takes it too)."""
+        return self._lock
+
+    def attach(self, claims: ClaimSource) -> None:
+        """Let ``claims`` (the host's MCP servers) compete with the packs' tools for names."""
+        self._claims = claims
+
+    @property
+    def pm(self) -> ToolpaletteManager:
+        """The pluggy plugin manager; ``pm.hook`` calls the host hooks.
+
+        Built on first use (a listing answered by the cache needs none), under the
+        catalog's lock so that every caller gets the same one.
+        """
+        pm = self._pm
+        if pm is None:
+            with self._lock:
+                if self._pm is None:
+                    from toolpalette._plugins import manager
+
+                    self._pm = manager.ToolpaletteManager(trace=self.switches.trace)
+                pm = self._pm
+        return pm
+
+    # -- discovery -----------------------------------------------------------------
+
+    def _discover(self) -> None:
+        """Read the entry points, once, when something first needs the packs.
+
+        Not when the catalog is built: a listing answered by the cache needs none.
+        """
+        if self._discovered:
+            return
+        self._discovered = True
+        only, blocked = self.switches.only, self.switches.blocked
+        for name in sorted(blocked):
+            self.pm.set_blocked(name)
+        for name, group in _by_name(scan(PLUGIN_GROUP)).items():
+            if len(group) > 1:
+                self._extra_problems.append(_duplicate_pack(name, group))
+                continue
+            pack = group[0]
+            if only is not None and name not in only:
+                pack.status = "disabled"
+            elif name in blocked:
+                pack.status = "blocked"
+                pack.problem("blocked", f"not imported: listed in {BLOCK_ENV}")
+            self._packs.setdefault(name, pack)  # a plugin added in code keeps its name
+
+    def _load(self, pack: Pack) -> None:
+        """Import one pack, after checking its requirement on toolpalette; once."""
+        if pack.status != "not-loaded":
+            return
+        try:
+            info = pack.info
+            incompatible = pack.incompatibility()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            pack.status = "failed"
+            reason = f"reading its metadata raised {describe_exception(exc)}"
+            pack.problem("import", f"{reason}; it was not imported")
+            return
+        if info is None:
+            return  # a plugin added in code: registered already
+        if incompatible is not None:
+            pack.status = "incompatible"
+            pack.problem("incompatible", f"{incompatible}; it was not imported")
+            return
+        try:
+            plugin = info.load()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit: still the pack's problem
+            pack.status = "failed"
+            pack.problem("import", f"importing {info.value} raised {describe_exception(exc)}")
+            return
+        if not isinstance(plugin, types.ModuleType) and not _has_hooks(plugin):
+            pack.status = "failed"
+            what = describe_type(plugin)
+            pack.problem(
+                "import",
+                f"the entry point names {info.value!r}, {what} with no toolpalette_* hook; "
+                "point it at the pack's hooks module",
+            )
+            return
+        self._register(pack, plugin)
+
+    def _register(self, pack: Pack, plugin: object) -> None:
+        existing = self.pm.get_name(plugin)
+        if existing is not None:
+            pack.plugin_name = existing  # one module behind two names: registered once
+        else:
+            try:
+                pack.plugin_name = self.pm.register(plugin, pack.name)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # pluggy's validation, or the plugin's attributes
+                pack.status = "failed"
+                if isinstance(exc, (pluggy.PluginValidationError, ValueError)):
+                    reason = " ".join(safe_str(exc).split())
+                else:
+                    reason = describe_exception(exc)
+                pack.problem("hook", f"its hooks cannot be registered: {reason}")
+                return
+            if pack.plugin_name is None:
+                pack.status = "blocked"
+                pack.problem("blocked", "not registered: the name is blocked")
+                return
+        pack.status = "loaded"
+        for hook in self.pm.unknown_hooks(pack.plugin_name):
+            pack.problem(
+                "unknown-hook", f"{hook} is not a toolpalette hook; {self.pm.suggest(hook)}", hook
+            )
+        self._collect(pack)
+
+    def _collect(self, pack: Pack) -> None:
+        assert pack.plugin_name is not None
+        from toolpalette._plugins.collect import tools
+
+        collected = tools(self.pm, pack.plugin_name, pack.origin)
+        pack.problems.extend(collected.problems)
+        for provider in collected.items:
+            offered = self._configured(pack, provider)
+            if offered is not None:
+                pack.providers.append(offered)
+        self._version += 1
+
+    def _configured(self, pack: Pack, provider: ToolProvider) -> ToolProvider | None:
+        name = self.config.name_for(pack.name, provider.name)
+        if name == provider.name:
+            return provider
+        from toolpalette._plugins.renamed import RenamedProvider
+
+        try:
+            return RenamedProvider(provider, name)
+        except ValueError as exc:
+            pack.problem("invalid-tool", f"the configured name is refused: {exc}", provider.name)
+            return None
+
+    # -- what the hub delegates ------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """A counter that grows whenever a pack's (or a claim's) tools change (caches key on it)."""
+        claims = self._claims
+        return self._version + (claims.generation() if claims is not None else 0)
+
+    def add_plugin(self, plugin: object, name: str | None = None) -> str:
+        """Register a plugin object in code; see :meth:`toolpalette.ToolHub.add_plugin`.
+
+        Raises:
+            ValueError: ``name`` is already a pack's name.
+        """
+        with self._lock:
+            self._discover()
+            name = name or self.pm.get_canonical_name(plugin)
+            if name in self._packs:
+                raise ValueError(f"a pack named {name!r} already exists; pass another name=")
+            module = plugin.__name__ if isinstance(plugin, types.ModuleType) else None
+            pack = Pack(name, module or type(plugin).__module__)
+            self._packs[name] = pack
+            self._register(pack, plugin)
+            return name
+
+    def registry(self, *, strict: bool = False) -> ToolRegistry:
+        """The registry of every available tool, importing every pack not imported yet.
+
+        The same registry object every time; it grows as packs join. Colliding names are
+        not in it (each is a ``collision`` problem).
+
+        Raises:
+            ToolCollisionError: with ``strict``, for the first colliding name (sorted).
+        """
+        from toolpalette._tools.registry import ToolRegistry, sync
+
+        with self._lock:
+            for pack in self._sorted_packs():
+                self._load(pack)
+            if self._registry is None:
+                self._registry = ToolRegistry()
+            extra = self._claims.claims(gather=True) if self._claims is not None else []
+            offered, collisions = self._resolve([*self._loaded(), *extra])
+            if self._registry_version != self.version:
+                sync(self._registry, offered)
+                self._registry_version = self.version
+            if strict and collisions:
+                raise collisions[0].error(more=len(collisions) - 1)
+            return self._registry
+
+    def listing(self) -> Listing:
+        """Every available tool's name, description, read-only flag and provenance.
+
+        Read from the cross-process listing cache when the core, the interpreter, the
+        installed packs and the host's renames are exactly those it was built for (then
+        no pack is imported); otherwise built from :meth:`registry` and cached.
+        """
+        with self._lock:
+            settings = {"rename": dict(self.config.rename), "prefix": dict(self.config.prefix)}
+            key = self._listing_key(settings)
+            cache = _listing.cache_file(self.switches)
+            cached = _listing.load(cache, key) if key is not None and cache else None
+            if cached is not None:
+                return cached
+            tools = sorted(self.registry(), key=lambda p: p.name)
+            built = Listing(tuple(ToolInfo.of(p) for p in tools), tuple(self.problems()), False)
+            if key is not None and cache is not None:
+                _listing.store(cache, key, built)
+            return built
+
+    def _listing_key(self, settings: Mapping[str, Any]) -> str | None:
+        """The listing cache key, or None when the listing cannot be cached.
+
+        Plugins added in code are not installed files: a catalog holding one is never
+        cached. Without autoload, nothing installed matters.
+        """
+        if any(pack.added_in_code for pack in self._packs.values()):
+            return None
+        if self._claims is not None and self._claims.live():
+            return None  # an MCP server's tools are listed live, never from the cache
+        installed = fingerprint(PLUGIN_GROUP, self.switches.uses) if self.autoload else "off"
+        if installed is None:
+            return None
+        return _listing.key_of(installed, self.switches, settings)
+
+    def providers_for_package(self, import_name: str) -> list[ToolProvider]:
+        """The tools of every pack whose hooks module lies in package ``import_name``.
+
+        Only those packs are imported (the choice reads entry point targets). Names
+        that collide among them are left out, as in the registry.
+        """
+        return self._select(lambda pack: _in_package(pack.module, import_name))
+
+    def providers_for_distribution(self, dist_name: str) -> list[ToolProvider]:
+        """The tools of every pack shipped by distribution ``dist_name``; imports only those."""
+        from packaging.utils import canonicalize_name
+
+        wanted = canonicalize_name(dist_name)
+        return self._select(lambda pack: canonicalize_name(pack.distribution or "") == wanted)
+
+    def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:
+        """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
+        return self._select(lambda pack: pack.name == pack_name)
+
+    def origin_of(self, pack: str) -> Origin:
+        """The pack, distribution and version of the pack named ``pack`` (code: no dist)."""
+        with self._lock:
+            self._discover()
+        record = self._packs.get(pack)
+        return record.origin if record is not None else Origin(pack)
+
+    def load_all(self) -> None:
+        """Import every pack not imported yet."""
+        with self._lock:
+            for pack in self._sorted_packs():
+                self._load(pack)
+
+    def offered(self, claims: Iterable[Pack]) -> list[ToolProvider]:
+        """The tools ``claims`` offer among themselves (names they dispute left out)."""
+        return self._resolve(claims)[0]
+
+    def loaded_providers(self) -> list[ToolProvider]:
+        """The providers of every pack loaded so far (collisions left out); imports nothing."""
+        with self._lock:
+            return self._resolve(self._loaded())[0]
+
+    def loaded_packs(self) -> list[str]:
+        """The names of the packs imported and registered so far, sorted."""
+        with self._lock:
+            return [p.name for p in self._loaded()]
+
+    def problems(self) -> list[Problem]:
+        """The packs' problems so far, sorted (skills and servers are the host side's)."""
+        with self._lock:
+            found = list(self._extra_problems)
+            for pack in self._sorted_packs():
+                found.extend(pack.problems)
+            extra = self._claims.claims(gather=False) if self._claims is not None else []
+            found.extend(c.problem() for c in self._resolve([*self._loaded(), *extra])[1])
+            if self._claims is not None:
+                found.extend(self._claims.problems())
+        return sorted(found, key=problem_key)
+
+    def plugins(self, *, load: bool = False) -> list[PluginInfo]:
+        """Every pack known, sorted by name; ``load`` imports them all first."""
+        with self._lock:
+            if load:
+                self.registry()
+            return [self._plugin_info(p) for p in self._sorted_packs()]
+
+    def pack_config(self, pack: str) -> Mapping[str, Any]:
+        """The host's settings for ``pack`` (``[tool.toolpalette.packs.<pack>]``), read-only."""
+        return self.config.pack_config(pack)
+
+    def pack_count(self) -> int:
+        """How many packs are known (loaded or not)."""
+        with self._lock:
+            self._discover()
+            return len(self._packs)
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _select(self, wanted: Callable[[Pack], bool]) -> list[ToolProvider]:
+        with self._lock:
+            chosen = [p for p in self._sorted_packs() if wanted(p)]
+            for pack in chosen:
+                self._load(pack)
+            return self._resolve([p for p in chosen if p.status == "loaded"])[0]
+
+    def _sorted_packs(self) -> list[Pack]:
+        self._discover()
+        return [self._packs[name] for name in sorted(self._packs)]
+
+    def _loaded(self) -> list[Pack]:
+        return [p for p in self._sorted_packs() if p.status == "loaded"]
+
+    @staticmethod
+    def _resolve(packs: Iterable[Pack]) -> tuple[list[ToolProvider], list[_Collision]]:
+        """The offered providers and the collisions of ``packs``, independent of load order."""
+        claims: dict[str, list[tuple[Pack, ToolProvider]]] = {}
+        for pack in sorted(packs, key=lambda p: p.name):
+            for provider in pack.providers:
+                claims.setdefault(provider.name, []).append((pack, provider))
+        offered: list[ToolProvider] = []
+        collisions: list[_Collision] = []
+        for name, claimed in claims.items():
+            distinct: list[tuple[Pack, ToolProvider]] = []
+            for claim in claimed:
+                if not any(_same(claim[1], seen[1]) for seen in distinct):
+                    distinct.append(claim)
+            if len(distinct) == 1:
+                offered.append(distinct[0][1])
+            else:
+                collisions.append(_Collision(name, tuple(distinct)))
+        collisions.sort(key=lambda c: c.name)
+        return offered, collisions
+
+    def _plugin_info(self, pack: Pack) -> PluginInfo:
+        info = pack.info
+        hooks = tuple(self.pm.hooks_of(pack.plugin_name)) if pack.plugin_name else ()
+        return PluginInfo(
+            name=pack.name,
+            distribution=info.distribution if info else None,
+            version=info.version if info else None,
+            module=pack.module,
+            hooks=hooks,
+            imported=pack.status == "loaded",
+            status=pack.status,
+        )
+
+    def __repr__(self) -> str:
+        loaded = len(self.loaded_packs())
+        return f"<PackCatalog {loaded}/{self.pack_count()} packs loaded, version {self._version}>"
+
+
+def problem_key(problem: Problem) -> tuple[str, str, str, str]:
+    """The order problems are listed in: pack, kind, item, reason."""
+    return (problem.pack or "", problem.kind, problem.item or "", problem.reason)
+
+
+def _same(one: ToolProvider, other: ToolProvider) -> bool:
+    """Whether two packs' providers are one tool; a comparison that raises says no."""
+    if one is other:
+        return True
+    try:
+        return bool(one == other)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return False
+
+
+def _has_hooks(plugin: object) -> bool:
+    """Whether ``plugin`` has a ``toolpalette_*`` attribute (reading it must not fail)."""
+    try:
+        return any(name.startswith("toolpalette_") for name in dir(plugin))
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return False
+
+
+def _by_name(packs: Iterable[Pack]) -> dict[str, list[Pack]]:
+    grouped: dict[str, list[Pack]] = {}
+    for pack in packs:
+        grouped.setdefault(pack.name, []).append(pack)
+    return grouped
+
+
+def _duplicate_pack(name: str, group: list[Pack]) -> Problem:
+    labels = ", ".join(pack.label or "?" for pack in group)
+    reason = (
+        f"{len(group)} distributions declare the pack {name!r} ({labels}); none of them is "
+        "imported. Uninstall one, or rename its entry point."
+    )
+    return Problem("collision", reason, name, labels)
+
+
+def _in_package(module: str | None, package: str) -> bool:
+    return module is not None and (module == package or module.startswith(package + "."))

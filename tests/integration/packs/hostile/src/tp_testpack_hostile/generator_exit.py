@@ -1,0 +1,3 @@
+"""Hooks module whose import raises GeneratorExit."""
+
+raise GeneratorExit
