@@ -43,7 +43,9 @@ from toolpalette import (
     ToolResult,
     ToolSelector,
 )
-from toolpalette.mcp import _cursor
+from toolpalette.mcp._cursor import BadCursor
+from toolpalette.mcp._cursor import decode as decode_cursor
+from toolpalette.mcp._cursor import encode as encode_cursor
 
 __all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
 
@@ -161,7 +163,7 @@ class _Listing:
 
     def page(self, position: int, size: int) -> tuple[list[dict[str, Any]], str | None]:
         end = position + size
-        following = _cursor.encode(self.digest, end) if end < len(self.tools) else None
+        following = encode_cursor(self.digest, end) if end < len(self.tools) else None
         return self.tools[position:end], following
 
 
@@ -347,8 +349,8 @@ class PaletteServer(Server[Any]):
         position = 0
         if cursor is not None:
             try:
-                position = _cursor.decode(cursor, listing.digest, len(listing.tools))
-            except _cursor.BadCursor as exc:
+                position = decode_cursor(cursor, listing.digest, len(listing.tools))
+            except BadCursor as exc:
                 raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         tools, following = listing.page(position, self.page_size)
         result: dict[str, Any] = {"tools": tools}
