@@ -193,8 +193,9 @@ def _text(result: ToolResult) -> str:
 def render_result(fmt: Format, result: ToolResult, call_id: str | None = None) -> dict[str, Any]:
     """``result`` in ``fmt``'s own result shape, answering the call ``call_id``.
 
-    ``openai_chat``: a ``tool`` message; ``openai_responses``: a
-    ``function_call_output`` item; ``anthropic``: a ``tool_result`` block (images as
+    ``openai_chat``: a ``tool`` message (text only: its images are named in the text);
+    ``openai_responses``: a ``function_call_output`` item (with ``input_image`` parts
+    when the result has images); ``anthropic``: a ``tool_result`` block (images as
     image blocks); ``mcp``: a ``CallToolResult`` (the JSON-RPC id is the server's
     business, so ``call_id`` is not part of it).
 
@@ -213,7 +214,11 @@ def render_result(fmt: Format, result: ToolResult, call_id: str | None = None) -
     if fmt == "openai_chat":
         return {"role": "tool", "tool_call_id": call_id, "content": _text(result)}
     if fmt == "openai_responses":
-        return {"type": "function_call_output", "call_id": call_id, "output": _text(result)}
+        return {
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": _responses_output(result),
+        }
     return {
         "type": "tool_result",
         "tool_use_id": call_id,
@@ -222,15 +227,44 @@ def render_result(fmt: Format, result: ToolResult, call_id: str | None = None) -
     }
 
 
+def _responses_output(result: ToolResult) -> Any:
+    """A Responses ``output``: the text, or input parts when the result has images."""
+    blocks = result.content
+    if result.is_error or not any(_is_image(b) for b in blocks):
+        return _text(result)
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if _is_image(block):
+            url = f"data:{block.get('mimeType')};base64,{block['data']}"
+            parts.append({"type": "input_image", "image_url": url})
+        else:
+            parts.append({"type": "input_text", "text": _block_text(block)})
+    return parts
+
+
+def _is_image(block: Mapping[str, Any]) -> bool:
+    return block.get("type") == "image" and "data" in block
+
+
+def _block_text(block: Mapping[str, Any]) -> str:
+    """A non-image MCP-style block as text: its text, or a note naming what it holds."""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "resource" and isinstance(block.get("resource"), Mapping):
+        resource = block["resource"]
+        if "text" in resource:
+            return str(resource["text"])
+        return f"[file {resource.get('uri')}: {resource.get('mimeType')}, not shown]"
+    return f"[{kind}: {block.get('mimeType', 'content')}, not shown]"
+
+
 def _anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
     """An MCP-style content block as an Anthropic ``tool_result`` content block."""
-    kind = block.get("type")
-    if kind == "image" and "data" in block:
+    if _is_image(block):
         source = {"type": "base64", "media_type": block.get("mimeType"), "data": block["data"]}
         return {"type": "image", "source": source}
-    if kind == "text":
-        return {"type": "text", "text": str(block.get("text", ""))}
-    return {"type": "text", "text": f"[{kind} content not shown]"}
+    return {"type": "text", "text": _block_text(block)}
 
 
 def replies(calls: Sequence[ToolCall], results: Iterable[ToolResult]) -> list[dict[str, Any]]:
