@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -36,6 +35,7 @@ from toolpalette import (
     ToolSelector,
     tool,
 )
+from toolpalette.testing import wait_until
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
@@ -131,13 +131,12 @@ def arguments_object(value: Any) -> dict[str, Any]:
 
 
 def wait_for_report(reports: list[ToolErrorReport], tool_name: str) -> ToolErrorReport:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        for report in list(reports):
-            if report.tool == tool_name:
-                return report
-        time.sleep(0.01)
-    raise AssertionError(f"no failure report for {tool_name}")
+    found: ToolErrorReport = wait_until(
+        lambda: next((r for r in list(reports) if r.tool == tool_name), None),
+        timeout=10,
+        message=f"a failure report for {tool_name}",
+    )
+    return found
 
 
 class Recorded:

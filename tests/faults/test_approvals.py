@@ -179,8 +179,7 @@ def test_a_call_whose_loop_closed_cannot_be_resolved_later(
     thinker = bind(hub, Pusher, faults_leaks, asked.append)
     loop = asyncio.new_event_loop()
     call = loop.create_task(thinker.call("push", {}))
-    loop.run_until_complete(asyncio.sleep(0.01))  # the call is paused now
-    assert asked
+    loop.run_until_complete(await_until(lambda: asked))  # the call is paused now
     call.cancel()
     loop.run_until_complete(asyncio.gather(call, return_exceptions=True))
     loop.close()

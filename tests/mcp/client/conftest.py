@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -62,13 +61,8 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
-    """Poll ``check`` until it is true; fail at the deadline."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still not true after {timeout} seconds: {check}")
-        time.sleep(0.02)
+PROCESS_WAIT = 15.0
+"""Seconds to wait for a server process to start or end (``wait_until``'s deadline)."""
 
 
 def server_pids(marker: str) -> list[int]:

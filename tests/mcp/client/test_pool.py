@@ -24,8 +24,9 @@ from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from toolpalette import AbortSignal, Executor, ToolContext, ToolErrorReport, ToolHub
 from toolpalette.mcp import MCPServerConfig
+from toolpalette.testing import await_until, wait_until
 
-from .conftest import SLOW_SERVER, alive, server_pids, wait_until
+from .conftest import PROCESS_WAIT, SLOW_SERVER, alive, server_pids
 
 
 def executor(hub: ToolHub, **options: Any) -> Executor:
@@ -115,7 +116,7 @@ def test_list_changed_refreshes_the_palette(make_hub: Callable[..., ToolHub]):
     assert [p.name for p in hub.providers_for_server("g")] == ["grow"]
     before = hub.version
     assert executor(hub).execute_sync("grow", {}).structured == {"result": "grown"}
-    wait_until(lambda: hub.version != before)
+    wait_until(lambda: hub.version != before, timeout=PROCESS_WAIT)
     assert sorted(p.name for p in hub.providers_for_server("g")) == ["extra", "grow"]
     assert executor(hub).execute_sync("extra", {"n": 21}).text == '{"result":42}'
 
@@ -305,7 +306,7 @@ def test_a_server_killed_mid_call_is_answered_at_once_and_restarted(
         target=lambda: box.append(ex.execute_sync("wait", {"seconds": 100, "marker": marker}))
     )
     caller.start()
-    wait_until(lambda: Path(marker + ".started").exists())
+    wait_until(lambda: Path(marker + ".started").exists(), timeout=PROCESS_WAIT)
     (pid,) = server_pids(str(SLOW_SERVER))
     os.kill(pid, signal.SIGKILL)
     caller.join(30)  # the call's own timeout is 120 seconds
@@ -323,7 +324,7 @@ def test_a_timeout_sends_notifications_cancelled(make_hub: Callable[..., ToolHub
     marker = str(tmp_path / "t")
     result = executor(hub).execute_sync("wait", {"seconds": 60, "marker": marker})
     assert (result.status, result.code) == (504, "timeout")
-    wait_until(lambda: Path(marker + ".cancelled").exists())
+    wait_until(lambda: Path(marker + ".cancelled").exists(), timeout=PROCESS_WAIT)
     # The server is still healthy: the next call runs on the same process.
     again = executor(hub).execute_sync("wait", {"seconds": 0, "marker": str(tmp_path / "u")})
     assert again.structured == {"result": "done"}
@@ -338,15 +339,11 @@ async def test_an_abort_sends_notifications_cancelled(
     marker = str(tmp_path / "a")
     abort = AbortSignal()
     task = asyncio.ensure_future(ex.execute("wait", {"seconds": 60, "marker": marker}, abort=abort))
-    while not Path(marker + ".started").exists():
-        await asyncio.sleep(0.02)
+    await await_until(lambda: Path(marker + ".started").exists(), timeout=PROCESS_WAIT)
     abort.abort("The user stopped it.")
     result = await task
     assert (result.status, result.code, result.text) == (499, "aborted", "The user stopped it.")
-    deadline = asyncio.get_running_loop().time() + 15
-    while not Path(marker + ".cancelled").exists():
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.02)
+    await await_until(lambda: Path(marker + ".cancelled").exists(), timeout=PROCESS_WAIT)
 
 
 def test_the_server_environment_holds_only_what_the_config_names(
@@ -398,10 +395,10 @@ def test_closing_stops_a_server_in_the_middle_of_a_call(
         target=lambda: box.append(ex.execute_sync("wait", {"seconds": 100, "marker": marker}))
     )
     caller.start()
-    wait_until(lambda: Path(marker + ".started").exists())
+    wait_until(lambda: Path(marker + ".started").exists(), timeout=PROCESS_WAIT)
     (pid,) = server_pids(str(SLOW_SERVER))
     hub.close()
-    wait_until(lambda: not alive(pid))
+    wait_until(lambda: not alive(pid), timeout=PROCESS_WAIT)
     caller.join(30)
     assert not caller.is_alive()
     assert box[0].is_error

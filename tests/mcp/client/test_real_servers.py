@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 import pytest
 from toolpalette import Thinker, ToolHub, ToolSelector, tool
-from toolpalette.testing import plugin_of
+from toolpalette.testing import plugin_of, wait_until
 
-from .conftest import alive, peer, server_pids, wait_until
+from .conftest import PROCESS_WAIT, alive, peer, server_pids
 
 TIME = "TOOLPALETTE_MCP_TIME"
 GIT = "TOOLPALETTE_MCP_GIT"
@@ -255,7 +255,7 @@ def test_a_killed_server_is_restarted_on_the_next_call(make_hub: Callable[..., T
     assert not call(hub, "get_current_time", {"timezone": "UTC"}).is_error
     (first,) = server_pids("mcp-server-time")
     os.kill(first, signal.SIGKILL)
-    wait_until(lambda: not alive(first))
+    wait_until(lambda: not alive(first), timeout=PROCESS_WAIT)
     again = call(hub, "get_current_time", {"timezone": "UTC"})
     assert not again.is_error, again
     (second,) = server_pids("mcp-server-time")
@@ -276,7 +276,7 @@ def test_closing_the_hub_ends_every_server_process(
     pids = server_pids("mcp-server-")
     assert len(pids) == 2
     hub.close()
-    wait_until(lambda: not any(alive(pid) for pid in pids))
+    wait_until(lambda: not any(alive(pid) for pid in pids), timeout=PROCESS_WAIT)
     after = call(hub, "get_current_time", {"timezone": "UTC"})
     assert after.is_error  # the hub is closed: its servers' tools answer, they do not hang
 
@@ -309,7 +309,7 @@ def test_interpreter_exit_ends_every_server_process(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     pids = [int(line) for line in done.stdout.split()]
     assert pids, "the server was not started"
-    wait_until(lambda: not any(alive(pid) for pid in pids))
+    wait_until(lambda: not any(alive(pid) for pid in pids), timeout=PROCESS_WAIT)
 
 
 def test_a_server_that_does_not_start_is_a_problem(

@@ -16,8 +16,9 @@ from typing import ClassVar
 
 import pytest
 from toolpalette import Executor, Thinker, ToolHub, ToolSelector
+from toolpalette.testing import wait_until
 
-from .conftest import server_pids, wait_until
+from .conftest import PROCESS_WAIT, server_pids
 
 pytest.importorskip("toolpalette_files", reason="the files pack is a first-party distribution")
 
@@ -95,5 +96,5 @@ def test_toolpalette_serve_over_stdio_as_a_peer(make_hub: Callable[..., ToolHub]
     assert "note.md" in json.dumps(listed.text)
     (pid,) = server_pids("serve")
     hub.close()
-    wait_until(lambda: server_pids("serve") == [])
+    wait_until(lambda: server_pids("serve") == [], timeout=PROCESS_WAIT)
     assert pid not in server_pids("serve")
