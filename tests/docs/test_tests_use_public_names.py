@@ -6,7 +6,8 @@ pool or report queue of their own, ``as_provider``, ``run_cli``, ``wait_until``.
 A test file that reaches a private module (an import of ``toolpalette._...``, or the
 name in a string, as ``monkeypatch.setattr`` and ``importlib.resources`` take it) must
 be listed in ``INTERNAL`` with the modules it reaches and why: a unit test of an
-internal module, or a seam no public name offers yet.
+internal module, or a seam no public name offers yet. docs/architecture.md
+("Tests and internals") states the rule.
 """
 
 from __future__ import annotations
