@@ -22,10 +22,6 @@ TESTS = ROOT / "tests"
 PRIVATE = re.compile(r"^toolpalette\._[A-Za-z0-9_.]*$")
 
 INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
-    "tests/core/agents/test_grants.py": (
-        ("toolpalette._agents.grants",),
-        "unit tests of GrantLog, the log behind hub.grants()",
-    ),
     "tests/core/agents/test_meta_reading.py": (
         ("toolpalette._agents.meta",),
         "builds read_skill_file's provider to test its path check past schema validation",

@@ -1,7 +1,7 @@
-"""The grant record: GrantRecord's fields and GrantLog's append-only, thread-safe list.
+"""The grant record: GrantRecord's fields, and the hub's append-only, thread-safe record.
 
-GrantLog is internal (the log behind ``hub.grants()`` and the ``toolpalette_grant``
-hook): these are its unit tests, so they import it from its module.
+``hub.record_grant`` keeps each record for ``hub.grants()`` and delivers it to every
+``toolpalette_grant`` implementation; one that raises is logged and the others still hear.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import threading
 import time
 
 import pytest
-from toolpalette import GrantRecord
-from toolpalette._agents.grants import GrantLog
+from toolpalette import GrantRecord, ToolHub, hookimpl
 
 
 def record(name: str = "send_mail", decision: str = "granted") -> GrantRecord:
@@ -46,61 +45,76 @@ def test_a_record_has_every_field_and_is_frozen() -> None:
         made.decision = "refused"  # type: ignore[misc]
 
 
-def test_the_log_keeps_records_in_order_and_hands_out_copies() -> None:
-    log = GrantLog()
+class Listener:
+    """A plugin that hears every grant record, as a host's audit log would."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.heard: list[GrantRecord] = []
+        self.fail = fail
+
+    @hookimpl
+    def toolpalette_grant(self, record: GrantRecord) -> None:
+        if self.fail:
+            raise RuntimeError("listener down")
+        self.heard.append(record)
+
+
+def hub() -> ToolHub:
+    return ToolHub(autoload=False, config={})
+
+
+def test_the_hub_keeps_records_in_order_and_hands_out_copies() -> None:
+    h = hub()
     first, second = record("a"), record("b", "refused")
-    log.add(first)
-    log.add(second)
-    records = log.records()
+    h.record_grant(first)
+    h.record_grant(second)
+    records = h.grants()
     assert records == [first, second]
     records.clear()
-    assert log.records() == [first, second]
+    assert h.grants() == [first, second]
 
 
-def test_listeners_hear_records_added_after_they_listen() -> None:
-    log = GrantLog()
-    log.add(record("before"))
-    heard: list[GrantRecord] = []
-    log.listen(heard.append)
-    log.add(record("after"))
-    assert [r.name for r in heard] == ["after"]
+def test_listeners_hear_records_added_after_they_join() -> None:
+    h = hub()
+    h.record_grant(record("before"))
+    listener = Listener()
+    h.add_plugin(listener, name="audit")
+    h.record_grant(record("after"))
+    assert [r.name for r in listener.heard] == ["after"]
+    assert [r.name for r in h.grants()] == ["before", "after"]
 
 
 def test_a_raising_listener_is_logged_and_the_rest_still_hear(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    log = GrantLog()
-    heard: list[GrantRecord] = []
-
-    def broken(_: GrantRecord) -> None:
-        raise RuntimeError("listener down")
-
-    log.listen(broken)
-    log.listen(heard.append)
-    with caplog.at_level(logging.ERROR, logger="toolpalette.grants"):
-        log.add(record())
-    assert len(heard) == 1
-    assert len(log.records()) == 1
-    assert "listener" in caplog.text
+    h = hub()
+    listener = Listener()
+    h.add_plugin(Listener(fail=True), name="broken")
+    h.add_plugin(listener, name="audit")
+    with caplog.at_level(logging.ERROR, logger="toolpalette.hub"):
+        h.record_grant(record())
+    assert len(listener.heard) == 1
+    assert len(h.grants()) == 1
+    assert "toolpalette_grant in broken raised" in caplog.text
 
 
-def test_concurrent_adds_lose_nothing() -> None:
-    log = GrantLog()
-    heard: list[GrantRecord] = []
-    log.listen(heard.append)
+def test_concurrent_records_lose_nothing() -> None:
+    h = hub()
+    listener = Listener()
+    h.add_plugin(listener, name="audit")
 
     def add_many(worker: int) -> None:
         for i in range(200):
-            log.add(record(f"{worker}-{i}"))
+            h.record_grant(record(f"{worker}-{i}"))
 
     threads = [threading.Thread(target=add_many, args=(w,)) for w in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    names = [r.name for r in log.records()]
+    names = [r.name for r in h.grants()]
     assert len(names) == len(set(names)) == 1600
-    assert len(heard) == 1600
+    assert len(listener.heard) == 1600
     for worker in range(8):
         mine = [n for n in names if n.startswith(f"{worker}-")]
         assert mine == [f"{worker}-{i}" for i in range(200)]
