@@ -90,10 +90,11 @@ class _Bound:
     The provider's ``timeout`` and ``output_cap`` are read once here: they are properties.
     """
 
-    __slots__ = ("output_cap", "parent", "provider", "timeout", "tool")
+    __slots__ = ("name", "output_cap", "parent", "provider", "timeout", "tool")
 
-    def __init__(self, provider: ToolProvider, parent: Any) -> None:
+    def __init__(self, provider: ToolProvider, name: str, parent: Any) -> None:
         self.provider = provider
+        self.name = name
         self.parent = parent
         self.tool: BoundTool = provider.create(parent)
         self.timeout: float | None = provider.timeout
@@ -357,7 +358,7 @@ class Executor:
             tool_ctx = self._tool_context(provider, ctx, call_id) if tool.takes_context else None
             if tool.is_async:
                 outcome = _running.start_async(
-                    tool.invoke(call.value, tool_ctx or _NO_CONTEXT), provider.name
+                    tool.invoke(call.value, tool_ctx or _NO_CONTEXT), bound.name
                 )
                 if outcome.kind is _running.PENDING:
                     event = tool_ctx.abort if tool_ctx is not None else None
@@ -411,9 +412,10 @@ class Executor:
         no context shares one empty context (no per-call Event to build).
         """
         parent = ctx.parent if ctx is not None else None
-        bound = self._bound.get(provider.name)
+        name = provider.name
+        bound = self._bound.get(name)
         if bound is None or bound.provider is not provider or bound.parent is not parent:
-            bound = self._bound[provider.name] = _Bound(provider, parent)
+            bound = self._bound[name] = _Bound(provider, name, parent)
         return bound
 
     def _tool_context(
