@@ -227,9 +227,36 @@ def test_content_blocks_map_onto_the_result(make_hub: Callable[..., ToolHub]):
     hub = make_hub(mcp_servers={"s": server})
     result = executor(hub).execute_sync("rich", {})
     assert not result.is_error, result
-    text = result.text
-    for expected in ("here you are", png, "image/png", "audio/wav", "file:///r.md", "embedded"):
-        assert expected in text
+    assert result.content == [
+        {"type": "text", "text": "here you are"},
+        {"type": "image", "data": png, "mimeType": "image/png"},
+        {"type": "audio", "data": png, "mimeType": "audio/wav"},
+        {"type": "text", "text": "[resource link: readme <file:///r.md>]"},
+        {
+            "type": "resource",
+            "resource": {"uri": "file:///e.txt", "mimeType": "text/plain", "text": "embedded"},
+        },
+    ]
+    assert png not in result.text  # text-only readers get summaries, not base64
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        types.ImageContent(data="not base64!", mime_type="image/png"),
+        types.ImageContent(data=base64.b64encode(b"x").decode(), mime_type="text/plain"),
+        types.EmbeddedResource(
+            resource=types.BlobResourceContents(uri="file:///b.bin", blob="%%%")
+        ),
+    ],
+)
+def test_unreadable_content_is_the_servers_fault(make_hub: Callable[..., ToolHub], block: Any):
+    server, _ = lowlevel([tool_of("bad")], lambda _n, _a: types.CallToolResult(content=[block]))
+    hub = make_hub(mcp_servers={"s": server})
+    result = executor(hub).execute_sync("bad", {})
+    assert (result.status, result.code) == (502, "server_error")
+    assert "base64" not in result.text
+    assert "%%%" not in result.text
 
 
 def test_text_blocks_join_and_structured_content_is_kept(make_hub: Callable[..., ToolHub]):

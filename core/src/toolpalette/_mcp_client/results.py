@@ -10,14 +10,23 @@ Both failure shapes servers use end as pipeline results:
 
 A success becomes the tool's return value, which the pipeline renders under the output
 cap: the structured content when the tool publishes an output schema, the text when
-every block is text, and otherwise the list of content blocks, in the MCP shape
-(``image``, ``audio``, ``resource_link``, ``resource``), as JSON.
+every block is text, and otherwise a list of toolpalette's own content, so that the
+result carries the same blocks a local tool's would: ``image`` and ``audio`` blocks
+become :class:`~toolpalette.Image` and :class:`~toolpalette.Audio`, an embedded
+``resource`` a :class:`~toolpalette.File` (named after its URI's last segment), and a
+``resource_link`` a line of text naming the link (it carries no data to pass on). A
+binary block whose data is not base64 is the server's fault: 502, generic text.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import posixpath
+import urllib.parse
 from typing import Any, Final
 
+from toolpalette._tools.result import Audio, File, Image
 from toolpalette.errors import ToolError
 
 __all__ = ["MAX_ERROR_TEXT", "error_text", "json_rpc_failure", "value_of"]
@@ -40,7 +49,71 @@ def value_of(result: Any, has_output_schema: bool) -> Any:
     blocks = [block_of(b) for b in result.content]
     if all(b["type"] == "text" for b in blocks):
         return "\n".join(b["text"] for b in blocks)
-    return blocks
+    try:
+        return [content_of(b) for b in blocks]
+    except (TypeError, ValueError) as exc:
+        raise _invalid_content() from exc
+
+
+def content_of(block: dict[str, Any]) -> str | Image | Audio | File:
+    """One MCP content block as toolpalette's own content (see the module docstring).
+
+    Raises:
+        ToolError: a binary block whose data is not base64 (502 ``server_error``).
+        ValueError: a MIME type the content type refuses (``image`` data as ``text/x``).
+    """
+    kind = block.get("type")
+    if kind == "image":
+        return Image(_decoded(block.get("data")), _mime(block, "image/png"))
+    if kind == "audio":
+        return Audio(_decoded(block.get("data")), _mime(block, "audio/wav"))
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        name = _file_name(str(resource.get("uri", "")))
+        text = resource.get("text")
+        if isinstance(text, str):
+            return File(text, name, _mime(resource, "text/plain"))
+        return File(
+            _decoded(resource.get("blob")), name, _mime(resource, "application/octet-stream")
+        )
+    if kind == "resource_link":
+        name = block.get("name") or block.get("title") or ""
+        return (
+            f"[resource link: {name} <{block.get('uri', '')}>]"
+            if name
+            else f"[resource link: <{block.get('uri', '')}>]"
+        )
+    return str(block.get("text", ""))
+
+
+def _decoded(data: object) -> bytes:
+    try:
+        if not isinstance(data, str):
+            raise binascii.Error("not text")
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _invalid_content() from exc
+
+
+def _mime(block: dict[str, Any], default: str) -> str:
+    mime = block.get("mimeType")
+    return mime if isinstance(mime, str) and "/" in mime else default
+
+
+def _file_name(uri: str) -> str:
+    """A plain file name for an embedded resource: its URI's last segment, or ``resource``."""
+    name = posixpath.basename(urllib.parse.unquote(urllib.parse.urlsplit(uri).path))
+    name = name.replace("\\", "_")[:255]
+    return name or "resource"
+
+
+def _invalid_content() -> ToolError:
+    return ToolError(
+        "The MCP server sent content that could not be read. The details were reported "
+        "to the host.",
+        code="server_error",
+        status=502,
+    )
 
 
 def block_of(block: Any) -> dict[str, Any]:
