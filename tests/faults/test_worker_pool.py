@@ -51,7 +51,7 @@ async def test_sixteen_parallel_calls_on_six_workers_all_answer(
     look = FakeTool("look", result=gate, read_only=True)
     executor = Executor(ToolRegistry([look]), pool=pool, timeout=30)
     batch = asyncio.ensure_future(executor.execute_many([("look", {})] * 16))
-    await await_until(lambda: pool.busy == 6 and pool.waiting == 10)
+    await await_until(lambda: gate.running == 6 and pool.waiting == 10)
     gate.open.set()
     results = await asyncio.wait_for(batch, 30)
     assert [r.status for r in results] == [200] * 16
