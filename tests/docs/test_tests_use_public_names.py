@@ -58,10 +58,6 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._plugins.discovery",),
         "builds skilljar entry points for SkillRegistry.from_entry_points",
     ),
-    "tests/core/skills/test_cli.py": (
-        ("toolpalette._agents.host", "toolpalette._cli"),
-        "runs `toolpalette skills` on skilljars built in the test (replaces discovery)",
-    ),
     "tests/core/skills/test_loader.py": (
         ("toolpalette._skills.loader",),
         "unit tests of the SKILL.md reader",

@@ -321,7 +321,7 @@ def run_cli(argv: Sequence[str], *, hub: ToolHub | None = None) -> int:
     """Run the ``toolpalette`` command line in this process; return its exit status.
 
     With ``hub``, the commands that work on a hub (``list``, ``show``, ``plugins``,
-    ``check``, ``call``) use that one, built in the test (for example with
+    ``check``, ``skills``, ``call``) use that one, built in the test (for example with
     :func:`plugin_of`), instead of the installed packs and ``--config``. Output goes to
     ``sys.stdout`` and ``sys.stderr`` as usual (pytest's ``capsys`` reads it).
     """

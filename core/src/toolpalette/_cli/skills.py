@@ -37,15 +37,15 @@ def register(subparsers: Any) -> None:
     show.set_defaults(func=run_show)
 
 
-def _registry() -> SkillRegistry:
-    from toolpalette._hub import ToolHub
+def _registry(args: argparse.Namespace) -> SkillRegistry:
+    from toolpalette._cli.list import hub_from_args
 
-    return ToolHub().skills()
+    return hub_from_args(args).skills()
 
 
 def run_list(args: argparse.Namespace) -> int:
     """List every bundle and skill, with problems; exit status 0."""
-    registry = _registry()
+    registry = _registry(args)
     listing = listing_of(registry)
     if args.json:
         print(json.dumps(listing, indent=2, ensure_ascii=False))
@@ -56,7 +56,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print one skill; exit status 1 when there is no such skill."""
-    registry = _registry()
+    registry = _registry(args)
     try:
         skill = registry.skill(args.id)
         body = skill.body()
