@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+from bench._summary import record
+
 CASES: tuple[tuple[str, str], ...] = (
     ("python -c pass", "pass"),
     ("from pydantic import BaseModel", "from pydantic import BaseModel"),
@@ -65,7 +67,17 @@ def table(medians: dict[str, float], runs: int) -> str:
 
 def main(argv: list[str]) -> None:
     runs = _runs(argv)
-    print(table(measure(runs), runs))
+    medians = measure(runs)
+    print(table(medians, runs))
+    base = medians["python -c pass"]
+    record(
+        "`import toolpalette`, above `python -c pass`",
+        (medians["import toolpalette"] - base) * 1000,
+        "`from pydantic import BaseModel`",
+        (medians["from pydantic import BaseModel"] - base) * 1000,
+        unit="ms",
+        goal="<= 0.5",
+    )
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ import pydantic
 import toolpalette
 from toolpalette import Executor, ToolRegistry
 
+from bench._summary import record
+
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "31"))
 CALLS = int(os.environ.get("BENCH_CALLS", "200"))
 GOOD = {"a": 1, "b": 2}
@@ -259,6 +261,72 @@ def main(argv: list[str]) -> None:
     print(_table(header, rows))
     print()
     print(_table(("target", "measured", "status"), _targets(medians)))
+    summarize(medians)
+
+
+def summarize(m: dict[str, float]) -> None:
+    """Record the headline figures for the summary table of ``python -m bench``."""
+    tp_async = m["toolpalette async tool"]
+    record(
+        "pipeline: async tool overhead over a raw call",
+        tp_async - m["raw async call"],
+        "raw async call",
+        m["raw async call"],
+        unit="µs",
+    )
+    if "mcp call_tool, async tool" in m:
+        record(
+            "pipeline: async tool, whole call",
+            tp_async,
+            "mcp `call_tool`",
+            m["mcp call_tool, async tool"],
+            unit="µs",
+            goal="<= 0.33",
+        )
+    if "langchain StructuredTool.ainvoke" in m:
+        record(
+            "pipeline: async tool, whole call",
+            tp_async,
+            "langchain `ainvoke`",
+            m["langchain StructuredTool.ainvoke"],
+            unit="µs",
+            goal="<= 0.033",
+        )
+    bad = m["toolpalette invalid input (async)"]
+    if "mcp invalid input" in m:
+        record(
+            "invalid input, async",
+            bad,
+            "mcp `call_tool` invalid",
+            m["mcp invalid input"],
+            unit="µs",
+            goal="<= 0.5",
+        )
+    record("invalid input, async", bad, "pydantic invalid", m["pydantic invalid input"], unit="µs")
+    hop = m["toolpalette sync tool, async caller"]
+    record(
+        "sync tool, async caller",
+        hop,
+        "`run_in_executor`",
+        m["loop.run_in_executor"],
+        unit="µs",
+        goal="<= 0.8",
+    )
+    record(
+        "sync tool, async caller",
+        hop,
+        "bare `submit().result()`",
+        m["ThreadPoolExecutor.submit().result()"],
+        unit="µs",
+    )
+    record(
+        "sync tool, `execute_sync`",
+        m["toolpalette sync tool, execute_sync"],
+        "bare `submit().result()`",
+        m["ThreadPoolExecutor.submit().result()"],
+        unit="µs",
+        goal="<= 1.2",
+    )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ from typing import Any
 
 import anyio
 
+from bench._summary import record
+
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 CALLS = int(os.environ.get("BENCH_CALLS", "100"))
 LISTS = max(CALLS // 20, 3)
@@ -139,6 +141,14 @@ def main(argv: list[str]) -> None:
             status = "met" if ratio >= goal else "MISSED"
             label = f"{what}, {where}: MCPServer / toolpalette"
             rows.append((label, f"{ratio:.2f}x", f"≥ {goal:g}x", status))
+            record(
+                f"MCP serve {what}, {where}",
+                medians[f"toolpalette {where}: {what}"],
+                "the SDK's `MCPServer`",
+                medians[f"MCPServer {where}: {what}"],
+                unit="µs",
+                goal=f"<= {1 / goal:g}",
+            )
         # What each server adds to a call beyond the SDK's own round trip (its ping).
         over = {
             server: medians[f"{server} {where}: tools/call"]

@@ -1,0 +1,319 @@
+"""Scale: 10,000 tools in one hub, and 1,000 concurrent calls in one ``execute_many``.
+
+So that growth is visible, not guessed, each case runs at a tenth of the scale too:
+
+- **installed tools** (1,000 then 10,000, as 10 or 100 generated packs of 100 tools each,
+  cached in the temporary folder so a second run does not write them again), each in a
+  fresh interpreter: ``ToolHub()`` then ``providers_for_pack`` of one pack, beside a
+  bare ``importlib.metadata.entry_points()`` scan; and ``ToolHub().listing()`` answered
+  by a warm listing cache;
+- **reconcile after a grant** of a thinker whose palette holds 1,000 then 10,000 tools
+  (one deferred tool admitted, then ``begin_turn()``);
+- **1,000 concurrent async calls** in one ``Executor.execute_many`` (concurrency 1,000),
+  beside ``asyncio.gather`` of the same 1,000 raw coroutines: the overhead per call over
+  the rounds (p50 and p99), against the overhead of one call at a time; and the peak
+  memory per in-flight call (``tracemalloc``, all 1,000 calls parked on one event),
+  beside the same for the raw coroutines.
+
+Run with ``python -m bench bench_scale`` (``--quick``: fewer rounds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import toolpalette
+from toolpalette import Executor, ToolRegistry
+
+from bench import bench_discovery, bench_reconcile
+from bench._summary import record
+
+TOOLS_PER_PACK = 100
+SIZES = (1_000, 10_000)
+CONCURRENT = 1_000
+LAYOUT = "v1"  # bump when the generated packs change, so a stale cache is not reused
+
+HOOKS_HEAD = "import toolpalette\n"
+TOOL = '''
+
+@toolpalette.tool(read_only=True)
+def t{p:03d}_{i:03d}(text: str, count: int = 1) -> str:
+    """Repeat a text.
+
+    Args:
+        text: What to repeat.
+        count: How many times.
+    """
+    return text * count
+'''
+HOOKS_TAIL = """
+
+@toolpalette.hookimpl
+def toolpalette_register_tools():
+    return [{names}]
+"""
+
+
+def packs_root(tools: int) -> Path:
+    """A folder of ``tools // 100`` installed packs of 100 tools, generated once."""
+    count = tools // TOOLS_PER_PACK
+    root = Path(tempfile.gettempdir()) / f"tpbench-scale-{LAYOUT}-{count}x{TOOLS_PER_PACK}"
+    done = root / "complete"
+    if done.exists():
+        return root
+    root.mkdir(parents=True, exist_ok=True)
+    for p in range(count):
+        package = root / f"tpbench_pack{p:04d}"
+        package.mkdir(exist_ok=True)
+        (package / "__init__.py").write_text("")
+        body = "".join(TOOL.format(p=p, i=i) for i in range(TOOLS_PER_PACK))
+        names = ", ".join(f"t{p:03d}_{i:03d}" for i in range(TOOLS_PER_PACK))
+        (package / "hooks.py").write_text(HOOKS_HEAD + body + HOOKS_TAIL.format(names=names))
+        info = root / f"tpbench_pack{p:04d}-1.0.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: tpbench-pack{p:04d}\nVersion: 1.0\n"
+            "Requires-Dist: toolpalette\n"
+        )
+        (info / "entry_points.txt").write_text(
+            f"[{bench_discovery.GROUP}]\npack{p:04d} = tpbench_pack{p:04d}.hooks\n"
+        )
+        (info / "RECORD").write_text("")
+    done.write_text("")
+    return root
+
+
+INSTALLED_CASES = {
+    "stdlib entry_points": bench_discovery.CASES["stdlib entry_points"],
+    "resolve one pack": """
+t = time.perf_counter()
+hub = ToolHub(config={})
+tools = hub.providers_for_pack("pack@MIDDLE@")
+elapsed = time.perf_counter() - t
+assert len(tools) == @PER_PACK@, len(tools)
+""",
+    "warm listing": """
+os.environ["TOOLPALETTE_CACHE_DIR"] = "@CACHE@"
+t = time.perf_counter()
+listing = ToolHub(config={}).listing()
+elapsed = time.perf_counter() - t
+assert listing.cached, "the listing cache missed"
+assert sum(t.module.startswith("tpbench_") for t in listing.tools) == @COUNT@
+""",
+}
+
+
+def measure_installed(tools: int, repeats: int) -> dict[str, float]:
+    """Median milliseconds per case with ``tools`` installed tools."""
+    root = packs_root(tools)
+    with tempfile.TemporaryDirectory(prefix="tpbench-scale-cache-") as cache:
+        cases = {
+            name: code.replace("@MIDDLE@", f"{tools // TOOLS_PER_PACK // 2:04d}")
+            .replace("@CACHE@", cache)
+            .replace("@COUNT@", str(tools))
+            .replace("@PER_PACK@", str(TOOLS_PER_PACK))
+            for name, code in INSTALLED_CASES.items()
+        }
+        warm_up = bench_discovery.CASES["hub list all, cold cache"].replace(
+            "tempfile.mkdtemp()", repr(cache)
+        )
+        bench_discovery.run_case(root, warm_up)  # fills the listing cache
+        runs: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(repeats):
+            for name, code in cases.items():
+                runs[name].append(bench_discovery.run_case(root, code)[0])
+    return {name: statistics.median(times) * 1000 for name, times in runs.items()}
+
+
+def measure_grant(tools: int, repeat: int) -> float:
+    """Median microseconds of one grant then ``begin_turn()``, ``tools`` in the palette."""
+    _, worker, deferred = bench_reconcile._setup(tools)
+    names = iter(fn.__name__ for fn in deferred)
+
+    def grant_then_turn() -> None:
+        worker.admit("tool", [next(names)])
+        worker.begin_turn()
+
+    return bench_reconcile._median_us(grant_then_turn, min(repeat, len(deferred)))
+
+
+async def _araw(i: int) -> int:
+    return i
+
+
+@toolpalette.tool(name="echo", read_only=True)
+async def echo(i: int) -> int:
+    """Return the number (a trivial async tool, safe to run concurrently)."""
+    return i
+
+
+async def _concurrency(rounds: int) -> dict[str, list[float]]:
+    """Per-call overhead (µs) over the raw coroutines, for each round."""
+    executor = Executor(ToolRegistry([echo]), timeout=60, concurrency=CONCURRENT)
+    calls = [("echo", {"i": i}) for i in range(CONCURRENT)]
+    clock = time.perf_counter
+    out: dict[str, list[float]] = {"concurrent": [], "one at a time": []}
+    results = await executor.execute_many(calls)  # warm-up, and a check
+    assert [r.text for r in results] == [str(i) for i in range(CONCURRENT)], results[:3]
+    for _ in range(rounds):
+        start = clock()
+        await asyncio.gather(*(_araw(i) for i in range(CONCURRENT)))
+        raw = clock() - start
+        start = clock()
+        await executor.execute_many(calls)
+        many = clock() - start
+        out["concurrent"].append((many - raw) / CONCURRENT * 1e6)
+        start = clock()
+        for i in range(CONCURRENT):
+            await _araw(i)
+        raw = clock() - start
+        start = clock()
+        for name, args in calls:
+            await executor.execute(name, args)
+        single = clock() - start
+        out["one at a time"].append((single - raw) / CONCURRENT * 1e6)
+    return out
+
+
+async def _peak_per_call(through_toolpalette: bool) -> float:
+    """Peak traced bytes per call while all ``CONCURRENT`` calls are in flight at once."""
+    gate = asyncio.Event()
+    entered = 0
+
+    async def parked(i: int) -> int:
+        """Wait at the gate, then return the number."""
+        nonlocal entered
+        entered += 1
+        await gate.wait()
+        return i
+
+    wait = toolpalette.tool(name="parked", read_only=True)(parked)
+    executor = Executor(ToolRegistry([wait]), timeout=60, concurrency=CONCURRENT)
+    calls = [("parked", {"i": i}) for i in range(CONCURRENT)]
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        if through_toolpalette:
+            task: Any = asyncio.ensure_future(executor.execute_many(calls))
+        else:
+            task = asyncio.ensure_future(asyncio.gather(*(parked(i) for i in range(CONCURRENT))))
+        deadline = time.monotonic() + 60
+        while entered < CONCURRENT:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only {entered} of {CONCURRENT} calls started")
+            await asyncio.sleep(0.001)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        gate.set()
+        await task
+    finally:
+        tracemalloc.stop()
+    return peak / CONCURRENT
+
+
+def _pct(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def main(argv: list[str]) -> None:
+    """Print the scale tables and record the headline figures."""
+    quick = "--quick" in argv
+    repeats, grants, rounds = (3, 10, 15) if quick else (5, 25, 41)
+    installed = {n: measure_installed(n, repeats) for n in SIZES}
+    grant = {n: measure_grant(n, grants) for n in SIZES}
+    print(
+        f"Installed tools ({TOOLS_PER_PACK} per pack), median ms of {repeats} fresh interpreters.\n"
+    )
+    print("| case | " + " | ".join(f"{n:,} tools" for n in SIZES) + " | growth |")
+    print("|---|" + "---:|" * (len(SIZES) + 1))
+    small, big = SIZES[0], SIZES[-1]
+    for name in INSTALLED_CASES:
+        cells = " | ".join(f"{installed[n][name]:.1f}" for n in SIZES)
+        print(f"| {name} | {cells} | {installed[big][name] / installed[small][name]:.2f}x |")
+    cells = " | ".join(f"{grant[n] / 1000:.2f}" for n in SIZES)
+    print(f"| reconcile after a grant (ms) | {cells} | {grant[big] / grant[small]:.2f}x |")
+
+    overheads = asyncio.run(_concurrency(rounds))
+    memory = {where: asyncio.run(_peak_per_call(where)) for where in (False, True)}
+    conc, single = overheads["concurrent"], overheads["one at a time"]
+    print(
+        f"\n{CONCURRENT:,} concurrent async calls in one execute_many, {rounds} rounds: "
+        "overhead per call over the raw coroutines (µs).\n"
+    )
+    print("| case | p50 µs | p99 µs |")
+    print("|---|---:|---:|")
+    print(
+        f"| {CONCURRENT:,} at once (execute_many) | {_pct(conc, 50):.1f} | {_pct(conc, 99):.1f} |"
+    )
+    print(f"| one at a time (execute) | {_pct(single, 50):.1f} | {_pct(single, 99):.1f} |")
+    print(
+        f"\nPeak memory per in-flight call: toolpalette {memory[True] / 1024:.1f} KiB, "
+        f"raw coroutine under gather {memory[False] / 1024:.1f} KiB."
+    )
+
+    big_i, small_i = installed[big], installed[small]
+    record(
+        f"resolve one pack of {TOOLS_PER_PACK}, {big:,} tools installed",
+        big_i["resolve one pack"],
+        f"the same at {small:,} tools",
+        small_i["resolve one pack"],
+        unit="ms",
+        goal="<= 1.5",
+    )
+    record(
+        f"resolve one pack of {TOOLS_PER_PACK}, {big:,} tools installed",
+        big_i["resolve one pack"],
+        "stdlib `entry_points()`",
+        big_i["stdlib entry_points"],
+        unit="ms",
+    )
+    record(
+        f"warm listing, {big:,} tools",
+        big_i["warm listing"],
+        f"the same at {small:,} tools",
+        small_i["warm listing"],
+        unit="ms",
+        goal="<= 10",
+    )
+    record(
+        f"reconcile after a grant, {big:,} tools",
+        grant[big] / 1000,
+        f"the same at {small:,} tools",
+        grant[small] / 1000,
+        unit="ms",
+        goal="<= 10",
+    )
+    record(
+        f"{CONCURRENT:,} concurrent calls, overhead per call p50",
+        _pct(conc, 50),
+        "one call at a time",
+        _pct(single, 50),
+        unit="µs",
+        goal="<= 2",
+    )
+    record(
+        f"{CONCURRENT:,} concurrent calls, overhead per call p99",
+        _pct(conc, 99),
+        "one call at a time, p99",
+        _pct(single, 99),
+        unit="µs",
+        goal="<= 2",
+    )
+    record(
+        "peak memory per in-flight call",
+        memory[True] / 1024,
+        "a raw coroutine under `gather`",
+        memory[False] / 1024,
+        unit="KiB",
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
