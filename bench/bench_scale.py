@@ -225,7 +225,7 @@ def _pct(values: list[float], q: int) -> float:
 def main(argv: list[str]) -> None:
     """Print the scale tables and record the headline figures."""
     quick = "--quick" in argv
-    repeats, grants, rounds = (3, 10, 15) if quick else (5, 25, 41)
+    repeats, grants, rounds = (3, 10, 15) if quick else (3, 20, 41)
     installed = {n: measure_installed(n, repeats) for n in SIZES}
     grant = {n: measure_grant(n, grants) for n in SIZES}
     print(
