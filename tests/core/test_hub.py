@@ -361,3 +361,48 @@ def test_unreadable_metadata_fails_the_pack_before_import(installed: list[EntryP
     assert problem.kind == "import"
     assert "OSError: METADATA vanished" in problem.reason
     assert [p.status for p in hub.plugins()] == ["failed"]
+
+
+# -- schemas are built when needed, and a broken definition is still reported ---------
+
+REFINED: list[str] = []
+
+
+def _broken_refiner(schema: dict[str, Any]) -> None:
+    REFINED.append("called")
+    raise ValueError("this refiner is broken on purpose")
+
+
+@tool(read_only=True, refine_schema=_broken_refiner)
+def broken_schema(text: str) -> str:
+    """A tool whose schema cannot be built."""
+    return text
+
+
+def test_a_listing_builds_no_schema_and_the_catalog_reports_a_broken_one(
+    capsys: pytest.CaptureFixture[str],
+):
+    from toolpalette import Thinker, ToolDefinitionError, ToolSelector
+    from toolpalette.errors import InvalidToolSchemaError
+    from toolpalette.testing import run_cli
+
+    REFINED.clear()
+    hub = hub_with(("a", plugin_of(search, broken_schema)))
+    listing = hub.listing()
+    assert [t.name for t in listing.tools] == ["broken_schema", "search"]
+    assert REFINED == []  # names, descriptions and flags only: no schema was built
+
+    class Careless(Thinker):
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            return ToolSelector().tool(broken_schema)
+
+    with pytest.raises((InvalidToolSchemaError, ToolDefinitionError)):
+        hub.bind(Careless)  # reported at bind time, before any call
+    assert REFINED  # bind built the schema
+
+    assert run_cli(["check"], hub=hub) == 1
+    assert "broken_schema" in capsys.readouterr().out
+    assert hub.catalog().tool_names() == ["search"]
+    (problem,) = [p for p in hub.problems() if p.item == "broken_schema"]
+    assert problem.kind == "invalid-tool"

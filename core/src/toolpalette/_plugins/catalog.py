@@ -36,7 +36,7 @@ from toolpalette._plugins.packs import Pack, PackStatus, scan
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
 from toolpalette._plugins.switches import BLOCK_ENV, Switches
 from toolpalette._tools.origin import Origin
-from toolpalette.errors import ToolCollisionError
+from toolpalette.errors import ToolCollisionError, ToolpaletteError
 
 if TYPE_CHECKING:
     from toolpalette._plugins.manager import ToolpaletteManager
@@ -275,6 +275,29 @@ class PackCatalog:
                 pack.providers.append(offered)
         self._version += 1
 
+    def _check(self, pack: Pack) -> None:
+        """Build the schemas of a loaded pack's tools, once; a broken one becomes a problem."""
+        if pack.checked or pack.status != "loaded":
+            return
+        pack.checked = True
+        kept: list[ToolProvider] = []
+        for provider in pack.providers:
+            try:
+                _ = (provider.input_schema, provider.output_schema)
+            except KeyboardInterrupt:
+                raise
+            except ToolpaletteError as exc:
+                pack.problem("invalid-tool", safe_str(exc), provider.name)
+                continue
+            except BaseException as exc:
+                reason = f"building its schema raised {describe_exception(exc)}"
+                pack.problem("invalid-tool", reason, provider.name)
+                continue
+            kept.append(provider)
+        if len(kept) != len(pack.providers):
+            pack.providers = kept
+            self._version += 1
+
     def _configured(self, pack: Pack, provider: ToolProvider) -> ToolProvider | None:
         name = self.config.name_for(pack.name, provider.name)
         if name == provider.name:
@@ -326,6 +349,7 @@ class PackCatalog:
         with self._lock:
             for pack in self._sorted_packs():
                 self._load(pack)
+                self._check(pack)
             if self._registry is None:
                 self._registry = ToolRegistry()
             extra = self._claims.claims(gather=True) if self._claims is not None else []
@@ -342,7 +366,9 @@ class PackCatalog:
 
         Read from the cross-process listing cache when the core, the interpreter, the
         installed packs and the host's renames are exactly those it was built for (then
-        no pack is imported); otherwise built from :meth:`registry` and cached.
+        no pack is imported); otherwise built by importing every pack, without building
+        any tool's schema (a broken definition is reported by :meth:`registry`, by
+        ``toolpalette check`` and by selections), and cached.
         """
         with self._lock:
             settings = {"rename": dict(self.config.rename), "prefix": dict(self.config.prefix)}
@@ -351,7 +377,12 @@ class PackCatalog:
             cached = _listing.load(cache, key) if key is not None and cache else None
             if cached is not None:
                 return cached
-            tools = sorted(self.registry(), key=lambda p: p.name)
+            if self._claims is not None and self._claims.live():
+                found = list(self.registry())  # servers' tools come with the full catalog
+            else:  # names, descriptions, flags: no schema is built for a listing
+                self.load_all()
+                found = self._resolve(self._loaded())[0]
+            tools = sorted(found, key=lambda p: p.name)
             built = Listing(tuple(ToolInfo.of(p) for p in tools), tuple(self.problems()), False)
             if key is not None and cache is not None:
                 _listing.store(cache, key, built)
@@ -454,6 +485,7 @@ class PackCatalog:
             chosen = [p for p in self._sorted_packs() if wanted(p)]
             for pack in chosen:
                 self._load(pack)
+                self._check(pack)
             return self._resolve([p for p in chosen if p.status == "loaded"])[0]
 
     def _sorted_packs(self) -> list[Pack]:

@@ -152,7 +152,7 @@ def _provider(
         problems.append(_problem(origin, "garbage", reason))
         return None
     try:
-        provider = as_provider(item)
+        provider = as_provider(item, build=False)  # schemas: built when the catalog needs them
         if provider is item and not isinstance(item, (FunctionToolProvider, ClassToolProvider)):
             _check_foreign(provider)
     except ToolpaletteError as exc:

@@ -37,6 +37,7 @@ class Pack:
         "_entry_point",
         "_info",
         "_requires",
+        "checked",
         "module",
         "name",
         "plugin_name",
@@ -64,6 +65,8 @@ class Pack:
         """Its tools, renamed or prefixed as the host configured."""
         self.problems: list[Problem] = []
         """What went wrong while loading it."""
+        self.checked = False
+        """Whether its tools' schemas were built (and the broken ones moved to problems)."""
         self._entry_point = entry_point
         self._info = info
         self._requires: list[str] | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import copy
+import functools
 import inspect
 import itertools
 import re
@@ -253,8 +254,6 @@ class _SpecProvider(ToolProvider):
         *,
         default_name: str,
         doc: str | None,
-        model: type[pydantic.BaseModel],
-        returns: Any,
     ) -> None:
         self._spec = spec
         self._name = spec.name or default_name
@@ -270,11 +269,40 @@ class _SpecProvider(ToolProvider):
             raise ToolDefinitionError(
                 tool_name=self._name, reason="it needs a description: a docstring or description="
             )
-        self._model = model
-        self._returns = returns
-        self._schema = self._build_schema()
         self._refined = spec.refine_schema is not None
-        self._output_adapter, self._output_schema = _schema.output_type(returns, self._name)
+
+    # The input model, the schemas and the output adapter are built on first use: listing
+    # a tool needs only its name, description and flags. ``build()`` forces them, so a
+    # definition error surfaces where the core asks for it (the catalog, a selection,
+    # ``toolpalette check``), before any call.
+
+    def _make_model(self) -> type[pydantic.BaseModel]:
+        raise NotImplementedError
+
+    def _returns(self) -> Any:
+        raise NotImplementedError
+
+    @functools.cached_property
+    def _model(self) -> type[pydantic.BaseModel]:
+        return self._make_model()
+
+    @functools.cached_property
+    def _schema(self) -> dict[str, Any]:
+        return self._build_schema()
+
+    @functools.cached_property
+    def _output(self) -> tuple[Any, dict[str, Any] | None]:
+        return _schema.output_type(self._returns(), self._name)
+
+    def build(self) -> Self:
+        """Build the input model, both schemas and the output adapter now; returns self.
+
+        Raises:
+            ToolDefinitionError: the input cannot become a model.
+            InvalidToolSchemaError: a schema is not usable.
+        """
+        _ = (self._schema, self._output)
+        return self
 
     def _build_schema(self) -> dict[str, Any]:
         try:
@@ -300,7 +328,7 @@ class _SpecProvider(ToolProvider):
     name = property(lambda self: self._name)
     description = property(lambda self: self._description)
     input_schema = property(lambda self: self._schema)
-    output_schema = property(lambda self: self._output_schema)
+    output_schema = property(lambda self: self._output[1])
     weight = property(lambda self: self._spec.weight)
     read_only = property(lambda self: self._spec.read_only)
     destructive = property(lambda self: self._spec.destructive)
@@ -354,10 +382,11 @@ class _SpecProvider(ToolProvider):
         return value
 
     def dump_output(self, value: Any) -> Any:
-        if self._output_adapter is not None:
+        adapter = self._output[0]
+        if adapter is not None:
             # A value off its annotation is still dumped by its own type (no warning);
             # what is not JSON then fails as it would without an annotation.
-            return self._output_adapter.dump_python(value, mode="json", warnings=False)
+            return adapter.dump_python(value, mode="json", warnings=False)
         return value
 
 
@@ -373,14 +402,21 @@ class FunctionToolProvider(_SpecProvider):
         self.function = fn
         """The wrapped function."""
         name = spec.name or str(getattr(fn, "__name__", "tool"))
-        _, param_docs = _schema.split_docstring(fn.__doc__)
-        model, self._context_param = _schema.function_input_model(fn, name, param_docs)
-        returns = _return_annotation(fn)
-        super().__init__(spec, default_name=name, doc=fn.__doc__, model=model, returns=returns)
-        self._field_names = tuple(model.model_fields)
+        super().__init__(spec, default_name=name, doc=fn.__doc__)
+
+    @functools.cached_property
+    def _built(self) -> tuple[type[pydantic.BaseModel], str | None]:
+        return _schema.function_input_model(self.function, self._name, self._param_docs)
+
+    def _make_model(self) -> type[pydantic.BaseModel]:
+        return self._built[0]
+
+    def _returns(self) -> Any:
+        return _return_annotation(self.function)
 
     def create(self, parent: Any = None) -> BoundTool:
-        fn, fields, ctx_param = self.function, self._field_names, self._context_param
+        fn, ctx_param = self.function, self._built[1]
+        fields = tuple(self._model.model_fields)
 
         def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
             kwargs = {name: getattr(value, name) for name in fields}
@@ -414,12 +450,16 @@ class ClassToolProvider(_SpecProvider):
         run = getattr(cls, "run", None)
         if run is None or run is Tool.run:
             raise ToolDefinitionError(tool_name=name, reason="a Tool subclass must define run()")
-        model = _input_model(run, name)
         params = list(inspect.signature(run).parameters)
         self._takes_context = len(params) >= 3
-        super().__init__(
-            spec, default_name=name, doc=cls.__doc__, model=model, returns=_return_annotation(run)
-        )
+        self._run = run
+        super().__init__(spec, default_name=name, doc=cls.__doc__)
+
+    def _make_model(self) -> type[pydantic.BaseModel]:
+        return _input_model(self._run, self._name)
+
+    def _returns(self) -> Any:
+        return _return_annotation(self._run)
 
     def create(self, parent: Any = None) -> BoundTool:
         instance = self.tool_class(parent)
@@ -466,15 +506,26 @@ def _input_model(run: Callable[..., Any], name: str) -> type[pydantic.BaseModel]
     return annotation
 
 
-def as_provider(obj: object) -> ToolProvider:
+def as_provider(obj: object, *, build: bool = True) -> ToolProvider:
     """Turn what a pack returns (an ``@tool`` function or class, or a provider) into a provider.
 
-    The provider of a function or class is built once (its schema generated once) and
-    reused while the object lives and its ``@tool`` spec is unchanged.
+    The provider of a function or class is made once and reused while the object lives
+    and its ``@tool`` spec is unchanged. With ``build`` (the default) its input model and
+    schemas are built now, so a definition error raises here; without, they are built
+    on first use (the pack catalog lists tools without them).
 
     Raises:
-        ToolDefinitionError: ``obj`` is none of those.
+        ToolDefinitionError: ``obj`` is none of those, or (with ``build``) its input
+            cannot become a model.
+        InvalidToolSchemaError: (with ``build``) a schema is not usable.
     """
+    provider = _provider_of(obj)
+    if build and isinstance(provider, _SpecProvider):
+        provider.build()
+    return provider
+
+
+def _provider_of(obj: object) -> ToolProvider:
     if isinstance(obj, ToolProvider):
         return obj
     spec = get_spec(obj)
