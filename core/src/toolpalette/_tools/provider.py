@@ -397,12 +397,16 @@ def _is_async(fn: Callable[..., Any]) -> bool:
 class FunctionToolProvider(_SpecProvider):
     """The provider of an ``@tool`` function; equal to another for the same function."""
 
-    def __init__(self, fn: Callable[..., Any], spec: ToolSpec | None = None) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], spec: ToolSpec | None = None, *, build: bool = True
+    ) -> None:
         spec = spec or get_spec(fn) or ToolSpec()
         self.function = fn
         """The wrapped function."""
         name = spec.name or str(getattr(fn, "__name__", "tool"))
         super().__init__(spec, default_name=name, doc=fn.__doc__)
+        if build:  # else on first use (see _SpecProvider.build)
+            self.build()
 
     @functools.cached_property
     def _built(self) -> tuple[type[pydantic.BaseModel], str | None]:
@@ -442,7 +446,9 @@ class FunctionToolProvider(_SpecProvider):
 class ClassToolProvider(_SpecProvider):
     """The provider of an ``@tool`` ``Tool`` subclass; equal to another for the same class."""
 
-    def __init__(self, cls: type[Tool], spec: ToolSpec | None = None) -> None:
+    def __init__(
+        self, cls: type[Tool], spec: ToolSpec | None = None, *, build: bool = True
+    ) -> None:
         spec = spec or get_spec(cls) or ToolSpec()
         self.tool_class = cls
         """The wrapped class."""
@@ -454,6 +460,8 @@ class ClassToolProvider(_SpecProvider):
         self._takes_context = len(params) >= 3
         self._run = run
         super().__init__(spec, default_name=name, doc=cls.__doc__)
+        if build:  # else on first use (see _SpecProvider.build)
+            self.build()
 
     def _make_model(self) -> type[pydantic.BaseModel]:
         return _input_model(self._run, self._name)
@@ -519,13 +527,13 @@ def as_provider(obj: object, *, build: bool = True) -> ToolProvider:
             cannot become a model.
         InvalidToolSchemaError: (with ``build``) a schema is not usable.
     """
-    provider = _provider_of(obj)
+    provider = _provider_of(obj, build)
     if build and isinstance(provider, _SpecProvider):
-        provider.build()
+        provider.build()  # one made lazily before is built now
     return provider
 
 
-def _provider_of(obj: object) -> ToolProvider:
+def _provider_of(obj: object, build: bool) -> ToolProvider:
     if isinstance(obj, ToolProvider):
         return obj
     spec = get_spec(obj)
@@ -537,11 +545,11 @@ def _provider_of(obj: object) -> ToolProvider:
             raise ToolDefinitionError(
                 tool_name=obj.__qualname__, reason="a Tool subclass needs the @tool decorator"
             )
-        provider: _SpecProvider = ClassToolProvider(obj, spec)
+        provider: _SpecProvider = ClassToolProvider(obj, spec, build=build)
         _remember(obj, provider)
         return provider
     if spec is not None and callable(obj):
-        provider = FunctionToolProvider(obj, spec)
+        provider = FunctionToolProvider(obj, spec, build=build)
         _remember(obj, provider)
         return provider
     label = getattr(obj, "__qualname__", type(obj).__name__)
