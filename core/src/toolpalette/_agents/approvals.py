@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future as ThreadFuture
+from functools import partial
 from typing import Any, final
 
 from toolpalette._agents.turn import Approval
@@ -182,6 +183,13 @@ class Approvals:
             entry.delivery = asyncio.ensure_future(delivered)
         elif loop is not None and not loop.is_closed():
             entry.delivery = asyncio.run_coroutine_threadsafe(_await(delivered), loop)
+            # A delivery that has already ended runs its callback at once, on this thread,
+            # inside the grant's decision and before the grant's own "pending" record: hand
+            # the outcome to the loop, which waits for the decision to be recorded first.
+            entry.delivery.add_done_callback(
+                lambda done: _call_on(loop, partial(self._delivered, entry, done))
+            )
+            return
         else:  # no loop at all: deliver now, on this thread
             asyncio.run(_await(delivered))
             return
@@ -202,6 +210,14 @@ class Approvals:
         )
         if self._remove(entry) and self._withdrawn is not None:
             self._withdrawn(approval)
+
+
+def _call_on(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
+    """Run ``callback`` on ``loop``'s thread; here, if the loop has closed meanwhile."""
+    try:
+        loop.call_soon_threadsafe(callback)
+    except RuntimeError:  # the loop closed: nobody else will run it
+        callback()
 
 
 def _retrieve(delivery: asyncio.Future[Any]) -> None:
