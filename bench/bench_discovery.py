@@ -209,7 +209,7 @@ def table(all_results: dict[int, dict[str, tuple[float, int]]]) -> str:
 
 def main(argv: list[str]) -> None:
     """Measure every size and print the table (``--quick``: fewer repeats)."""
-    repeats = 3 if "--quick" in argv else 7
+    repeats = 3 if "--quick" in argv else 5
     sizes = SIZES
     for arg in argv:
         if arg.startswith("--sizes="):
