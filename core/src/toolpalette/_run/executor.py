@@ -261,20 +261,28 @@ class Executor:
     # -- steps 1 to 3: look up, read-only, validate -------------------------------------
 
     def _admit(self, name: object, raw: Any) -> Admitted:
-        """Steps 1 to 3, in order; the call holds the provider it found from here on."""
-        provider = self._look_up(name)
-        if self._guarded:
-            self._check_read_only(provider)
-        return Admitted(provider, self._validate(provider, raw))
+        """Steps 1 to 3, in order; the call holds the provider it found from here on.
 
-    def _look_up(self, name: object) -> ToolProvider:
-        """Step 1: the provider offered under ``name`` (404 unknown, 403 not offered)."""
+        One flat function (look-up, read-only binding, validation): it runs on every
+        call, and each extra layer would cost a frame.
+        """
         provider = lookup(self.registry, name)
         offered = self.offered
-        if provider is not None and (offered is None or name in offered):
-            return provider
+        if provider is None or (offered is not None and name not in offered):
+            raise self._not_found(name, provider)
+        if self._guarded:
+            self._check_read_only(provider)
+        try:
+            return Admitted(provider, provider.parse_input(raw))
+        except InvalidInputError as exc:
+            raise refuse(400, "invalid_input", str(exc), exc) from None
+        except Exception as exc:  # a provider's own validation broke: not the model's fault
+            raise Refusal(_shaping.shape_exception(provider.name, exc), exc) from None
+
+    def _not_found(self, name: object, provider: ToolProvider | None) -> Refusal:
+        """Step 1's refusal: 404 for an unknown name, 403 for one not offered (same text)."""
         code, status = ("unknown_tool", 404) if provider is None else ("not_offered", 403)
-        raise refuse(status, code, self._unavailable(name))
+        return refuse(status, code, self._unavailable(name))
 
     def _unavailable(self, name: object) -> str:
         names = self.registry.tool_names()
@@ -297,16 +305,6 @@ class Executor:
                 "may only use read-only tools."
             )
             raise refuse(403, "read_only", text, error)
-
-    @staticmethod
-    def _validate(provider: ToolProvider, raw: Any) -> Any:
-        """Step 3: the input, parsed and validated by the provider (400)."""
-        try:
-            return provider.parse_input(raw)
-        except InvalidInputError as exc:
-            raise refuse(400, "invalid_input", str(exc), exc) from None
-        except Exception as exc:  # a provider's own validation broke: not the model's fault
-            raise Refusal(_shaping.shape_exception(provider.name, exc), exc) from None
 
     # -- step 4: authorize --------------------------------------------------------------
 
@@ -352,7 +350,14 @@ class Executor:
         provider = call.provider
         timeout, cap = self.timeout, self.output_cap
         try:
-            bound = self._prepare(provider, ctx)
+            # _prepare, inlined for the common case: the tool is already built.
+            bound = self._bound.get(provider.name)
+            if (
+                bound is None
+                or bound.provider is not provider
+                or bound.parent is not (ctx.parent if ctx is not None else None)
+            ):
+                bound = self._prepare(provider, ctx)
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
             tool = bound.tool
             tool_ctx = self._tool_context(provider, ctx, call_id) if tool.takes_context else None

@@ -35,6 +35,7 @@ __all__ = [
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
 _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_PLAIN: Final = frozenset({str, int, float, bool, type(None), dict})
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -149,7 +150,8 @@ def render_output(provider: ToolProvider, value: Any, cap: int) -> ToolResult:
         Refusal: 413 over the cap, 500 for output that is not JSON (with its exception).
     """
     try:
-        rich = rich_content(value)
+        # Plain text, numbers and objects are never rich content: no scan for them.
+        rich = None if type(value) in _PLAIN else rich_content(value)
         if rich is None:
             dumped = provider.dump_output(value)
             text = dumped if isinstance(dumped, str) else _to_json(dumped)
