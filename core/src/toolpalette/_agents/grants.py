@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = ["GrantLog", "GrantRecord"]
-
-logger = logging.getLogger("toolpalette.grants")
 
 GrantDecision = Literal["granted", "already_present", "refused", "pending"]
 
@@ -41,28 +37,19 @@ class GrantRecord:
 
 
 class GrantLog:
-    """An append-only, thread-safe list of grant records, with listeners."""
+    """An append-only, thread-safe list of grant records.
+
+    The host side tells the ``toolpalette_grant`` hook of each record it adds.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._records: list[GrantRecord] = []
-        self._listeners: list[Callable[[GrantRecord], None]] = []
 
     def add(self, record: GrantRecord) -> None:
-        """Append ``record`` and tell every listener; a listener that raises is logged."""
+        """Append ``record``."""
         with self._lock:
             self._records.append(record)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(record)
-            except Exception:
-                logger.exception("grant listener %r raised; ignored", listener)
-
-    def listen(self, listener: Callable[[GrantRecord], None]) -> None:
-        """Call ``listener`` with every record added from now on."""
-        with self._lock:
-            self._listeners.append(listener)
 
     def records(self) -> list[GrantRecord]:
         """Every record so far, oldest first."""
