@@ -43,6 +43,7 @@ from toolpalette import (
     ToolResult,
     ToolSelector,
 )
+from toolpalette._tools.formats import export
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._cursor import decode as decode_cursor
 from toolpalette.mcp._cursor import encode as encode_cursor
@@ -157,7 +158,7 @@ class _Listing:
     def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
         self.providers = providers
         self.by_name = {p.name: p for p in providers}
-        self.tools = [_tool_entry(p) for p in providers]
+        self.tools = export(providers, "mcp")
         blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
         self.digest = hashlib.sha256(blob).hexdigest()[:32]
 
@@ -184,29 +185,6 @@ def _listing(providers: tuple[ToolProvider, ...]) -> _Listing:
         while len(_LISTINGS) > _LISTINGS_KEPT:
             _LISTINGS.popitem(last=False)
     return built
-
-
-def _tool_entry(provider: ToolProvider) -> dict[str, Any]:
-    """A provider in MCP's ``Tool`` wire form, with the annotations the spec defines."""
-    annotations: dict[str, Any] = {
-        "title": provider.display_name,
-        "readOnlyHint": provider.read_only,
-        "openWorldHint": provider.open_world,
-    }
-    if not provider.read_only:  # the spec: meaningful only for a tool that changes things
-        annotations["destructiveHint"] = provider.destructive
-        annotations["idempotentHint"] = provider.idempotent
-    entry: dict[str, Any] = {
-        "name": provider.name,
-        "title": provider.display_name,
-        "description": provider.description,
-        "inputSchema": provider.input_schema,
-    }
-    output = provider.output_schema
-    if output is not None and output.get("type") == "object":
-        entry["outputSchema"] = output
-    entry["annotations"] = annotations
-    return entry
 
 
 def _is_meta(provider: ToolProvider) -> bool:
