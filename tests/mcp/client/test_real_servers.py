@@ -256,6 +256,8 @@ def test_a_killed_server_is_restarted_on_the_next_call(make_hub: Callable[..., T
     (first,) = server_pids("mcp-server-time")
     os.kill(first, signal.SIGKILL)
     wait_until(lambda: not alive(first), timeout=PROCESS_WAIT)
+    connection = hub.mcp().connection("time")
+    wait_until(lambda: not connection.connected, timeout=PROCESS_WAIT)  # the pool noticed
     again = call(hub, "get_current_time", {"timezone": "UTC"})
     assert not again.is_error, again
     (second,) = server_pids("mcp-server-time")

@@ -525,6 +525,16 @@ class Connection:
         self._failures = 0
         return result
 
+    @property
+    def connected(self) -> bool:
+        """Whether a session is open, as far as the pool knows.
+
+        A server that dies is noticed when its transport hangs up, a moment after the
+        process ends; a call made in between is answered ``ServerGone`` at once, and
+        the call after it starts the server again.
+        """
+        return not self._gone and self._client is not None
+
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("idle" if self._gone else "open")
         return f"<Connection {self.config.name!r} {state}>"
