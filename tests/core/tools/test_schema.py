@@ -24,7 +24,6 @@ from toolpalette._tools.schema import (
     format_path,
     function_input_model,
     output_schema,
-    problems_from_pydantic,
     refine,
     safe_parts,
     split_docstring,
@@ -499,11 +498,10 @@ def test_problems_pydantic_finds_name_field_and_declared_type_only() -> None:
     assert SECRET in str(error.__cause__)
 
 
-def test_problems_from_pydantic_for_extra_and_missing_fields() -> None:
-    schema = Calendar.model_json_schema()
-    with pytest.raises(pydantic.ValidationError) as info:
-        Calendar.model_validate({"meetings": [{SECRET: SECRET}]})
-    problems = problems_from_pydantic(info.value, schema)
+def test_extra_and_missing_fields_name_paths_and_declared_types_only() -> None:
+    with pytest.raises(InvalidInputError) as info:
+        as_provider(Book).parse_input({"meetings": [{SECRET: SECRET}]})
+    problems = info.value.problems
     assert SECRET not in repr(problems)
     assert [str(p) for p in problems] == [
         "at meetings[0].when: expected required field of type string",

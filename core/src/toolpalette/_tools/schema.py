@@ -36,7 +36,6 @@ __all__ = [
     "output_schema",
     "output_type",
     "problems_from_jsonschema",
-    "problems_from_pydantic",
     "refine",
     "resolve",
     "split_docstring",
@@ -551,27 +550,4 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
         else:
             expected = declared_type(schema, parts)
         problems.append(InputProblem(format_path(parts), expected))
-    return problems or [InputProblem("(input)", "a value matching the schema")]
-
-
-def problems_from_pydantic(
-    exc: pydantic.ValidationError, schema: dict[str, Any]
-) -> list[InputProblem]:
-    """Turn a pydantic ValidationError into problems naming paths and declared types only."""
-    problems: list[InputProblem] = []
-    for error in exc.errors(include_url=False, include_input=False, include_context=False):
-        parts = safe_parts(schema, [p for p in error["loc"] if isinstance(p, (str, int))])
-        kind = error["type"]
-        if kind == "missing":
-            expected = f"required field of type {declared_type(schema, parts)}"
-        elif kind == "extra_forbidden":
-            parent = _subschema(schema, parts[:-1]) or {}
-            allowed = sorted((parent.get("properties") or {}).keys())
-            parts = parts[:-1]
-            expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
-        else:
-            expected = declared_type(schema, parts)
-        problem = InputProblem(format_path(parts), expected)
-        if problem not in problems:
-            problems.append(problem)
     return problems or [InputProblem("(input)", "a value matching the schema")]
