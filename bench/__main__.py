@@ -21,6 +21,7 @@ MODULES: tuple[str, ...] = (
     "bench_cli",
     "bench_discovery",
     "bench_pipeline",
+    "bench_before",
     "bench_refusal",
     "bench_reconcile",
     "bench_serve",

@@ -18,7 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import InvalidInputError, tool
-from toolpalette._tools.strict_json import MAX_DEPTH, MAX_INPUT_BYTES, InputPolicyError, load_input
+from toolpalette._tools.strict_json import (
+    MAX_DEPTH,
+    MAX_INPUT_BYTES,
+    InputPolicyError,
+    load_input,
+    load_sized,
+)
 from toolpalette.testing import as_provider
 
 CANARY = "CNRY-7c1e0b2f"
@@ -195,6 +201,58 @@ def test_non_json_python_objects_in_a_mapping_are_refused(mapping: dict[Any, Any
 @pytest.mark.parametrize("raw", [42, None, ["a"], 1.5])
 def test_input_that_is_neither_text_nor_mapping_is_refused(raw: Any) -> None:
     refused(raw)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("-inf"),
+        "\udfff",
+        10**5000,
+        "x" * MAX_INPUT_BYTES,
+        (1, 2),
+        b"bytes",
+        object(),
+    ],
+    ids=["nan", "-inf", "surrogate", "long-int", "too-large", "tuple", "bytes", "object"],
+)
+def test_a_flat_mapping_keeps_every_rule_of_a_nested_one(value: Any) -> None:
+    # A flat object of plain values is checked in one pass; the rules are the same.
+    refused({"a": value, "b": 1})
+    refused({"a": {"b": value}})
+
+
+plain_values = (
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=20)
+    | st.integers(min_value=-(10**20), max_value=10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=5)  # non-ASCII text takes the full walk
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), plain_values, max_size=8))
+def test_a_flat_mapping_is_sized_and_copied_as_the_full_walk_does(
+    mapping: dict[str, Any],
+) -> None:
+    # Nested one level down, the same object always takes the full walk.
+    flat, size = load_sized(mapping)
+    nested, nested_size = load_sized({"k": mapping})
+    assert flat == mapping == nested["k"]
+    assert flat is not mapping
+    assert nested_size == size + len('{"k":,')
+
+
+class Level(int):
+    pass
+
+
+def test_a_flat_mapping_holds_plain_values_not_subclasses() -> None:
+    loaded = load_input({"a": Level(3), "b": True})
+    assert type(loaded["a"]) is int
+    assert loaded == {"a": 3, "b": True}
 
 
 def test_a_mapping_is_copied() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 from collections.abc import Callable
 from typing import Any, Literal
@@ -715,3 +716,28 @@ def test_no_refusal_ever_echoes_a_planted_value(override: dict[str, Any], as_tex
     except InvalidInputError as error:
         assert CANARY not in str(error)  # noqa: PT017 - the property is about the error
         assert all(CANARY not in p.path + p.expected for p in error.problems)  # noqa: PT017
+
+
+class Mode(enum.IntEnum):
+    FAST = 1
+
+
+@tool
+def level() -> int:
+    """The current level."""
+    return Mode.FAST
+
+
+@tool
+def flag() -> bool:
+    """Whether it is on."""
+    return True
+
+
+def test_a_scalar_return_dumps_as_its_annotation_says() -> None:
+    # An exact int or bool skips the serializer; a subclass or another type still goes
+    # through it and ships as its plain JSON value.
+    assert as_provider(level).dump_output(Mode.FAST) == 1
+    assert type(as_provider(level).dump_output(Mode.FAST)) is int
+    assert as_provider(level).dump_output(7) == 7
+    assert as_provider(flag).dump_output(True) is True

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run.abort import AbortSignal
-from toolpalette._run.call import Admitted, Refusal, refuse
+from toolpalette._run.call import Admitted, Refusal, Running, refuse
 from toolpalette._run.consent import Approver, Decision, Policy, authorize
 from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
@@ -193,9 +193,12 @@ class Executor:
         try:
             call = self._admit(name, input)
             if self.policy is None:
-                return await self._run(call, ctx, abort, call_id, started)
-            await self._authorize(call, ctx, abort)
-            return await self._run(call, ctx, abort, call_id)  # the pause is not run time
+                run = self._start(call, ctx, abort, call_id, started)
+            else:
+                await self._authorize(call, ctx, abort)
+                run = self._start(call, ctx, abort, call_id)  # the pause is not run time
+            # Most async tools finish in their first step: then nothing is awaited.
+            return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
             return self._report(name, input, refusal, ctx, started, call_id)
 
@@ -332,21 +335,30 @@ class Executor:
         ctx: ToolContext | None,
         abort: AbortSignal | None,
         call_id: str | None,
-        since: float | None = None,
     ) -> ToolResult:
-        """Step 5: run under the deadline and the abort, then render the output.
+        """Step 5 whole, for a batch: :meth:`_start`, then :meth:`_finish` if it must wait."""
+        run = self._start(call, ctx, abort, call_id)
+        return await self._finish(run, abort) if isinstance(run, Running) else run
 
-        An async tool runs its first step at once, in this task: most finish there,
-        with no task and no timer. A sync tool runs in the worker pool. A call that
-        comes back after its deadline is a 504 whatever it returned: only a blocked
-        event loop (an async tool running blocking code) keeps the deadline's timer
-        from firing, and the watchdog names the tool that held it. ``since`` is when the
-        call began, when nothing paused it since (it saves reading the clock again).
+    def _start(
+        self,
+        call: Admitted,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        call_id: str | None,
+        since: float | None = None,
+    ) -> ToolResult | Running:
+        """Step 5, begun: the rendered result when the tool is done, else what to wait for.
+
+        An async tool runs its first step at once, in the caller's task: most finish
+        there and are settled here, with no task, no timer and no coroutine frame (this
+        is a plain function). A tool that suspends, and a sync tool (it runs in the
+        worker pool), come back as a :class:`Running` for :meth:`_finish`. ``since`` is
+        when the call began, when nothing paused it since (it saves reading the clock).
         """
         if abort is not None and abort.aborted:
             raise _aborted(abort.reason or "")
         begun = since if since is not None else time.perf_counter()
-        ended = begun
         provider = call.provider
         timeout, cap = self.timeout, self.output_cap
         try:
@@ -361,24 +373,46 @@ class Executor:
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
             tool = bound.tool
             tool_ctx = self._tool_context(provider, ctx, call_id) if tool.takes_context else None
-            if tool.is_async:
-                outcome = _running.start_async(
-                    tool.invoke(call.value, tool_ctx or _NO_CONTEXT), bound.name
-                )
-                if outcome.kind is _running.PENDING:
-                    event = tool_ctx.abort if tool_ctx is not None else None
-                    outcome = await _running.finish_async(outcome.value, timeout, abort, event)
-            else:
+            event = tool_ctx.abort if tool_ctx is not None else None
+            if not tool.is_async:
                 work = partial(tool.invoke, call.value, tool_ctx or _NO_CONTEXT)
-                event = tool_ctx.abort if tool_ctx is not None else None
-                outcome = await _running.run_sync(work, self.pool, timeout, abort, event)
+                return Running(provider, work, event, timeout, cap, begun)
+            outcome = _running.start_async(
+                tool.invoke(call.value, tool_ctx or _NO_CONTEXT), bound.name
+            )
+            if outcome.kind is _running.PENDING:
+                return Running(provider, outcome.value, event, timeout, cap, begun)
             ended = time.perf_counter()
         except Exception as exc:  # create() or invoke() itself failed
-            outcome = _running.Outcome(_running.RAISED, exc)
-        if ended - begun > timeout and (
-            outcome.kind is _running.OK or outcome.kind is _running.RAISED
-        ):
-            raise _overran(provider, timeout, ended - begun, outcome)
+            outcome, ended = _running.Outcome(_running.RAISED, exc), begun
+        return self._settle(provider, outcome, timeout, cap, ended - begun)
+
+    async def _finish(self, run: Running, abort: AbortSignal | None) -> ToolResult:
+        """Step 5, ended: wait for a started run under its deadline and the abort.
+
+        A call that comes back after its deadline is a 504 whatever it returned: only a
+        blocked event loop (an async tool running blocking code) keeps the deadline's
+        timer from firing, and the watchdog names the tool that held it.
+        """
+        work = run.work
+        if isinstance(work, _running.Suspended):
+            outcome = await _running.finish_async(work, run.timeout, abort, run.abort_event)
+        else:
+            outcome = await _running.run_sync(work, self.pool, run.timeout, abort, run.abort_event)
+        took = time.perf_counter() - run.begun
+        return self._settle(run.provider, outcome, run.timeout, run.cap, took)
+
+    def _settle(
+        self,
+        provider: ToolProvider,
+        outcome: _running.Outcome,
+        timeout: float,
+        cap: int,
+        took: float,
+    ) -> ToolResult:
+        """How a run ended, as the result: the rendered output, or a refusal raised."""
+        if took > timeout and (outcome.kind is _running.OK or outcome.kind is _running.RAISED):
+            raise _overran(provider, timeout, took, outcome)
         if outcome.kind is _running.OK:
             return _shaping.render_output(provider, outcome.value, cap)
         raise self._refusal(provider, outcome, timeout)

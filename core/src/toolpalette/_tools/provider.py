@@ -381,13 +381,27 @@ class _SpecProvider(ToolProvider):
             self._check_schema(data)
         return value
 
-    def dump_output(self, value: Any) -> Any:
+    @functools.cached_property
+    def _dump(self) -> tuple[Callable[..., Any] | None, type | None]:
+        """The output serializer (None: values ship as they are), and a type it keeps.
+
+        The type is the return annotation when it is ``int`` or ``bool``: a value of
+        exactly that type dumps to itself, so it skips the serializer.
+        """
         adapter = self._output[0]
-        if adapter is not None:
-            # A value off its annotation is still dumped by its own type (no warning);
-            # what is not JSON then fails as it would without an annotation.
-            return adapter.dump_python(value, mode="json", warnings=False)
-        return value
+        if adapter is None:
+            return None, None
+        returns = self._returns()
+        # The adapter's own serializer: ``dump_python`` only forwards to it.
+        return adapter.serializer.to_python, returns if returns is int or returns is bool else None
+
+    def dump_output(self, value: Any) -> Any:
+        serialize, unchanged = self._dump
+        if serialize is None or type(value) is unchanged:
+            return value
+        # A value off its annotation is still dumped by its own type (no warning); what
+        # is not JSON then fails as it would without an annotation.
+        return serialize(value, mode="json", warnings=False)
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

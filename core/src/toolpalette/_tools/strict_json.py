@@ -238,6 +238,33 @@ def _copy(item: Any, depth: int, budget: list[int]) -> Any:
     raise _refuse("JSON values only (objects, arrays, strings, numbers, booleans, null)")
 
 
+def _flat_size(data: dict[str, Any]) -> int:
+    """The JSON size of an object of short plain values, counted as :func:`_copy` does.
+
+    Most model input is one such object: ASCII keys, and ASCII text, integers of at most
+    fifteen digits, finite floats, booleans or null as values. Those values are
+    immutable, so a shallow copy is already a deep one and one pass here checks all of
+    :func:`_copy`'s rules. -1 for anything else (a nested value, non-ASCII text, a
+    subclass, a huge number, a size over the limit), which the full walk then decides.
+    """
+    spent = 2
+    for key, child in data.items():
+        if type(key) is not str or not key.isascii():
+            return -1
+        kind = type(child)
+        if kind is str and child.isascii():
+            spent += len(key) + len(child) + 6
+        elif kind is int and -(10**15) < child < 10**15:
+            spent += len(key) + child.bit_length() * 3 // 10 + 6
+        elif child is None or kind is bool:
+            spent += len(key) + 9
+        elif kind is float and math.isfinite(child):
+            spent += len(key) + len(repr(child)) + 4
+        else:
+            return -1
+    return spent if spent <= MAX_INPUT_BYTES else -1
+
+
 def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     """Apply the JSON policy to model input and return it as a fresh dict.
 
@@ -256,6 +283,12 @@ def load_sized(raw: str | bytes | Mapping[str, Any]) -> tuple[dict[str, Any], in
     Raises:
         InputPolicyError: the input breaks the policy; its ``problem`` says how.
     """
+    if type(raw) is dict:
+        value = dict(raw)  # a fresh dict: a tool never holds the caller's own
+        size = _flat_size(value)
+        if size < 0:  # nested or unusual values: the full walk checks and copies them
+            value, size = _check_tree(value)
+        return value, size
     if isinstance(raw, (str, bytes)):
         value, size = _parse_text(raw), len(raw)
     elif isinstance(raw, Mapping):
