@@ -73,6 +73,12 @@ HAND = FakeTool(
         "properties": {
             "code": {"type": "string", "pattern": "^(a+)+$"},
             "rows": {"type": "array", "uniqueItems": True},
+            "ints": {"type": "array", "items": {"type": "integer"}},
+            "codes": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+            "either": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"const": "x"}]}},
+            "has": {"type": "array", "contains": {}, "minContains": 600_000},
+            "grid": {"type": "array", "items": {"type": "array", "uniqueItems": True}},
+            "shape": {"enum": [[[0] * 50] * 50, {"rows": [[0] * 50] * 50}]},
         },
     },
 )
@@ -112,6 +118,11 @@ def _rows() -> str:
     return '{"rows": [' + ",".join(rows) + ",[0]]}"
 
 
+def _grid() -> str:
+    row = "[" + ",".join(str(i) for i in range(20)) + "]"
+    return _fill('{"grid": [', row, ",[1,1]]}")
+
+
 CASES: list[tuple[str, str, Any]] = [
     ("set[str]: names + one integer (text)", "pick", _names_and_an_int),
     ("set[str]: names + one duplicate (text)", "pick", _unique_then_duplicate),
@@ -129,6 +140,37 @@ CASES: list[tuple[str, str, Any]] = [
     ),
     ("hand-written pattern ^(a+)+$", "hand", lambda: {"code": _a_run()}),
     ("hand-written uniqueItems: 100k rows + dup", "hand", _rows),
+    (
+        "hand-written uniqueItems: 100k rows + dup (mapping)",
+        "hand",
+        lambda: {"rows": [[i] for i in range(100_000)] + [[0]]},
+    ),
+    (
+        "hand-written items integer: 520k + a string",
+        "hand",
+        lambda: _fill('{"ints": [', "1", ',"x"]}'),
+    ),
+    (
+        "hand-written items enum: 200k + a bad one",
+        "hand",
+        lambda: _fill('{"codes": [', '"a"', ',"c"]}'),
+    ),
+    (
+        "hand-written items anyOf: 520k + a bad one",
+        "hand",
+        lambda: _fill('{"either": [', "1", ',"y"]}'),
+    ),
+    (
+        "hand-written contains {}: 520k items, too few",
+        "hand",
+        lambda: _fill('{"has": [', "1", "]}"),
+    ),
+    ("hand-written nested uniqueItems: 20k rows", "hand", _grid),
+    (
+        "hand-written enum of arrays: a 50x50 grid off by one",
+        "hand",
+        lambda: {"shape": [[0] * 50] * 49 + [[0] * 49 + [1]]},
+    ),
 ]
 
 

@@ -13,7 +13,6 @@ import contextlib
 import copy
 import functools
 import inspect
-import itertools
 import re
 import weakref
 from collections.abc import Callable, Hashable, Mapping
@@ -176,6 +175,9 @@ class ToolProvider(abc.ABC):
         Raises:
             InvalidInputError: naming field paths and declared types, never values.
         """
+        problem = _schema.container_problem(raw)
+        if problem is not None:
+            raise InvalidInputError(tool_name=self.name, problems=[problem])
         return self._check_schema(_load(self.name, raw))
 
     def _check_schema(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +187,7 @@ class ToolProvider(abc.ABC):
             InvalidInputError: naming field paths and declared types, never values.
         """
         # The first problems are enough to answer; the rest is never computed.
-        errors = list(itertools.islice(self._validator().iter_errors(data), MAX_PROBLEMS))
+        errors = _schema.schema_errors(self._validator(), data, MAX_PROBLEMS)
         if errors:
             problems = _schema.problems_from_jsonschema(errors, self.input_schema)
             raise InvalidInputError(tool_name=self.name, problems=problems) from _cause(errors)

@@ -1,18 +1,23 @@
 """JSON Schemas: generated from signatures, refined, checked, and used to validate input.
 
 jsonschema is imported here lazily, never by ``import toolpalette``. Validators never
-retrieve a ``$ref``: only references inside the schema itself resolve.
+retrieve a ``$ref``: only references inside the schema itself resolve. Their work is
+bounded whatever the input: linear-time patterns, hashed uniqueness, and at most
+:data:`MAX_SCHEMA_STEPS` steps per input (:func:`schema_errors`) on input of at most
+:data:`MAX_CONTAINERS` arrays and objects (:func:`container_problem`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
 import inspect
+import itertools
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, get_type_hints
 
@@ -27,9 +32,13 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = [
+    "MAX_CONTAINERS",
+    "MAX_SCHEMA_STEPS",
+    "OVER_BUDGET",
     "all_unique",
     "check_schema",
     "compile_validator",
+    "container_problem",
     "function_input_model",
     "json_key",
     "linear_pattern",
@@ -38,8 +47,14 @@ __all__ = [
     "problems_from_jsonschema",
     "refine",
     "resolve",
+    "schema_errors",
     "split_docstring",
 ]
+
+MAX_CONTAINERS: Final = 10_000
+"""The most arrays and objects in input checked against a hand-written schema."""
+MAX_SCHEMA_STEPS: Final = 10_000
+"""The most steps the JSON Schema validator takes on one input (see :func:`schema_errors`)."""
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
 _PARAM_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$")
@@ -217,6 +232,68 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
         raise InvalidToolSchemaError(tool_name=tool_name, errors=errors)
 
 
+def container_problem(raw: object) -> InputProblem | None:
+    """Why ``raw`` holds too many arrays and objects for a hand-written schema, or None.
+
+    At most :data:`MAX_CONTAINERS`: JSON text is counted before it is parsed (brackets,
+    with the strings cut out only when the plain count is over), a mapping by a walk
+    that stops once over, so a refusal costs no parse and no validation.
+    """
+    if isinstance(raw, (str, bytes)):
+        over = _bracket_count(raw) > MAX_CONTAINERS
+    elif isinstance(raw, Mapping):
+        over = _container_count(raw) > MAX_CONTAINERS
+    else:
+        return None
+    if not over:
+        return None
+    return InputProblem(
+        "(input)",
+        f"at most {MAX_CONTAINERS} arrays and objects in all "
+        "(the bound on input for a hand-written schema)",
+    )
+
+
+# A string runs to its closing quote or to the end of the text, so every match attempt
+# succeeds and the scan stays linear (invalid JSON is left to the parser).
+_TEXT_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_BYTES_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+
+
+def _bracket_count(text: str | bytes) -> int:
+    if isinstance(text, str):
+        count = text.count("[") + text.count("{")
+        if count > MAX_CONTAINERS:
+            bare = _TEXT_STRING.sub("", text)
+            count = bare.count("[") + bare.count("{")
+        return count
+    count = text.count(b"[") + text.count(b"{")
+    if count > MAX_CONTAINERS:
+        raw = _BYTES_STRING.sub(b"", text)
+        count = raw.count(b"[") + raw.count(b"{")
+    return count
+
+
+def _container_count(value: Mapping[str, Any]) -> int:
+    """The arrays and objects in ``value`` (itself included), or any count over the bound.
+
+    Stops once over :data:`MAX_CONTAINERS`, so a cycle or a huge tree costs little.
+    """
+    count = 1
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        children = item.values() if isinstance(item, Mapping) else item
+        if _SCALAR_TYPES.issuperset(map(type, children)):
+            continue
+        nested = [child for child in children if isinstance(child, (Mapping, list))]
+        count += len(nested)
+        if count > MAX_CONTAINERS:
+            break
+        stack.extend(nested)
+    return count
+
+
 def _refuse_retrieval(uri: str) -> Any:
     raise LookupError(f"schema references are never retrieved ({len(uri)} characters refused)")
 
@@ -234,24 +311,129 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
     Its work is bounded by the input's size: ``pattern``, ``patternProperties`` and
     ``additionalProperties`` match with a linear-time regular expression engine (never a
     backtracking one), and ``uniqueItems`` hashes items instead of comparing every pair.
-    Its messages never quote the instance for those keywords.
+    Its messages never quote the instance for those keywords. Run through
+    :func:`schema_errors`, its work is also bounded by :data:`MAX_SCHEMA_STEPS`.
     """
     validator: Validator = _bounded_class()(schema, registry=_empty_registry())
     return validator
+
+
+OVER_BUDGET: Final = "toolpalette:steps"
+"""The keyword of the error :func:`schema_errors` reports for input over the budget."""
+
+
+def schema_errors(validator: Validator, instance: Any, limit: int) -> list[Any]:
+    """The first ``limit`` errors of ``instance``, found in at most MAX_SCHEMA_STEPS steps.
+
+    A step is one keyword checked at one place of the input, or one item or key that a
+    keyword goes through (a descent, a pattern searched, an item hashed). An array of
+    plain values whose ``items`` schema names only a type costs one step: the types are
+    checked in C. Input that needs more steps is refused with one error (keyword
+    :data:`OVER_BUDGET`) at the place the budget ran out, whatever else was found: past
+    that point the validator does no more work, so its other verdicts would be wrong.
+    """
+    budget = _Budget(MAX_SCHEMA_STEPS)
+    token = _BUDGET.set(budget)
+    try:
+        errors = list(itertools.islice(validator.iter_errors(instance), limit))
+    finally:
+        _BUDGET.reset(token)
+    if not budget.over:
+        return errors
+    over = [error for error in errors if error.validator == OVER_BUDGET]
+    return over[:1] or [_over_budget()]
+
+
+class _Budget:
+    """The steps left to one :func:`schema_errors` call, and whether it ran out."""
+
+    __slots__ = ("left", "over")
+
+    def __init__(self, steps: int) -> None:
+        self.left = steps
+        self.over = False
+
+
+_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
+    "toolpalette_schema_budget", default=None
+)
+
+
+def _over_budget() -> Any:
+    from jsonschema import ValidationError
+
+    return ValidationError(
+        f"needs more than {MAX_SCHEMA_STEPS} validation steps",
+        validator=OVER_BUDGET,
+        validator_value=MAX_SCHEMA_STEPS,
+    )
+
+
+def _spend(steps: int) -> list[Any] | None:
+    """Charge ``steps``: None to go on, else the errors to yield instead of working.
+
+    The first charge past the budget yields the over-budget error; every later one
+    yields nothing. Outside :func:`schema_errors` nothing is counted.
+    """
+    budget = _BUDGET.get()
+    if budget is None:
+        return None
+    if budget.over:
+        return []
+    budget.left -= steps
+    if budget.left >= 0:
+        return None
+    budget.over = True
+    return [_over_budget()]
+
+
+def _counted(keyword: Callable[..., Any]) -> Callable[..., Any]:
+    """``keyword``, charged one step a call (and skipped once over budget)."""
+
+    def counted(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        stop = _spend(1)
+        return keyword(validator, value, instance, schema) if stop is None else stop
+
+    return counted
+
+
+def _per_item(keyword: Callable[..., Any]) -> Callable[..., Any]:
+    """``keyword``, charged one step per item or key of the instance before it runs.
+
+    For the keywords that go through every item (``contains``, ``unevaluatedItems``) or
+    key (``propertyNames``, ``unevaluatedProperties``), even under an empty subschema,
+    which no keyword of its own would charge.
+    """
+
+    def per_item(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        if isinstance(instance, (list, dict)):
+            stop = _spend(len(instance))
+            if stop is not None:
+                return stop
+        return keyword(validator, value, instance, schema)
+
+    return per_item
 
 
 @lru_cache(maxsize=1)
 def _bounded_class() -> Any:
     from jsonschema import Draft202012Validator, validators
 
-    return validators.extend(  # type: ignore[no-untyped-call]
-        Draft202012Validator,
-        {
-            "pattern": _pattern_keyword,
-            "patternProperties": _pattern_properties_keyword,
-            "additionalProperties": _additional_properties_keyword,
-            "uniqueItems": _unique_items_keyword,
+    standard = Draft202012Validator.VALIDATORS
+    keywords = {
+        **standard,
+        "pattern": _pattern_keyword,
+        "patternProperties": _pattern_properties_keyword,
+        "additionalProperties": _additional_properties_keyword,
+        "uniqueItems": _unique_items_keyword,
+        "items": _items_keyword,
+        **{
+            name: _per_item(standard[name])
+            for name in ("contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
         },
+    }
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {name: _counted(fn) for name, fn in keywords.items()}
     )
 
 
@@ -287,6 +469,12 @@ def _pattern_properties_keyword(
 ) -> Iterable[Any]:
     if not validator.is_type(instance, "object"):
         return
+    # Each key is searched with each pattern, and a match descends even into an empty
+    # subschema (no keyword of its own charges for that).
+    stop = _spend(len(patterns) * len(instance))
+    if stop is not None:
+        yield from stop
+        return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
             if _search(pattern, key):
@@ -302,12 +490,20 @@ def _additional_properties_keyword(
         return
     declared = schema.get("properties", {})
     patterns = list(schema.get("patternProperties", {}))
+    stop = _spend(len(patterns) * len(instance))
+    if stop is not None:
+        yield from stop
+        return
     others = [
         key
         for key in instance
         if key not in declared and not any(_search(pattern, key) for pattern in patterns)
     ]
     if validator.is_type(extra, "object"):
+        stop = _spend(len(others))  # a descent each, even into an empty subschema
+        if stop is not None:
+            yield from stop
+            return
         for key in others:
             yield from validator.descend(instance[key], extra, path=key)
     elif not extra and others:
@@ -317,8 +513,98 @@ def _additional_properties_keyword(
 def _unique_items_keyword(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterable[Any]:
     from jsonschema import ValidationError
 
-    if unique and validator.is_type(instance, "array") and not all_unique(instance):
+    if not (unique and validator.is_type(instance, "array")):
+        return
+    if not _SCALAR_TYPES.issuperset(map(type, instance)):
+        # Arrays and objects are hashed through their canonical form, a step each;
+        # plain values are hashed in C.
+        stop = _spend(len(instance))
+        if stop is not None:
+            yield from stop
+            return
+    if not all_unique(instance):
         yield ValidationError("has non-unique elements")
+
+
+_SCALAR_TYPES: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None)})
+_JSON_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "string": (str,),
+    "integer": (int,),  # an integral float too, but that is checked item by item
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+_ANNOTATIONS: Final = frozenset(
+    {
+        "title",
+        "description",
+        "examples",
+        "default",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",  # annotation only: the validator has no format checker
+    }
+)
+
+
+def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    """``items`` (Draft 2020-12), with the items a type alone decides checked in C.
+
+    An item schema that names only a type (and annotations) accepts an item of one of
+    the Python types that JSON type stands for without a descent; the others (a wrong
+    type, or ``1.0`` for ``integer``) descend as usual, a step each.
+    """
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "array"):
+        return
+    prefix = len(schema.get("prefixItems", []))
+    if len(instance) <= prefix:
+        return
+    if items is False:
+        yield ValidationError(f"expected at most {prefix} items")
+        return
+    accepted = _types_alone(items)
+    rest: Sequence[int]
+    if accepted is None:
+        rest = range(prefix, len(instance))
+    elif accepted.issuperset(map(type, itertools.islice(instance, prefix, None))):
+        return
+    else:
+        rest = [i for i in range(prefix, len(instance)) if type(instance[i]) not in accepted]
+    stop = _spend(len(rest))
+    if stop is not None:
+        yield from stop
+        return
+    for index in rest:
+        yield from validator.descend(instance=instance[index], schema=items, path=index)
+
+
+def _types_alone(items: Any) -> frozenset[type] | None:
+    """The Python types an item schema accepts by type alone, or None to descend always.
+
+    ``True`` and an item schema of annotations only accept everything.
+    """
+    if items is True:
+        return _ANY_TYPE
+    if not isinstance(items, dict) or not _ANNOTATIONS.issuperset(
+        key for key in items if key != "type"
+    ):
+        return None
+    kind = items.get("type")
+    if kind is None:
+        return _ANY_TYPE
+    names = [kind] if isinstance(kind, str) else kind
+    if not isinstance(names, list) or not all(name in _JSON_TYPES for name in names):
+        return None
+    return frozenset(python for name in names for python in _JSON_TYPES[name])
+
+
+_ANY_TYPE: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 _JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -503,9 +789,20 @@ def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
         if isinstance(options, list) and options and all("const" in o for o in options):
             return "one of the allowed values"
         if isinstance(options, list):
-            kinds = sorted({str(_resolve(schema, o).get("type", "object")) for o in options})
+            kinds = sorted({_option_kind(_resolve(schema, o)) for o in options})
             return " or ".join(kinds)
     return "a value matching the schema"
+
+
+def _option_kind(option: Any) -> str:
+    if not isinstance(option, dict):
+        return "a value matching the schema"
+    if "type" in option:
+        kind = option["type"]
+        return " or ".join(map(str, kind)) if isinstance(kind, list) else str(kind)
+    if "const" in option or "enum" in option:
+        return "one of the allowed values"
+    return "object"
 
 
 _CONSTRAINTS = {
@@ -547,6 +844,13 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
             expected = "one of the allowed values"
         elif keyword == "uniqueItems":
             expected = "items without duplicates"
+        elif keyword == OVER_BUDGET:
+            expected = (
+                f"input the schema can check in {MAX_SCHEMA_STEPS} steps "
+                "(the bound on a hand-written schema's work; send fewer items)"
+            )
+        elif keyword == "items" and error.validator_value is False:
+            expected = "no more items than the schema lists"
         else:
             expected = declared_type(schema, parts)
         problems.append(InputProblem(format_path(parts), expected))
