@@ -277,20 +277,20 @@ def _bracket_count(text: str | bytes) -> int:
 def _container_count(value: Mapping[str, Any]) -> int:
     """The arrays and objects in ``value`` (itself included), or any count over the bound.
 
-    Stops once over :data:`MAX_CONTAINERS`, so a cycle or a huge tree costs little.
+    Stops once over :data:`MAX_CONTAINERS`, so a cycle or a huge tree costs little. Only
+    dicts and lists count below the top: any other value is refused by the JSON policy.
     """
     count = 1
-    stack: list[Any] = [value]
+    stack: list[Iterable[Any]] = [value.values()]
     while stack:
-        item = stack.pop()
-        children = item.values() if isinstance(item, Mapping) else item
+        children = stack.pop()
         if _SCALAR_TYPES.issuperset(map(type, children)):
             continue
-        nested = [child for child in children if isinstance(child, (Mapping, list))]
+        nested = [child for child in children if isinstance(child, (dict, list))]
         count += len(nested)
         if count > MAX_CONTAINERS:
             break
-        stack.extend(nested)
+        stack.extend(child.values() if isinstance(child, dict) else child for child in nested)
     return count
 
 
@@ -569,19 +569,38 @@ def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> It
         yield ValidationError(f"expected at most {prefix} items")
         return
     accepted = _types_alone(items)
-    rest: Sequence[int]
-    if accepted is None:
-        rest = range(prefix, len(instance))
-    elif accepted.issuperset(map(type, itertools.islice(instance, prefix, None))):
+    rest: Sequence[int] = range(prefix, len(instance))
+    if accepted is _ANY_TYPE:
         return
+    if accepted is not None:
+        # Only the odd items descend: counted, then found, by C-level list methods.
+        kinds = list(map(type, itertools.islice(instance, prefix, None)))
+        odd = len(kinds) - sum(map(kinds.count, accepted))
+        if not odd:
+            return
+        stop = _spend(odd)
+        if stop is not None:
+            yield from stop
+            return
+        rest = sorted(prefix + i for kind in set(kinds) - accepted for i in _positions(kinds, kind))
     else:
-        rest = [i for i in range(prefix, len(instance)) if type(instance[i]) not in accepted]
-    stop = _spend(len(rest))
-    if stop is not None:
-        yield from stop
-        return
+        stop = _spend(len(rest))
+        if stop is not None:
+            yield from stop
+            return
     for index in rest:
         yield from validator.descend(instance=instance[index], schema=items, path=index)
+
+
+def _positions(kinds: list[type], kind: type) -> Iterable[int]:
+    """Where ``kind`` is in ``kinds``, each found by ``list.index``."""
+    index = -1
+    while True:
+        try:
+            index = kinds.index(kind, index + 1)
+        except ValueError:
+            return
+        yield index
 
 
 def _types_alone(items: Any) -> frozenset[type] | None:
