@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
+from functools import partial
 
 __all__ = ["AbortSignal"]
 
@@ -17,12 +19,14 @@ class AbortSignal:
     A signal fires once; later ``abort`` calls keep the first reason.
     """
 
-    __slots__ = ("_callbacks", "_lock", "_reason")
+    __slots__ = ("_callbacks", "_keys", "_lock", "_reason")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reason: str | None = None
-        self._callbacks: list[Callable[[str], None]] = []
+        # Keyed, so that each of a large batch's calls unsubscribes in constant time.
+        self._callbacks: dict[int, Callable[[str], None]] = {}
+        self._keys = itertools.count()
 
     @property
     def aborted(self) -> bool:
@@ -43,8 +47,8 @@ class AbortSignal:
             if self._reason is not None:
                 return
             self._reason = reason
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
+            callbacks, self._callbacks = self._callbacks, {}
+        for callback in callbacks.values():
             callback(reason)
 
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
@@ -56,17 +60,16 @@ class AbortSignal:
         with self._lock:
             reason = self._reason
             if reason is None:
-                self._callbacks.append(callback)
+                key = next(self._keys)
+                self._callbacks[key] = callback
         if reason is not None:
             callback(reason)
             return _noop
+        return partial(self._unsubscribe, key)
 
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._callbacks:
-                    self._callbacks.remove(callback)
-
-        return unsubscribe
+    def _unsubscribe(self, key: int) -> None:
+        with self._lock:
+            self._callbacks.pop(key, None)
 
     def __repr__(self) -> str:
         state = f"aborted: {self._reason!r}" if self._reason is not None else "armed"

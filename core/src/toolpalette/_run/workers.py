@@ -63,17 +63,17 @@ def shared_pool(max_workers: int | None = None) -> WorkerPool:
 
 
 class Job:
-    """One sync call handed to a worker: the function, and how to deliver its outcome.
+    """One sync call handed to a worker: the function, and how its outcome is delivered.
 
-    ``deliver(ok, value)`` runs on the worker thread with ``(True, result)`` or
-    ``(False, exception)``, unless the job was abandoned first.
+    A subclass says how in :meth:`deliver` (the pipeline's: an event loop's handoff, or a
+    blocked thread's wait), so a call costs one object, not a job and a callback. The
+    pool's own bookkeeping lives in the flags below, written under the pool's lock.
     """
 
-    __slots__ = ("abandoned", "deliver", "finished", "fn", "refused", "released", "waiting")
+    __slots__ = ("abandoned", "finished", "fn", "refused", "released", "waiting")
 
-    def __init__(self, fn: Callable[[], Any], deliver: Callable[[bool, Any], None]) -> None:
+    def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
-        self.deliver = deliver
         self.abandoned = False
         """Set by the caller that stopped waiting; the outcome is then dropped."""
         self.released = False
@@ -84,6 +84,15 @@ class Job:
         """Whether the job waits for a free worker (it has not started)."""
         self.refused = False
         """Whether the pool refused the job while it waited (delivered as a PoolBusy)."""
+
+    def deliver(self, ok: bool, value: Any) -> None:
+        """Hand over the outcome: ``(True, result)`` or ``(False, exception)``.
+
+        Runs on the worker thread (or, for a job refused while it waited, on the thread
+        that refused it), unless the job was abandoned first. It must not block: the
+        worker takes its next job only after it.
+        """
+        raise NotImplementedError
 
 
 class WorkerPool:
@@ -211,19 +220,24 @@ class WorkerPool:
         thread.start()
 
     def _work(self) -> None:
+        get = self._queue.get
         while True:
             try:
-                job = self._queue.get(timeout=IDLE_EXPIRY)
+                job = get(timeout=IDLE_EXPIRY)
             except queue.Empty:
                 if self._retire_idle():
                     return
                 continue
-            ok, outcome = _run(job)
+            try:
+                ok, outcome = True, job.fn()
+            except BaseException as exc:  # SystemExit and KeyboardInterrupt from a tool included
+                ok, outcome = False, exc
             # Account first, deliver last: the caller then wakes to a worker that is
             # about to block, not one still holding the GIL for its bookkeeping.
             retire = self._finish(job)
             if not job.abandoned:
                 _deliver(job, ok, outcome)
+            del job, outcome  # a result is the caller's: never kept alive by an idle thread
             if retire:
                 return
 
@@ -239,7 +253,8 @@ class WorkerPool:
                 self._stuck -= 1
             self._busy -= 1
             self._idle += 1
-            self._dispatch_waiting()  # this thread, now idle, takes the next one
+            if self._waiting:
+                self._dispatch_waiting()  # this thread, now idle, takes the next one
             return False
 
     def _retire_idle(self) -> bool:
@@ -251,13 +266,6 @@ class WorkerPool:
                 self._threads -= 1
                 return True
             return False
-
-
-def _run(job: Job) -> tuple[bool, Any]:
-    try:
-        return True, job.fn()
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt from a tool included
-        return False, exc
 
 
 def _deliver(job: Job, ok: bool, outcome: Any) -> None:
