@@ -30,6 +30,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._cli.call",),
         "unit test of the file names `call --save` gives content blocks",
     ),
+    "tests/core/cli/test_cli_cache.py": (
+        ("toolpalette._hub",),
+        "checks by name that a warm read-only command never imports the hub's module",
+    ),
     "tests/core/plugins/test_collect.py": (
         (
             "toolpalette._plugins.collect",
@@ -85,6 +89,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
     "tests/core/tools/test_formats_strict.py": (
         ("toolpalette._tools.formats", "toolpalette._tools.strict"),
         "unit tests of the strict subsets and their normalization",
+    ),
+    "tests/integration/test_cli_dists.py": (
+        ("toolpalette._hub",),
+        "checks by name that a warm read-only command never imports the hub's module",
     ),
     "tests/integration/test_skilljars.py": (
         ("toolpalette._plugins.discovery",),

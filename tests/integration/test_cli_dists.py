@@ -18,6 +18,8 @@ SWITCHES = (
     "TOOLPALETTE_BLOCK_PLUGINS",
     "TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD",
     "TOOLPALETTE_TRACE_PLUGINS",
+    "TOOLPALETTE_NO_CACHE",
+    "TOOLPALETTE_CACHE_DIR",
 )
 
 
@@ -186,3 +188,65 @@ def test_an_explicit_config_path_is_read(tmp_path: Path):
     )
     names = {t["name"] for t in listing["tools"]}
     assert {"search", "find"} <= names
+
+
+READ_ONLY = {
+    ("list",): "listing",
+    ("list", "--json"): "listing",
+    ("plugins", "--no-load"): "plugins",
+    ("plugins", "--no-load", "--json"): "plugins",
+    ("plugins",): "plugins-loaded",
+    ("plugins", "--json"): "plugins-loaded",
+    ("skills",): "skills",
+    ("skills", "--json"): "skills",
+    ("show", "echo"): "show",
+    ("show", "counter", "--json"): "show",
+    ("show", "search"): "show",  # alpha and beta collide on it: not available
+}
+"""Each read-only command answered from the listing cache, and the cache file it reads."""
+
+
+@pytest.mark.parametrize("argv", list(READ_ONLY), ids=" ".join)
+def test_a_warm_cache_prints_what_the_command_prints_without_it(
+    tmp_path: Path, argv: tuple[str, ...]
+):
+    cache = tmp_path / "cache"
+    slow = toolpalette(*argv, cwd=tmp_path, TOOLPALETTE_NO_CACHE="1")
+    cold = toolpalette(*argv, cwd=tmp_path, TOOLPALETTE_CACHE_DIR=str(cache))
+    assert (cache / f"{READ_ONLY[argv]}.json").is_file()  # what is installed is cacheable
+    warm = toolpalette(*argv, cwd=tmp_path, TOOLPALETTE_CACHE_DIR=str(cache))
+    printed = [(r.returncode, r.stdout, r.stderr) for r in (slow, cold, warm)]
+    assert printed[1] == printed[0]
+    assert printed[2] == printed[0]
+
+
+TELL_IMPORTS = (
+    "import sys\n"
+    "from toolpalette._cli import main\n"
+    "status = main(sys.argv[1:])\n"
+    "sys.stderr.write('\\nIMPORTED: ' + ' '.join(sys.modules))\n"
+    "sys.exit(status)\n"
+)
+
+
+def test_a_warm_read_only_command_imports_no_pydantic_asyncio_hub_or_pack(tmp_path: Path):
+    cache = str(tmp_path / "cache")
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
+    env["TOOLPALETTE_CACHE_DIR"] = cache
+    for argv in READ_ONLY:
+        toolpalette(*argv, cwd=tmp_path, TOOLPALETTE_CACHE_DIR=cache)
+        done = subprocess.run(
+            [sys.executable, "-c", TELL_IMPORTS, *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
+        assert done.returncode == (1 if argv[0] == "show" and argv[1] == "search" else 0)
+        assert "IMPORTED: " in done.stderr, done.stderr
+        imported = set(done.stderr.rpartition("IMPORTED: ")[2].split())
+        heavy = {m for m in imported if m.split(".")[0] in ("pydantic", "asyncio")}
+        heavy |= {m for m in imported if m.startswith(("tp_test", "toolpalette_"))}
+        heavy |= {"toolpalette._hub"} & imported
+        assert heavy == set(), argv

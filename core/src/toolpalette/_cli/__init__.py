@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
@@ -28,13 +29,55 @@ Each module defines ``register(subparsers)``, which adds its parser and sets
 """
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, as wide as the terminal, measured without ``shutil``.
+
+    argparse builds a formatter for every argument it adds, and the default one asks
+    ``shutil`` for the terminal's width: importing it (with ``bz2`` and ``lzma``) is a
+    tenth of the start of a command answered from the listing cache. The width is the
+    one ``shutil.get_terminal_size`` gives: ``COLUMNS``, else the terminal, else 80.
+    """
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser (and subcommand parsers) formatting help with :class:`_HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand, or with ``only`` that one.
 
     Each command module is imported to register it; running one command imports only
     its own module, so a quick command (``list`` on a warm cache) starts quickly.
     """
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="toolpalette",
         description="Tool packs and skilljars for LLM agents: list, check, call, serve, demo.",
     )

@@ -36,6 +36,7 @@ NO_TOOLS_HINT = (
 __all__ = [
     "NO_TOOLS_HINT",
     "add_config_option",
+    "given_hub",
     "hub_from_args",
     "listing_from_args",
     "problem_entry",
@@ -71,6 +72,11 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def given_hub() -> ToolHub | None:
+    """The hub :func:`using_hub` gives the commands, or None (they build their own)."""
+    return _GIVEN_HUB.get()
+
+
 def hub_from_args(args: argparse.Namespace) -> ToolHub:
     """The hub a command works on: installed packs, configured as ``--config`` says.
 
@@ -87,14 +93,15 @@ def hub_from_args(args: argparse.Namespace) -> ToolHub:
 def listing_from_args(args: argparse.Namespace) -> Listing:
     """The listing a command prints: the hub's, without building a hub when none is given.
 
-    Only the pack catalog is built, so a warm listing cache answers without importing
-    the hub, pydantic or asyncio (see ``toolpalette._plugins.listing``); a configuration
-    that names MCP servers needs the hub, which lists their tools live.
+    A warm listing cache answers before even the pack catalog is built, without
+    importing the hub, pydantic or asyncio (see ``toolpalette._plugins.listing``); a
+    miss builds the catalog alone; a configuration that names MCP servers needs the
+    hub, which lists their tools live.
     """
     given = _GIVEN_HUB.get()
     if given is not None:
         return given.listing()
-    from toolpalette._plugins.catalog import PackCatalog
+    from toolpalette._plugins import listing
     from toolpalette._plugins.config import load_config
     from toolpalette._plugins.switches import Switches
 
@@ -102,7 +109,13 @@ def listing_from_args(args: argparse.Namespace) -> Listing:
     if config.mcp_servers or config.mcp_json:  # servers' tools are listed live, by a hub
         with hub_from_args(args) as hub:
             return hub.listing()
-    return PackCatalog(config, Switches.from_environ()).listing()
+    switches = Switches.from_environ()
+    cached = listing.load_installed(switches, listing.settings_of(config))
+    if cached is not None:
+        return cached
+    from toolpalette._plugins.catalog import PackCatalog
+
+    return PackCatalog(config, switches).listing()
 
 
 @contextlib.contextmanager

@@ -2,17 +2,22 @@
 
 Packs are imported first (``--no-load`` lists them as discovered, importing nothing),
 so ``imported`` says whether each one could be imported and registered. ``--json``
-prints ``{"plugins": [...]}``; the keys are documented in the host guide.
+prints ``{"plugins": [...]}``; the keys are documented in the host guide. Both forms
+are read from the listing cache when what is installed has not changed since the last
+run (see ``toolpalette._cli.cached``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from toolpalette._cli.cached import Answer
 from toolpalette._cli.list import add_config_option, hub_from_args, table
-from toolpalette._plugins.catalog import PluginInfo
+
+if TYPE_CHECKING:
+    from toolpalette._plugins.catalog import PluginInfo
 
 __all__ = ["plugin_entry", "register"]
 
@@ -34,19 +39,38 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the packs; exit status 0."""
-    plugins = hub_from_args(args).plugins(load=not args.no_load)
+    cache = Answer.about_packs(args, "plugins" if args.no_load else "plugins-loaded")
+    plugins = _entries(cache.read())
+    if plugins is None:
+        found = hub_from_args(args).plugins(load=not args.no_load)
+        plugins = [plugin_entry(p) for p in found]
+        cache.write(plugins)
     if args.json:
-        print(json.dumps({"plugins": [plugin_entry(p) for p in plugins]}, indent=2))
+        print(json.dumps({"plugins": plugins}, indent=2))
         return 0
     if not plugins:
         print("No tool packs installed.")
         return 0
     rows = [
-        (p.name, p.status, p.distribution or "-", p.version or "-", ", ".join(p.hooks) or "-")
+        (
+            p["name"],
+            p["status"],
+            p["distribution"] or "-",
+            p["version"] or "-",
+            ", ".join(p["hooks"]) or "-",
+        )
         for p in plugins
     ]
     print(table(rows, ("NAME", "STATUS", "DISTRIBUTION", "VERSION", "HOOKS")))
     return 0
+
+
+def _entries(cached: Any) -> list[dict[str, Any]] | None:
+    """The cached ``plugins --json`` entries, or None when they are not of that shape."""
+    keys = {"name", "distribution", "version", "module", "hooks", "imported", "status"}
+    if isinstance(cached, list) and all(isinstance(p, dict) and set(p) == keys for p in cached):
+        return cached
+    return None
 
 
 def plugin_entry(info: PluginInfo) -> dict[str, Any]:

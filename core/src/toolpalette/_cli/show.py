@@ -1,6 +1,9 @@
 """``toolpalette show NAME``: one tool in full, schemas included.
 
 Exit status 1 when no available tool has that name (the message lists the names).
+Showing builds the full catalog (every pack imported, every schema built), so the
+first ``show`` stores every tool's entry in the listing cache, and later ones, while
+what is installed has not changed, print from it (see ``toolpalette._cli.cached``).
 """
 
 from __future__ import annotations
@@ -8,12 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from toolpalette._cli.cached import Answer
 from toolpalette._cli.list import add_config_option, hub_from_args, tool_entry
 from toolpalette._tools.origin import distribution_label
-from toolpalette._tools.provider import ToolProvider
 from toolpalette.errors import ToolNotFoundError
+
+if TYPE_CHECKING:
+    from toolpalette._hub import ToolHub
+    from toolpalette._tools.provider import ToolProvider
 
 __all__ = ["register", "show_entry"]
 
@@ -33,18 +40,50 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the tool; exit status 1 when it is not available."""
-    with hub_from_args(args) as hub:
-        try:
-            provider = hub.catalog().get_provider(args.name)
-        except ToolNotFoundError as exc:
-            print(f"toolpalette show: {exc}", file=sys.stderr)
-            return 1
-        entry = show_entry(provider)
+    cache = Answer.about_packs(args, "show")
+    cached = _entries(cache.read())
+    try:
+        if cached is not None:
+            entry = cached.get(args.name)
+            if entry is None:
+                raise ToolNotFoundError(tool_name=args.name, available=sorted(cached))
+        else:
+            with hub_from_args(args) as hub:
+                if cache.usable:
+                    _remember(hub, cache)
+                entry = show_entry(hub.catalog().get_provider(args.name))
+    except ToolNotFoundError as exc:
+        print(f"toolpalette show: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(entry, indent=2, ensure_ascii=False))
         return 0
     print(_text(entry))
     return 0
+
+
+def _remember(hub: ToolHub, cache: Answer) -> None:
+    """Store every tool's entry, when the catalog is the packs' alone and each one builds.
+
+    A catalog holding an MCP server's tools (a pack's server) is listed live, never
+    cached; a tool whose entry cannot be built leaves the cache as it was, so that
+    ``show`` of it fails as it does without the cache.
+    """
+    registry = hub.catalog()
+    if hub.mcp_server_names():  # the packs' servers are known once the catalog is built
+        return
+    try:
+        entries = {name: show_entry(registry.get_provider(name)) for name in registry.tool_names()}
+    except Exception:  # a provider's property that raises: shown (and failing) uncached
+        return
+    cache.write(entries)
+
+
+def _entries(cached: Any) -> dict[str, dict[str, Any]] | None:
+    """The cached entries by tool name, or None when they are not of that shape."""
+    if isinstance(cached, dict) and all(isinstance(e, dict) for e in cached.values()):
+        return cached
+    return None
 
 
 def show_entry(provider: ToolProvider) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 ``toolpalette skills [--json]`` lists every bundle with its distribution and version,
 each skill with its id and description, and the problems found while loading (skipped
 skills, cosmetic warnings, collisions). ``toolpalette skills show ID`` prints one skill:
-its front matter, its resources and its body. Listing reads front matter only.
+its front matter, its resources and its body. Listing reads front matter only, and is
+read from the listing cache when the installed skilljars have not changed since the
+last run (see ``toolpalette._cli.cached``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolpalette._plugins.problems import Problem
-from toolpalette._skills import Skill, SkillRegistry
+from toolpalette._cli.cached import Answer
 from toolpalette._tools.origin import distribution_label
 from toolpalette.errors import SkillNotFoundError
+
+if TYPE_CHECKING:
+    from toolpalette._plugins.problems import Problem
+    from toolpalette._skills import Skill, SkillRegistry
 
 __all__ = ["register"]
 
@@ -45,8 +50,11 @@ def _registry(args: argparse.Namespace) -> SkillRegistry:
 
 def run_list(args: argparse.Namespace) -> int:
     """List every bundle and skill, with problems; exit status 0."""
-    registry = _registry(args)
-    listing = listing_of(registry)
+    cache = Answer.about_skilljars(args, "skills")
+    listing = _listing(cache.read())
+    if listing is None:
+        listing = listing_of(_registry(args))
+        cache.write(listing)
     if args.json:
         print(json.dumps(listing, indent=2, ensure_ascii=False))
     else:
@@ -72,6 +80,13 @@ def run_show(args: argparse.Namespace) -> int:
     else:
         print(_show_text(skill, entry, body))
     return 0
+
+
+def _listing(cached: Any) -> dict[str, Any] | None:
+    """The cached ``skills --json`` document, or None when it is not of that shape."""
+    if isinstance(cached, dict) and set(cached) == {"bundles", "problems"}:
+        return cached
+    return None
 
 
 def listing_of(registry: SkillRegistry) -> dict[str, Any]:

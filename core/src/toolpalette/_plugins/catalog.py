@@ -30,7 +30,6 @@ import pluggy
 from toolpalette._plugins import listing as _listing
 from toolpalette._plugins.config import HubConfig
 from toolpalette._plugins.discovery import PLUGIN_GROUP
-from toolpalette._plugins.installed import fingerprint
 from toolpalette._plugins.listing import Listing, ToolInfo
 from toolpalette._plugins.packs import Pack, PackStatus, scan
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
@@ -371,8 +370,7 @@ class PackCatalog:
         ``toolpalette check`` and by selections), and cached.
         """
         with self._lock:
-            settings = {"rename": dict(self.config.rename), "prefix": dict(self.config.prefix)}
-            key = self._listing_key(settings)
+            key = self._listing_key()
             cache = _listing.cache_file(self.switches)
             cached = _listing.load(cache, key) if key is not None and cache else None
             if cached is not None:
@@ -388,7 +386,7 @@ class PackCatalog:
                 _listing.store(cache, key, built)
             return built
 
-    def _listing_key(self, settings: Mapping[str, Any]) -> str | None:
+    def _listing_key(self) -> str | None:
         """The listing cache key, or None when the listing cannot be cached.
 
         Plugins added in code are not installed files: a catalog holding one is never
@@ -398,10 +396,8 @@ class PackCatalog:
             return None
         if self._claims is not None and self._claims.live():
             return None  # an MCP server's tools are listed live, never from the cache
-        installed = fingerprint(PLUGIN_GROUP, self.switches.uses) if self.autoload else "off"
-        if installed is None:
-            return None
-        return _listing.key_of(installed, self.switches, settings)
+        settings = _listing.settings_of(self.config)
+        return _listing.packs_key(self.switches, settings, autoload=self.autoload)
 
     def providers_for_package(self, import_name: str) -> list[ToolProvider]:
         """The tools of every pack whose hooks module lies in package ``import_name``.

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Union
 
-from toolpalette._tools.tool import TOOL_NAME
-
 __all__ = ["ConfigSource", "HubConfig", "load_config"]
 
 
@@ -196,12 +194,17 @@ def _worker_threads(table: Mapping[str, Any]) -> int | None:
 
 
 def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str]) -> None:
-    for old, new in rename.items():
-        if not TOOL_NAME.match(new):
-            raise ValueError(
-                f"toolpalette configuration: rename {old!r} -> {new!r}: tool names are "
-                "1-64 characters of letters, digits, '_' and '-'"
-            )
+    if rename:
+        # Imported only here: the tool module brings logging and threading, which a
+        # command answered from the listing cache does without.
+        from toolpalette._tools.tool import TOOL_NAME
+
+        for old, new in rename.items():
+            if not TOOL_NAME.match(new):
+                raise ValueError(
+                    f"toolpalette configuration: rename {old!r} -> {new!r}: tool names are "
+                    "1-64 characters of letters, digits, '_' and '-'"
+                )
     for pack, text in prefix.items():
         if not _PREFIX.match(text):
             raise ValueError(

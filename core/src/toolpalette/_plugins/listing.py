@@ -1,20 +1,42 @@
-"""Tool listings, cached across processes so that listing imports no pack.
+"""What the read-only commands print, cached across processes so that they import no pack.
 
 A listing (every tool's name, description, read-only flag and provenance, and the
-problems found building it) is stored in one JSON file under the user's cache folder,
-keyed on everything that could change it: the core's version and its own ``RECORD``, the
-interpreter (its version and executable), the host's renames and prefixes, and each
-installed pack's entry point and the exact contents of its distribution's ``RECORD``
-(which lists every installed file with its hash, so any reinstall or upgrade changes it).
-A stale cache is never trusted: a key that does not match to the last digit is a miss,
-and a miss rebuilds the listing by importing the packs. Packs that cannot be
-fingerprinted (editable installs, whose sources change without their ``RECORD``
-changing, plugins added in code) make the listing uncacheable.
+problems found building it) and the answers of ``toolpalette show``, ``plugins`` and
+``skills`` are stored in JSON files under the user's cache folder, each keyed on
+everything that could change it: the core's version and its own ``RECORD``, the
+interpreter (its version and executable), the environment switches, the host's renames
+and prefixes, and each installed pack's (or skilljar's) entry points and the exact
+contents of its distribution's ``RECORD`` (which lists every installed file with its
+hash, so any reinstall or upgrade changes it). A stale cache is never trusted: a key
+that does not match to the last digit is a miss, and a miss builds the answer the slow
+way (importing the packs) and stores it. Packs that cannot be fingerprinted (editable
+installs, whose sources change without their ``RECORD`` changing, plugins added in
+code) make the answers uncacheable.
 
 The folder is the platform's user cache folder (``platformdirs``: ``~/.cache`` or
 ``$XDG_CACHE_HOME`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on
 Windows), under ``toolpalette``. ``TOOLPALETTE_CACHE_DIR`` moves the cache;
 ``TOOLPALETTE_NO_CACHE=1`` turns it off (see :mod:`toolpalette._plugins.switches`).
+
+The cache format, in full (this is the one place it is written down). Each file is one
+JSON object with the ``key`` it was stored under, replaced atomically (written to a
+temporary file, then renamed), so a reader sees a whole file or none:
+
+- ``listing.json``: ``hub.listing()``, printed by ``toolpalette list``. ``tools`` holds
+  each :class:`ToolInfo` as an object of its fields, ``problems`` each
+  :class:`~toolpalette._plugins.problems.Problem` likewise. Keyed by :func:`packs_key`.
+- ``show.json``: ``toolpalette show``. ``answer`` maps the name of every tool of the
+  full catalog, in sorted order, to what ``show NAME --json`` prints for it (schemas
+  included). Stored by a ``show`` that built the catalog; keyed by :func:`packs_key`.
+- ``plugins.json`` and ``plugins-loaded.json``: ``toolpalette plugins --no-load`` and
+  ``toolpalette plugins``. ``answer`` is the list ``plugins --json`` prints under
+  ``plugins``. Keyed by :func:`packs_key`.
+- ``skills.json``: ``toolpalette skills``. ``answer`` is what ``skills --json`` prints.
+  Keyed by :func:`skills_key`, on the installed skilljars.
+
+Any file that does not parse, has another key or another shape is a miss (and is
+replaced by the next slow run); ``_FORMAT`` is part of every key, so a change of shape
+bumps it.
 """
 
 from __future__ import annotations
@@ -26,17 +48,33 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from toolpalette._plugins.discovery import PLUGIN_GROUP, SKILLJAR_GROUP
+from toolpalette._plugins.installed import fingerprint
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.switches import Switches
 
 if TYPE_CHECKING:
+    from toolpalette._plugins.config import HubConfig
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["Listing", "ToolInfo", "cache_file", "key_of", "load", "store"]
+__all__ = [
+    "Listing",
+    "ToolInfo",
+    "cache_file",
+    "key_of",
+    "load",
+    "load_answer",
+    "load_installed",
+    "packs_key",
+    "settings_of",
+    "skills_key",
+    "store",
+    "store_answer",
+]
 
-_FORMAT = 2
+_FORMAT: Final = 3
 
 
 @dataclass(frozen=True)
@@ -88,15 +126,16 @@ class Listing:
     """Whether it was read from the cache (no pack was imported)."""
 
 
-def cache_file(switches: Switches) -> str | None:
-    """The cache file, or None when caching is off."""
+def cache_file(switches: Switches, name: str = "listing") -> str | None:
+    """The cache file of answer ``name`` (``listing``, ``show``...), or None when caching is off."""
     if switches.no_cache:
         return None
     if switches.cache_dir:
-        return os.path.join(switches.cache_dir, "listing.json")
+        return os.path.join(switches.cache_dir, f"{name}.json")
     import platformdirs
 
-    return os.path.join(platformdirs.user_cache_dir("toolpalette", appauthor=False), "listing.json")
+    folder = platformdirs.user_cache_dir("toolpalette", appauthor=False)
+    return os.path.join(folder, f"{name}.json")
 
 
 def key_of(installed: str, switches: Switches, settings: Mapping[str, Any]) -> str:
@@ -118,16 +157,50 @@ def key_of(installed: str, switches: Switches, settings: Mapping[str, Any]) -> s
     return hashlib.sha256(json.dumps(header, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def settings_of(config: HubConfig) -> dict[str, Any]:
+    """The host's settings that change what the packs offer: renames and prefixes."""
+    return {"rename": dict(config.rename), "prefix": dict(config.prefix)}
+
+
+def packs_key(
+    switches: Switches, settings: Mapping[str, Any], *, autoload: bool = True
+) -> str | None:
+    """The key of every answer about the installed packs, or None when it cannot be cached.
+
+    Args:
+        switches: The environment switches (which packs are used).
+        settings: The host's :func:`settings_of`.
+        autoload: Whether installed packs are discovered at all (the environment can
+            also turn it off); without it, nothing installed matters.
+    """
+    used = autoload and switches.discovers
+    installed = fingerprint(PLUGIN_GROUP, switches.uses) if used else "off"
+    return None if installed is None else key_of(installed, switches, settings)
+
+
+def skills_key(switches: Switches) -> str | None:
+    """The key of the skilljars' listing, or None when a skilljar cannot be fingerprinted.
+
+    Every installed skilljar is used whenever discovery is on, whatever the pack
+    switches say; its ``SKILL.md`` files are in its ``RECORD``.
+    """
+    installed = fingerprint(SKILLJAR_GROUP, _every) if switches.discovers else "off"
+    return None if installed is None else key_of(installed, switches, {"skilljars": True})
+
+
+def _every(_name: str) -> bool:
+    return True
+
+
 def load(path: str, key: str) -> Listing | None:
     """The listing cached in ``path`` under exactly ``key``, or None (any doubt is a miss)."""
+    data = _read(path, key)
+    if data is None:
+        return None
     try:
-        with open(path, encoding="utf-8") as text:
-            data = json.loads(text.read())
-        if data.get("key") != key:
-            return None
         tools = tuple(ToolInfo(**entry) for entry in data["tools"])
         problems = tuple(Problem(**entry) for entry in data["problems"])
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError):
         return None
     return Listing(tools, problems, cached=True)
 
@@ -139,6 +212,45 @@ def store(path: str, key: str, listing: Listing) -> None:
         "tools": [asdict(tool) for tool in listing.tools],
         "problems": [asdict(problem) for problem in listing.problems],
     }
+    _write(path, data)
+
+
+def load_installed(switches: Switches, settings: Mapping[str, Any]) -> Listing | None:
+    """The installed packs' listing from the cache, or None on a miss; imports no pack.
+
+    What ``PackCatalog(config, switches).listing()`` reads first, for a caller that
+    builds the catalog only on a miss (the command line).
+    """
+    path = cache_file(switches)
+    key = packs_key(switches, settings) if path is not None else None
+    return load(path, key) if path is not None and key is not None else None
+
+
+def load_answer(path: str, key: str) -> Any | None:
+    """The answer (any JSON value) cached in ``path`` under exactly ``key``, or None."""
+    data = _read(path, key)
+    return None if data is None else data.get("answer")
+
+
+def store_answer(path: str, key: str, answer: Any) -> None:
+    """Write ``answer`` (a JSON value) under ``key``, atomically; skipped when it cannot be."""
+    _write(path, {"key": key, "answer": answer})
+
+
+def _read(path: str, key: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as text:
+            data = json.loads(text.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("key") == key else None
+
+
+def _write(path: str, data: dict[str, Any]) -> None:
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON: nothing to cache
+        return
     import tempfile
 
     folder = os.path.dirname(path)
@@ -147,7 +259,7 @@ def store(path: str, key: str, listing: Listing) -> None:
         fd, temp = tempfile.mkstemp(dir=folder, prefix=".listing-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, ensure_ascii=False)
+                out.write(text)
             os.replace(temp, path)
         finally:
             with contextlib.suppress(FileNotFoundError):

@@ -11,7 +11,6 @@ written in double quotes, as in a CSV field: ``TOOLPALETTE_BLOCK_PLUGINS='"odd,n
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -93,6 +92,8 @@ def parse_names(raw: str | None) -> frozenset[str] | None:
     """
     if raw is None:
         return None
+    import csv  # only when a list is given: most processes set none
+
     try:
         fields = next(csv.reader([raw], skipinitialspace=True), [])
     except csv.Error:  # an unbalanced quote or a line break: read it as plain names

@@ -1,0 +1,90 @@
+"""The read-only commands' answers, kept in the listing cache between runs.
+
+``toolpalette show``, ``plugins`` and ``skills`` build their answer the slow way (a
+hub, the packs imported, the schemas built), print it, and store it in the listing
+cache (:mod:`toolpalette._plugins.listing`, which documents the files) under the key of
+what is installed. The next run under the same key prints the stored answer through the
+same code, so both ways print the same bytes, and imports neither pydantic, asyncio,
+the hub nor any pack. A key that differs, a file that is missing or unreadable, or an
+answer of the wrong shape is a miss, and the slow way runs again.
+
+The cache is never used for a hub given in code (``toolpalette.testing.run_cli``), with
+a configuration that names MCP servers (their tools are listed live), or when
+``TOOLPALETTE_NO_CACHE`` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from toolpalette._cli.list import given_hub
+from toolpalette._plugins import listing
+from toolpalette._plugins.switches import Switches
+
+__all__ = ["Answer"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Where one command's answer is cached, and under which key; both None: not cached."""
+
+    path: str | None = None
+    """The cache file."""
+    key: str | None = None
+    """The key the answer must be stored under to be read back."""
+
+    @classmethod
+    def about_packs(cls, args: argparse.Namespace, name: str) -> Answer:
+        """The answer ``name`` (``show``, ``plugins``...), keyed on the installed packs.
+
+        The configuration (``--config``, or the one in this directory) is read as the
+        hub reads it, so a configuration the hub refuses is refused here too.
+        """
+        if given_hub() is not None:
+            return cls()
+        from toolpalette._plugins.config import load_config
+
+        config = load_config(getattr(args, "config", None))
+        if config.mcp_servers or config.mcp_json:
+            return cls()  # servers' tools are listed live, never from the cache
+        switches = Switches.from_environ()
+        path = listing.cache_file(switches, name)
+        if path is None:
+            return cls()
+        return cls(path, listing.packs_key(switches, listing.settings_of(config)))
+
+    @classmethod
+    def about_skilljars(cls, args: argparse.Namespace, name: str) -> Answer:
+        """The answer ``name`` (``skills``), keyed on the installed skilljars.
+
+        The configuration in this directory is read as the hub reads it (a broken one
+        fails alike), though skills do not depend on it.
+        """
+        if given_hub() is not None:
+            return cls()
+        from toolpalette._plugins.config import load_config
+
+        load_config(getattr(args, "config", None))
+        switches = Switches.from_environ()
+        path = listing.cache_file(switches, name)
+        if path is None:
+            return cls()
+        return cls(path, listing.skills_key(switches))
+
+    @property
+    def usable(self) -> bool:
+        """Whether the answer can be read from and written to the cache."""
+        return self.path is not None and self.key is not None
+
+    def read(self) -> Any | None:
+        """The cached answer, or None on a miss (the caller builds it and :meth:`write` s it)."""
+        if self.path is None or self.key is None:
+            return None
+        return listing.load_answer(self.path, self.key)
+
+    def write(self, answer: Any) -> None:
+        """Store ``answer`` (a JSON value) for the next run; skipped when not :attr:`usable`."""
+        if self.path is not None and self.key is not None:
+            listing.store_answer(self.path, self.key, answer)
