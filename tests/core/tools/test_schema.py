@@ -16,6 +16,9 @@ from typing import Any
 import pydantic
 import pytest
 import typing_extensions
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from toolpalette import InvalidInputError, Tool, ToolContext, tool
 from toolpalette._tools.schema import (
     check_schema,
@@ -26,6 +29,7 @@ from toolpalette._tools.schema import (
     output_schema,
     refine,
     safe_parts,
+    schema_errors,
     split_docstring,
 )
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
@@ -508,3 +512,50 @@ def test_extra_and_missing_fields_name_paths_and_declared_types_only() -> None:
         "at meetings[0].room: expected required field of type string",
         "at meetings[0]: expected no other fields (allowed: room, when)",
     ]
+
+
+# -- the bounded validator's fast paths decide as jsonschema does -----------------------
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 1.0, 1.5, -2.0]),
+    st.sampled_from(["", "a", "1"]),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=6,
+)
+_ITEM_SCHEMAS = st.one_of(
+    st.just(True),
+    st.just({}),
+    st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object"]).map(
+        lambda kind: {"type": kind, "description": "typed"}
+    ),
+    st.lists(st.sampled_from(["string", "integer", "null"]), min_size=1, unique=True).map(
+        lambda kinds: {"type": kinds}
+    ),
+    st.just({"type": "integer", "minimum": 0}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=_ITEM_SCHEMAS,
+    prefix=st.integers(0, 2),
+    unique=st.booleans(),
+    value=st.lists(_VALUES, max_size=6),
+)
+def test_typed_items_and_unique_items_decide_as_jsonschema_does(
+    items: Any, prefix: int, unique: bool, value: list[Any]
+) -> None:
+    field: dict[str, Any] = {"type": "array", "items": items, "uniqueItems": unique}
+    if prefix:
+        field["prefixItems"] = [{"type": "integer"}] * prefix
+    schema = {"type": "object", "properties": {"xs": field}}
+    expected = Draft202012Validator(schema).is_valid({"xs": value})
+    errors = schema_errors(compile_validator(schema), {"xs": value}, 64)
+    assert (not errors) == expected
+    assert all(list(e.absolute_path)[:1] == ["xs"] for e in errors)
