@@ -7,6 +7,12 @@ task runs on the same loop; the table gives the median time to the 400 and the l
 gap between the ticker's turns (the loop's longest stall) over ``BENCH_ROUNDS`` rounds.
 Goal (issue: reliability, item 1): every case answers 400 and stalls the loop < 50 ms.
 
+The hand-written cases go through the JSON Schema validator (a tool that brings its own
+schema, as an MCP server's tools do), one per class of work it bounds: uniqueItems over
+arrays (text and mapping, and nested), a typed ``items`` schema over half a million
+values, item-by-item keywords (``enum`` items, ``anyOf`` items, ``contains``), and an
+``enum`` of arrays. Parsing a megabyte of JSON text is common to every text case.
+
 The invalid-input comparison with the mcp SDK and pydantic is in ``bench_pipeline``
 (same run under ``python -m bench``).
 """
