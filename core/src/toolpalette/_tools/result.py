@@ -341,7 +341,11 @@ def rich_content(value: object) -> RichContent | None:
     """
     if isinstance(value, CONTENT_TYPES):
         items: tuple[object, ...] | list[object] = (value,)
-    elif isinstance(value, (list, tuple)) and any(isinstance(v, CONTENT_TYPES) for v in value):
+    elif isinstance(value, (list, tuple)) and any(
+        # Per distinct type, not per item: a long list of data is looked at in C.
+        issubclass(kind, CONTENT_TYPES)
+        for kind in set(map(type, value))
+    ):
         items = value
     else:
         return None
