@@ -305,12 +305,14 @@ class InvalidInputError(ToolpaletteError, ValueError):
     def __init__(self, *, tool_name: str, problems: Sequence[InputProblem]) -> None:
         self.tool_name = tool_name
         """The tool whose input was refused."""
-        self.problems = tuple(problems)
+        self.problems = problems = tuple(problems)
         """The problems found, in input order (validation stops after the first 64)."""
-        shown = self.problems[:MAX_SHOWN_PROBLEMS]
-        detail = "; ".join(str(p) for p in shown) or "input refused"
-        if len(self.problems) > len(shown):
-            detail += f"; and {len(self.problems) - len(shown)} more problems"
+        if len(problems) == 1:  # the common refusal: built on every invalid call
+            detail = str(problems[0])
+        else:
+            detail = "; ".join(map(str, problems[:MAX_SHOWN_PROBLEMS])) or "input refused"
+            if len(problems) > MAX_SHOWN_PROBLEMS:
+                detail += f"; and {len(problems) - MAX_SHOWN_PROBLEMS} more problems"
         super().__init__(f"Invalid input for tool {tool_name!r}: {detail}")
 
     def _fields(self) -> dict[str, Any]:

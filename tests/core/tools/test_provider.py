@@ -690,6 +690,23 @@ def test_integral_floats_beyond_int64_are_refused_for_integer_fields(number: flo
     assert MANY.parse_input({**GOOD, "i": 10**40}).i == 10**40
 
 
+def test_a_remembered_refusal_still_lets_each_input_decide() -> None:
+    # Refusals are remembered per error type and location; whether one was about
+    # representation only (JSON's 1.0 for an integer) is still asked of each input.
+    provider = as_provider(many)
+    for _ in range(2):
+        with pytest.raises(InvalidInputError) as info:
+            provider.parse_input({**GOOD, "i": "one", "li": [1, "two"]})
+        assert [str(p) for p in info.value.problems] == [
+            "at i: expected integer",
+            "at li[1]: expected integer",
+        ]
+        with pytest.raises(InvalidInputError) as info:
+            provider.parse_input({**GOOD, "i": 1.5})
+        assert [str(p) for p in info.value.problems] == ["at i: expected integer"]
+        assert provider.parse_input({**GOOD, "i": 2.0, "li": [1, 3.0]}).li == [1, 3]
+
+
 CANARY = "CNRY-3f9a"
 canary_text = st.sampled_from([CANARY, f"{CANARY}-long-{'x' * 40}", f"pre {CANARY}", "a", "b"])
 canary_values = st.recursive(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, final
 
 import pydantic
 from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
@@ -75,13 +75,13 @@ class ModelInput:
         self._model_core = model.__pydantic_core_schema__
         self._schema = schema
         self._shape: SchemaValidator | None = None
-        self._known: dict[tuple[str, Any], list[InputProblem]] = {}
+        self._known: dict[tuple[str, Any], _Known] = {}
         self._unions: dict[Any, bool] = {}
 
     def validate(
         self, data: dict[str, Any], size: int
-    ) -> tuple[Any, list[InputProblem], Exception | None]:
-        """``(value, [], None)``, or ``(None, problems, cause)`` when refused.
+    ) -> tuple[Any, Sequence[InputProblem], Exception | None]:
+        """``(value, (), None)``, or ``(None, problems, cause)`` when refused.
 
         ``data`` is a fresh dict that passed the JSON policy and ``size`` its size in
         bytes of JSON; integral floats in ``data`` may be replaced by integers.
@@ -102,47 +102,62 @@ class ModelInput:
 
     def _run(
         self, validator: Any, data: dict[str, Any]
-    ) -> tuple[Any, list[InputProblem], Exception | None]:
+    ) -> tuple[Any, Sequence[InputProblem], Exception | None]:
         try:
-            return validator.validate_python(data, strict=True), [], None
+            return validator.validate_python(data, strict=True), (), None
         except pydantic.ValidationError as exc:
-            errors = exc.errors(include_url=False)
-            cause: pydantic.ValidationError = exc
-        if any(self._representational(error) for error in errors):
-            # Some refusal may be about representation only: the JSON pass decides all.
-            problems = _conform(self._schema, data)
-            if problems:
-                return None, problems, None
-            try:
-                value = validator.validate_json(json.dumps(data), strict=True)
-            except pydantic.ValidationError as exc:
-                errors, cause = exc.errors(include_url=False), exc
-            else:
-                return value, [], None
-        return None, self._problems(errors), cause
+            # Kept for logs, without its traceback (one line of this module): holding
+            # it would keep this frame alive, which every refusal would pay for.
+            cause: pydantic.ValidationError = exc.with_traceback(None)
+        count = cause.error_count()
+        if count == 1:  # the common refusal: one field wrong, answered as before
+            # Only the error's type and location are read: no value, no message.
+            error = cause.errors(include_url=False, include_context=False, include_input=False)[0]
+            known = self._known.get((error["type"], error["loc"]))
+            if known is None:
+                known = self._learn(cause)[0]
+            if known.settled or not known.representational(data):
+                return None, known.problems, cause
+        elif count <= _FEW:
+            knowns = self._learn(cause)
+            if not any(known.representational(data) for known in knowns):
+                found = dict.fromkeys(p for known in knowns for p in known.problems)
+                return None, list(found)[:MAX_PROBLEMS], cause
+        else:  # many errors: each read once, nothing remembered
+            errors = cause.errors(include_url=False)
+            if not any(self._representational(error) for error in errors):
+                return None, problems_from_errors(errors, self._schema), cause
+        # Some refusal may be about representation only: the JSON pass decides all.
+        problems = _conform(self._schema, data)
+        if problems:
+            return None, problems, None
+        try:
+            value = validator.validate_json(json.dumps(data), strict=True)
+        except pydantic.ValidationError as exc:
+            return None, problems_from_errors(exc.errors(include_url=False), self._schema), exc
+        return value, (), None
 
-    def _problems(self, errors: list[Any]) -> list[InputProblem]:
-        """:func:`problems_from_errors`, remembered per error type and location."""
-        if len(errors) == 1:  # the common refusal: one field wrong
-            key = (errors[0]["type"], errors[0]["loc"])
+    def _learn(self, cause: pydantic.ValidationError) -> list[_Known]:
+        """What is known of each of ``cause``'s errors (a few), worked out once each."""
+        knowns: list[_Known] = []
+        for error in cause.errors(include_url=False, include_input=False):
+            key = (error["type"], error["loc"])
             known = self._known.get(key)
             if known is None:
-                known = problems_from_errors(errors, self._schema)
                 if len(self._known) >= _KNOWN:
                     self._known.clear()
-                self._known[key] = known
-            return list(known)
-        return problems_from_errors(errors, self._schema)
+                known = self._known[key] = _Known(error, self._schema, self._through_union(key[1]))
+            knowns.append(known)
+        return knowns
 
     def _representational(self, error: Mapping[str, Any]) -> bool:
         kind = error["type"]
-        if kind in _REPRESENTATION:
+        if kind in _REPRESENTATION or self._through_union(error["loc"]):
             return True
-        value = error.get("input")
-        if kind == "int_type" and type(value) is float:
-            return value.is_integer() and abs(value) < _INT64
-        # Through a union, which member fits is the JSON pass's to say.
-        loc = error["loc"]
+        return kind == "int_type" and _integral(error.get("input"))
+
+    def _through_union(self, loc: tuple[object, ...]) -> bool:
+        """Whether ``loc`` passes a union (which member fits is the JSON pass's to say)."""
         through = self._unions.get(loc)
         if through is None:
             through = _walk(self._schema, loc)[2]
@@ -152,8 +167,61 @@ class ModelInput:
         return through
 
 
+@final
+class _Known:
+    """How a refusal of one error type at one location is answered.
+
+    Worked out once per :class:`ModelInput` from the schema and the error's type,
+    location and context (a constraint's declared limit: the schema's, never the input's).
+    """
+
+    __slots__ = ("_integer_at", "_repr_only", "problems", "settled")
+
+    def __init__(self, error: Mapping[str, Any], schema: dict[str, Any], union: bool) -> None:
+        kind, loc = error["type"], error["loc"]
+        self._repr_only = kind in _REPRESENTATION or union
+        """A Python-only type, or inside a union: possibly about representation only."""
+        self._integer_at: tuple[object, ...] | None = None if union or kind != "int_type" else loc
+        """Where an integer was expected: the refusal is about representation only when
+        the value there is an integral float (JSON's ``1.0``)."""
+        self.settled = not self._repr_only and self._integer_at is None
+        """Whether the refusal is never about representation only, whatever the input."""
+        self.problems: tuple[InputProblem, ...] = tuple(problems_from_errors([error], schema))
+        """The problems the refusal is answered with."""
+
+    def representational(self, data: dict[str, Any]) -> bool:
+        """Whether this refusal of ``data`` may be about its representation only."""
+        if self._integer_at is None:
+            return self._repr_only
+        value = _value_at(data, self._integer_at)
+        return value is _UNREACHED or _integral(value)
+
+
+def _integral(value: Any) -> bool:
+    """Whether ``value`` is a float JSON's integer admits (and pydantic's strict mode not)."""
+    return type(value) is float and value.is_integer() and abs(value) < _INT64
+
+
+_UNREACHED: Final = object()
+
+
+def _value_at(data: Any, loc: tuple[object, ...]) -> Any:
+    """The value at pydantic's ``loc`` in ``data``; ``_UNREACHED`` if ``loc`` leaves it."""
+    for part in loc:
+        if type(data) is dict:
+            if type(part) is not str or part not in data:
+                return _UNREACHED
+        elif type(data) is not list or type(part) is not int or not 0 <= part < len(data):
+            return _UNREACHED
+        data = data[part]
+    return data
+
+
+_FEW: Final = 8
+"""Refusals with at most this many errors are answered from what is remembered."""
+
 _KNOWN: Final = 256
-"""Locations whose refusal text a ModelInput remembers (a bounded cache)."""
+"""Refusals (error type and location) a ModelInput remembers (a bounded cache)."""
 
 
 SHAPE_FIRST: Final = 4096
