@@ -11,6 +11,7 @@ import pydantic
 import pytest
 import toolpalette
 from toolpalette import Executor, Tool, ToolContext, ToolRegistry, tool
+from toolpalette.errors import InvalidInputError
 from toolpalette.testing import FakeTool
 
 CANARY = "CNRY-7f3e2a"
@@ -161,6 +162,29 @@ async def test_invalid_input_is_400_naming_path_and_type_never_the_value():
     assert extra.status == 400
     assert CANARY not in extra.text
     assert tool_spy.call_count == 0
+
+
+async def test_a_repeated_refusal_names_its_own_problem_and_keeps_pydantics_error():
+    reports: list[Any] = []
+    executor = Executor(ToolRegistry([add, async_add]), on_tool_error=reports.append, context=RUN)
+    cases = [
+        ("add", {"a": CANARY, "b": 1}, "at a: expected integer"),
+        ("add", {"a": 1}, "at b: expected required field of type integer"),
+        ("async_add", {"a": CANARY, "b": 1}, "at a: expected integer"),
+        ("add", {"a": 1.5, "b": 1}, "at a: expected integer"),
+    ]
+    for _ in range(3):
+        for name, raw, expected in cases:
+            result = await executor.execute(name, raw)
+            assert (result.status, result.code) == (400, "invalid_input")
+            assert result.text == f"Invalid input for tool '{name}': {expected}"
+        assert (await executor.execute("add", {"a": 2.0, "b": 1})).text == "3"
+    assert executor.reports.join()
+    assert len(reports) == 3 * len(cases)
+    for report in reports:
+        assert isinstance(report.error, InvalidInputError)
+        assert report.error.problems
+        assert isinstance(report.error.__cause__, pydantic.ValidationError)  # for logs
 
 
 @pytest.mark.parametrize(

@@ -278,7 +278,7 @@ class Executor:
         try:
             return Admitted(provider, provider.parse_input(raw))
         except InvalidInputError as exc:
-            raise refuse(400, "invalid_input", str(exc), exc) from None
+            raise Refusal(_shaping.refused_input(exc), exc) from None
         except Exception as exc:  # a provider's own validation broke: not the model's fault
             raise Refusal(_shaping.shape_exception(provider.name, exc), exc) from None
 

@@ -2,8 +2,10 @@
 
 Every text here is built from the tool's name (only when it is a well-formed name),
 numbers and fixed words. A raw exception message or an input value never appears; the
-one deliberate exception is :class:`~toolpalette.errors.ToolError`, whose
-``user_message`` a tool author writes for the model.
+deliberate exceptions are :class:`~toolpalette.errors.ToolError`, whose
+``user_message`` a tool author writes for the model, and
+:class:`~toolpalette.errors.InvalidInputError`, whose message names field paths and
+declared types only.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from toolpalette._run.call import Refusal
 from toolpalette._tools.result import RichContent, ToolResult, rich_content
 from toolpalette._tools.tool import TOOL_NAME
-from toolpalette.errors import ToolError, ToolNotFoundError
+from toolpalette.errors import InvalidInputError, ToolError, ToolNotFoundError
 
 if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
@@ -27,6 +29,7 @@ __all__ = [
     "MAX_MESSAGE",
     "failure",
     "name_label",
+    "refused_input",
     "render_output",
     "shape_exception",
     "unavailable_text",
@@ -87,6 +90,26 @@ _GROUP: Final = _group_type()
 def failure(status: int, code: str, text: str) -> ToolResult:
     """A failed call's result."""
     return ToolResult(text, is_error=True, status=status, code=code)
+
+
+def refused_input(error: InvalidInputError) -> ToolResult:
+    """The 400 ``invalid_input`` result for refused input: the error's own message.
+
+    Results are immutable, so one is kept per text and shared: a model that repeats a
+    mistake gets the same result object (the text names paths and types, never values).
+    """
+    text = str(error)
+    result = _REFUSED.get(text)
+    if result is None:
+        if len(_REFUSED) >= _REFUSED_KEPT:
+            _REFUSED.clear()
+        result = _REFUSED[text] = ToolResult(text, is_error=True, status=400, code="invalid_input")
+    return result
+
+
+_REFUSED: dict[str, ToolResult] = {}
+_REFUSED_KEPT: Final = 512
+"""The most refusal results kept (a bounded cache: it is emptied when full)."""
 
 
 def name_label(name: object) -> str:

@@ -111,16 +111,17 @@ class ModelInput:
             cause: pydantic.ValidationError = exc.with_traceback(None)
         count = cause.error_count()
         if count == 1:  # the common refusal: one field wrong, answered as before
-            # Only the error's type and location are read: no value, no message.
-            error = cause.errors(include_url=False, include_context=False, include_input=False)[0]
+            # Read without pydantic's message and context; the value is only looked at.
+            error = cause.errors(include_url=False, include_context=False)[0]
             known = self._known.get((error["type"], error["loc"]))
             if known is None:
                 known = self._learn(cause)[0]
-            if known.settled or not known.representational(data):
+            if known.settled or (known.integer and not _integral(error["input"])):
                 return None, known.problems, cause
         elif count <= _FEW:
-            knowns = self._learn(cause)
-            if not any(known.representational(data) for known in knowns):
+            errors = cause.errors(include_url=False)
+            knowns = self._learn(cause, errors)
+            if not any(map(_Known.representational, knowns, errors)):
                 found = dict.fromkeys(p for known in knowns for p in known.problems)
                 return None, list(found)[:MAX_PROBLEMS], cause
         else:  # many errors: each read once, nothing remembered
@@ -137,10 +138,12 @@ class ModelInput:
             return None, problems_from_errors(exc.errors(include_url=False), self._schema), exc
         return value, (), None
 
-    def _learn(self, cause: pydantic.ValidationError) -> list[_Known]:
+    def _learn(
+        self, cause: pydantic.ValidationError, errors: list[Any] | None = None
+    ) -> list[_Known]:
         """What is known of each of ``cause``'s errors (a few), worked out once each."""
         knowns: list[_Known] = []
-        for error in cause.errors(include_url=False, include_input=False):
+        for error in errors or cause.errors(include_url=False):
             key = (error["type"], error["loc"])
             known = self._known.get(key)
             if known is None:
@@ -175,46 +178,26 @@ class _Known:
     location and context (a constraint's declared limit: the schema's, never the input's).
     """
 
-    __slots__ = ("_integer_at", "_repr_only", "problems", "settled")
+    __slots__ = ("integer", "problems", "settled")
 
     def __init__(self, error: Mapping[str, Any], schema: dict[str, Any], union: bool) -> None:
-        kind, loc = error["type"], error["loc"]
-        self._repr_only = kind in _REPRESENTATION or union
-        """A Python-only type, or inside a union: possibly about representation only."""
-        self._integer_at: tuple[object, ...] | None = None if union or kind != "int_type" else loc
-        """Where an integer was expected: the refusal is about representation only when
-        the value there is an integral float (JSON's ``1.0``)."""
-        self.settled = not self._repr_only and self._integer_at is None
-        """Whether the refusal is never about representation only, whatever the input."""
+        kind = error["type"]
+        self.integer = kind == "int_type" and not union
+        """An integer expected: about representation only if the value is JSON's ``1.0``."""
+        self.settled = not self.integer and not union and kind not in _REPRESENTATION
+        """Never about representation only, whatever the value: neither a Python-only
+        type nor inside a union (which member fits is the JSON pass's to say)."""
         self.problems: tuple[InputProblem, ...] = tuple(problems_from_errors([error], schema))
         """The problems the refusal is answered with."""
 
-    def representational(self, data: dict[str, Any]) -> bool:
-        """Whether this refusal of ``data`` may be about its representation only."""
-        if self._integer_at is None:
-            return self._repr_only
-        value = _value_at(data, self._integer_at)
-        return value is _UNREACHED or _integral(value)
+    def representational(self, error: Mapping[str, Any]) -> bool:
+        """Whether ``error`` (of this type, here) may be about representation only."""
+        return not self.settled and (not self.integer or _integral(error["input"]))
 
 
 def _integral(value: Any) -> bool:
     """Whether ``value`` is a float JSON's integer admits (and pydantic's strict mode not)."""
     return type(value) is float and value.is_integer() and abs(value) < _INT64
-
-
-_UNREACHED: Final = object()
-
-
-def _value_at(data: Any, loc: tuple[object, ...]) -> Any:
-    """The value at pydantic's ``loc`` in ``data``; ``_UNREACHED`` if ``loc`` leaves it."""
-    for part in loc:
-        if type(data) is dict:
-            if type(part) is not str or part not in data:
-                return _UNREACHED
-        elif type(data) is not list or type(part) is not int or not 0 <= part < len(data):
-            return _UNREACHED
-        data = data[part]
-    return data
 
 
 _FEW: Final = 8
