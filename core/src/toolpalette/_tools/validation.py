@@ -17,6 +17,13 @@ representation (an array for a ``set`` or ``tuple``, a string for an ``Enum`` or
 ``1.0`` for an integer) is validated again in pydantic's strict JSON mode, which admits
 exactly those, after :func:`_conform` has turned integral floats at integer fields into
 integers and checked ``uniqueItems``.
+
+A refusal of a few errors is answered from each error's type and location: how a
+refusal of one type at one location is answered (its problems, and whether it can be
+about representation only) is worked out once per model and remembered (a bounded
+cache), so the common refusal, one field wrong, costs pydantic's own validation and a
+look-up. The one value looked at is at an integer field, where JSON's ``1.0`` is an
+integer and pydantic's strict mode refuses it.
 """
 
 from __future__ import annotations
@@ -88,21 +95,10 @@ class ModelInput:
         ``cause`` is pydantic's own error (it quotes values: logs only).
         """
         if size > SHAPE_FIRST:
-            if self._shape is None:
-                self._shape = _shape_validator(self._model_schema())
-            try:
-                # Lax: it refuses only what no representation of the value could pass.
-                self._shape.validate_python(data, strict=False)
-            except pydantic.ValidationError as exc:
-                return None, problems_from_errors(exc.errors(include_url=False), self._schema), exc
-        return self._run(self._model, data)
-
-    def _model_schema(self) -> Any:
-        return self._model_core
-
-    def _run(
-        self, validator: Any, data: dict[str, Any]
-    ) -> tuple[Any, Sequence[InputProblem], Exception | None]:
+            refused = self._shape_first(data)
+            if refused is not None:
+                return None, refused[0], refused[1]
+        validator = self._model
         try:
             return validator.validate_python(data, strict=True), (), None
         except pydantic.ValidationError as exc:
@@ -137,6 +133,19 @@ class ModelInput:
         except pydantic.ValidationError as exc:
             return None, problems_from_errors(exc.errors(include_url=False), self._schema), exc
         return value, (), None
+
+    def _shape_first(
+        self, data: dict[str, Any]
+    ) -> tuple[list[InputProblem], pydantic.ValidationError] | None:
+        """The problems and cause when the shape validator refuses ``data``, else None."""
+        if self._shape is None:
+            self._shape = _shape_validator(self._model_core)
+        try:
+            # Lax: it refuses only what no representation of the value could pass.
+            self._shape.validate_python(data, strict=False)
+        except pydantic.ValidationError as exc:
+            return problems_from_errors(exc.errors(include_url=False), self._schema), exc
+        return None
 
     def _learn(
         self, cause: pydantic.ValidationError, errors: list[Any] | None = None
