@@ -270,7 +270,10 @@ def test_a_new_core_version_is_a_miss(installed: Env, tmp_path: Path) -> None:
     assert "'shout' is not available" in after.err
 
 
-@pytest.mark.parametrize("damage", ["{not json", '{"key": "%s", "answer": ["wrong"]}'])
+@pytest.mark.parametrize(
+    "damage",
+    ["{not json", '{"key": "%s", "answer": ["wrong"]}', '{"key": "%s", "answer": {"shout": {}}}'],
+)
 def test_a_corrupt_or_misshapen_answer_is_a_miss_and_is_rewritten(
     installed: Env, damage: str
 ) -> None:

@@ -44,9 +44,10 @@ def run(args: argparse.Namespace) -> int:
     cached = _entries(cache.read())
     try:
         if cached is not None:
-            entry = cached.get(args.name)
-            if entry is None:
+            text = cached.get(args.name)
+            if text is None:
                 raise ToolNotFoundError(tool_name=args.name, available=sorted(cached))
+            entry = json.loads(text)
         else:
             with hub_from_args(args) as hub:
                 if cache.usable:
@@ -73,15 +74,22 @@ def _remember(hub: ToolHub, cache: Answer) -> None:
     if hub.mcp_server_names():  # the packs' servers are known once the catalog is built
         return
     try:
-        entries = {name: show_entry(registry.get_provider(name)) for name in registry.tool_names()}
-    except Exception:  # a provider's property that raises: shown (and failing) uncached
+        entries = {
+            name: json.dumps(show_entry(registry.get_provider(name)), ensure_ascii=False)
+            for name in registry.tool_names()
+        }
+    except Exception:  # a property that raises, a schema that is not JSON: left uncached
         return
     cache.write(entries)
 
 
-def _entries(cached: Any) -> dict[str, dict[str, Any]] | None:
-    """The cached entries by tool name, or None when they are not of that shape."""
-    if isinstance(cached, dict) and all(isinstance(e, dict) for e in cached.values()):
+def _entries(cached: Any) -> dict[str, str] | None:
+    """The cached entries (each one's JSON text) by tool name, or None for another shape.
+
+    Each entry is kept as text and parsed alone: reading the file then costs scanning
+    strings, not building every tool's schema, whatever the number of tools.
+    """
+    if isinstance(cached, dict) and all(isinstance(e, str) for e in cached.values()):
         return cached
     return None
 

@@ -26,8 +26,9 @@ temporary file, then renamed), so a reader sees a whole file or none:
   each :class:`ToolInfo` as an object of its fields, ``problems`` each
   :class:`~toolpalette._plugins.problems.Problem` likewise. Keyed by :func:`packs_key`.
 - ``show.json``: ``toolpalette show``. ``answer`` maps the name of every tool of the
-  full catalog, in sorted order, to what ``show NAME --json`` prints for it (schemas
-  included). Stored by a ``show`` that built the catalog; keyed by :func:`packs_key`.
+  full catalog, in sorted order, to the JSON text (a string, parsed only for the tool
+  shown) of what ``show NAME --json`` prints for it, schemas included. Stored by a
+  ``show`` that built the catalog; keyed by :func:`packs_key`.
 - ``plugins.json`` and ``plugins-loaded.json``: ``toolpalette plugins --no-load`` and
   ``toolpalette plugins``. ``answer`` is the list ``plugins --json`` prints under
   ``plugins``. Keyed by :func:`packs_key`.
@@ -74,7 +75,7 @@ __all__ = [
     "store_answer",
 ]
 
-_FORMAT: Final = 3
+_FORMAT: Final = 4
 
 
 @dataclass(frozen=True)
