@@ -24,12 +24,16 @@ from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette.errors import ToolError
 
 __all__ = [
+    "REQUEST_TOOLS",
     "Admitter",
     "CatalogEntry",
     "ReadSkillFileProvider",
     "RequestSkillProvider",
     "RequestToolsProvider",
 ]
+
+REQUEST_TOOLS = "request_tools"
+"""The name ``request_tools`` is offered under (a thinker looks its own up by it)."""
 
 MAX_REQUESTED = 256
 """The most names one request may carry (duplicates included: each is decided once)."""
@@ -141,7 +145,7 @@ class RequestToolsProvider(_RequestProvider):
     _kind = "tool"
     _field = "names"
     _noun = "tools"
-    _name = "request_tools"
+    _name = REQUEST_TOOLS
     _description = (
         "Ask for more tools. Each allowed value of `names` is a tool you may request, with "
         "what it does. Granted tools become available from your next turn."

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import final
 
 from toolpalette._tools.provider import ToolProvider
-from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.registry import ToolRegistry, lookup
 from toolpalette.errors import ToolError
 
 __all__ = ["ReadOnlyPalette"]
@@ -22,10 +23,21 @@ class ReadOnlyPalette:
     """
 
     @staticmethod
-    def sweep(registry: ToolRegistry) -> list[str]:
-        """Remove every mutating provider from ``registry``; returns the removed names, sorted."""
-        keep = [p.name for p in registry.providers() if p.read_only]
-        return registry.retain(keep)
+    def sweep(registry: ToolRegistry, names: Iterable[str] | None = None) -> list[str]:
+        """Remove every mutating provider from ``registry``; returns the removed names, sorted.
+
+        ``names`` limits the sweep to those tools, for a caller that knows only they
+        changed since the last whole sweep (a thinker adding the tools granted since).
+        """
+        if names is None:
+            keep = [p.name for p in registry.providers() if p.read_only]
+            return registry.retain(keep)
+        removed = []
+        for name in sorted(set(names)):
+            provider = lookup(registry, name)
+            if provider is not None and not provider.read_only and registry.unregister(name):
+                removed.append(name)
+        return removed
 
     @staticmethod
     def require_read_only(provider: ToolProvider) -> None:

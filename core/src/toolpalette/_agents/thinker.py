@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 from toolpalette._agents.approvals import Approvals, Notify
 from toolpalette._agents.grants import GrantDecision, GrantRecord
 from toolpalette._agents.meta import (
+    REQUEST_TOOLS,
     ReadSkillFileProvider,
     RequestSkillProvider,
     RequestToolsProvider,
@@ -283,9 +284,10 @@ class Thinker:
         self._turn: Turn | None = None
         self._admitted: dict[str, ToolProvider] = {}
         self._admit_lock = threading.RLock()
-        self._generation = 0
+        self._granted: list[str] = []
         self._key: tuple[Any, ...] | None = None
         self._resolved: ResolvedPalette | None = None
+        self._pristine = False
         self._swept_at = -1
         self._reconciled_at = -1
         self._tool_catalog: dict[str, ToolProvider] = {}
@@ -317,23 +319,32 @@ class Thinker:
         Order: system-wide tools, the declared palette, admitted tools, the meta-tools,
         then the ``toolpalette_reconcile`` hooks, then (for a read-only thinker) the
         sweep. An unchanged palette costs a version check and leaves ``version`` and the
-        serialized schemas as they were.
+        serialized schemas as they were; tools granted since the last turn are added on
+        their own (see :meth:`_add_granted`), so a grant costs what it changes, not what
+        the palette holds.
         """
         self.turn_number += 1
         palette = self.hub.resolve_thinker(type(self))
-        key = (self.hub.version, self._generation, tuple(self.conversation.attached))
+        key = (self.hub.version, tuple(self.conversation.attached))
+        with self._admit_lock:
+            granted, self._granted = self._granted, []
         # Compare the resolved palette by identity, holding it: a freed palette's id can be
         # reused by the next one (as after register_system_tool clears the hub's cache).
         # A palette changed directly since the last turn is reconciled again.
-        if (
+        stale = (
             palette is not self._resolved
             or key != self._key
             or self.palette.version != self._reconciled_at
-        ):
+        )
+        if stale or (granted and not self._add_granted(granted)):
             self._sync(self._desired(palette))
             self._resolved = palette
             self._key = key
+            self._pristine = True
+        before_hooks = self.palette.version
         self._run_reconcile_hooks()
+        if self.palette.version != before_hooks:
+            self._pristine = False  # the next grant cannot be added to what a hook made
         binding = _binding(self)
         if binding.read_only and self.palette.version != self._swept_at:
             ReadOnlyPalette.sweep(self.palette)
@@ -346,7 +357,7 @@ class Thinker:
             strict=bool(type(self).strict),
         )
         executor = binding.executor
-        executor.offered = frozenset(turn.tool_names)
+        executor.offered = turn.surface.name_set
         executor.context = ToolContext(
             parent=self, run_id=self.run_id, thread_id=self.conversation.id, user=self.user
         )
@@ -358,41 +369,90 @@ class Thinker:
         return self.conversation.preamble
 
     def _desired(self, palette: ResolvedPalette) -> list[ToolProvider]:
+        """The whole palette this turn should offer, before the hooks and the sweep."""
+        policy = self.policy
         desired: dict[str, ToolProvider] = {}
         for provider in (
             *self.hub.system_tools(),
             *palette.tools.offered,
             *self._admitted.values(),
         ):
-            if self.policy.offers(provider):
+            if policy.offers(provider):
                 _claim(desired, provider)
         attached = set(self.conversation.attached)
         self._tool_catalog = {
-            p.name: p
-            for p in palette.tools.deferred
-            if p.name not in desired and self.policy.offers(p)
+            p.name: p for p in palette.tools.deferred if p.name not in desired and policy.offers(p)
         }
         self._skill_catalog = {s.id: s for s in palette.skills if s.id not in attached}
-        meta: list[ToolProvider] = []
-        # A read-only thinker's request_tools lists only read-only tools, so it is
-        # read-only too and survives the sweep (admit refuses the others anyway).
-        requestable = [
-            (p.name, p.description)
-            for p in self._tool_catalog.values()
-            if p.read_only or not self.is_read_only
-        ]
-        if requestable:
-            meta.append(RequestToolsProvider(requestable, read_only=self.is_read_only))
+        meta: list[ToolProvider | None] = [self._request_tools(self._tool_catalog)]
         if self._skill_catalog:
             entries = [(s.id, s.description) for s in self._skill_catalog.values()]
             meta.append(RequestSkillProvider(entries))
         files = [(s, path) for s in self.conversation.skills for path in _files_of(s)]
         if files:
             meta.append(ReadSkillFileProvider(files))
-        for provider in meta:
-            if self.policy.offers(provider):
-                desired[provider.name] = provider
+        for tool in meta:
+            if tool is not None and policy.offers(tool):
+                desired[tool.name] = tool
         return list(desired.values())
+
+    def _request_tools(self, catalog: Mapping[str, ToolProvider]) -> ToolProvider | None:
+        """``request_tools`` over ``catalog``, or None when it lists nothing."""
+        # A read-only thinker's request_tools lists only read-only tools, so it is
+        # read-only too and survives the sweep (admit refuses the others anyway).
+        read_only = self.is_read_only
+        requestable = [
+            (p.name, p.description) for p in catalog.values() if p.read_only or not read_only
+        ]
+        return RequestToolsProvider(requestable, read_only=read_only) if requestable else None
+
+    def _add_granted(self, names: Sequence[str]) -> bool:
+        """Add the tools granted since the last turn to a palette otherwise current.
+
+        The result is exactly what :meth:`_desired` and a sync would make (the granted
+        tools appended in the order granted, ``request_tools`` rebuilt in place over the
+        smaller catalog, the sweep applied to what was added), at a cost that follows
+        the grants and the deferred catalog rather than the palette's size. Returns
+        False, changing nothing, when that cannot be promised: a hook changed the
+        palette since the last sync, or a granted name is held by another tool; the
+        whole reconcile then runs instead.
+        """
+        if not self._pristine:
+            return False
+        policy = self.policy
+        adding: list[ToolProvider] = []
+        for name in dict.fromkeys(names):
+            provider = self._admitted.get(name)
+            held = lookup(self.palette, name)
+            if provider is None or (held is not None and held is not provider):
+                return False
+            if held is None and policy.offers(provider):
+                adding.append(provider)
+        catalog = {n: p for n, p in self._tool_catalog.items() if n not in self._admitted}
+        wanted = self._request_tools(catalog)
+        if wanted is not None and not policy.offers(wanted):
+            wanted = None
+        held_meta = lookup(self.palette, REQUEST_TOOLS)
+        if held_meta is not None and not isinstance(held_meta, RequestToolsProvider):
+            return False
+        was_swept = self.palette.version == self._swept_at
+        for provider in adding:
+            self.palette.register(provider)
+        if wanted is None:
+            if held_meta is not None:
+                self.palette.unregister(held_meta.name)
+        elif held_meta is None:
+            self.palette.register(wanted)
+        elif not _same_surface(held_meta, wanted):
+            self.palette.replace(wanted)
+        self._tool_catalog = catalog
+        if was_swept and _binding(self).read_only:
+            added = [p.name for p in adding]
+            if wanted is not None:
+                added.append(wanted.name)
+            ReadOnlyPalette.sweep(self.palette, added)
+            self._swept_at = self.palette.version
+        return True
 
     def _sync(self, desired: Sequence[ToolProvider]) -> None:
         sync(self.palette, desired, same=_same_surface)
@@ -483,7 +543,7 @@ class Thinker:
         """Admit ``item``; returns why it could not be, or ``""`` when it was."""
         if kind == "tool":
             self._admitted[name] = item
-            self._generation += 1
+            self._granted.append(name)
             return ""
         try:
             self.conversation.attach(item)  # reads the body: a bad one fails here

@@ -25,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -151,7 +152,7 @@ class Executor:
         if not timeout > 0 or output_cap <= 0 or concurrency <= 0:
             raise ValueError("timeout, output_cap and concurrency must be positive")
         self.registry = registry
-        self.offered = frozenset(offered) if offered is not None else None
+        self.offered: AbstractSet[str] | None = frozenset(offered) if offered is not None else None
         self.read_only = read_only
         self.require_read_only = require_read_only
         self.policy = policy

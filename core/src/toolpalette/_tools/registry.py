@@ -6,7 +6,8 @@ import json
 import logging
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, final
 
@@ -55,6 +56,7 @@ class Surface:
     providers: tuple[ToolProvider, ...]
     """The providers, in registration order."""
     _json: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    _index: Mapping[str, ToolProvider] | None = field(default=None, repr=False, compare=False)
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -75,7 +77,19 @@ class Surface:
     @property
     def names(self) -> tuple[str, ...]:
         """The tool names, in registration order."""
-        return tuple(p.name for p in self.providers)
+        return tuple(self._by_name())
+
+    @property
+    def name_set(self) -> AbstractSet[str]:
+        """The tool names as a set, for membership tests (what a turn offers)."""
+        return self._by_name().keys()
+
+    def _by_name(self) -> Mapping[str, ToolProvider]:
+        # A registry hands its own snapshot in; a surface built by hand indexes once.
+        if self._index is None:
+            object.__setattr__(self, "_index", {p.name: p for p in self.providers})
+        assert self._index is not None
+        return self._index
 
 
 SurfaceCallback = Callable[[SurfaceDiff], None]
@@ -113,7 +127,10 @@ class ToolRegistry:
         """The current providers and version, taken atomically."""
         with self._lock:
             if self._surface is None or self._surface.version != self._version:
-                self._surface = Surface(self._version, tuple(self._providers.values()))
+                # One copy of the table (a memory copy, no rehashing) is both the
+                # snapshot of the names and the source of the providers' tuple.
+                index = self._providers.copy()
+                self._surface = Surface(self._version, tuple(index.values()), _index=index)
             return self._surface
 
     def providers(self) -> list[ToolProvider]:
