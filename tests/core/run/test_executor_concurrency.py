@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from toolpalette import AbortSignal, Executor, ToolError, ToolRegistry
-from toolpalette.testing import FakeTool
+from toolpalette.testing import FakeTool, await_until
 
 
 class Tracked(FakeTool):
@@ -140,6 +140,19 @@ async def test_an_abort_ends_every_pending_call_of_the_turn():
     assert len(log) == 1  # the first started; the others never did
 
 
+@pytest.mark.parametrize("limit", [2, 100], ids=["limit below the batch", "all at once"])
+async def test_cancelling_the_turn_raises_to_its_caller_at_once(limit: int):
+    log: list[Any] = []
+    reader = Tracked("read", log, safe=True, delay=5)
+    executor = Executor(ToolRegistry([reader]), concurrency=limit)
+    turn = asyncio.ensure_future(executor.execute_many([("read", {"i": i}) for i in range(10)]))
+    await await_until(lambda: reader.active == min(limit, 10))
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn  # well before the 5 s the calls would take
+    assert turn.cancelled()
+
+
 def _echo_tool() -> FakeTool:
     async def echo(value: Any) -> Any:
         await asyncio.sleep(random.random() / 100)
@@ -165,8 +178,9 @@ async def test_1000_concurrent_calls_without_cross_talk():
     _check_own(await asyncio.gather(*calls), 1000)
 
 
-async def test_1000_calls_in_one_turn_without_cross_talk():
-    executor = Executor(ToolRegistry([_echo_tool()]), concurrency=64)
+@pytest.mark.parametrize("limit", [64, 1000], ids=["limit below the batch", "all at once"])
+async def test_1000_calls_in_one_turn_without_cross_talk(limit: int):
+    executor = Executor(ToolRegistry([_echo_tool()]), concurrency=limit)
     calls = [("echo", {"i": i, "payload": f"p{i}"}) for i in range(1000)]
     _check_own(await executor.execute_many(calls), 1000)
 

@@ -116,9 +116,39 @@ async def run_many(
     for batch in _batches(slots):
         if len(batch) == 1 and len(batch[0]) == 1:
             await _run_one(run, batch[0][0], ctx, abort, None)
+        elif len(batch) <= concurrency and all(len(chain) == 1 for chain in batch):
+            await _run_apart([chain[0] for chain in batch], run, ctx, abort)
         else:
             await asyncio.gather(*(_run_chain(run, c, ctx, abort, limit) for c in batch))
     return [_result(report, slot, ctx) for slot in slots]
+
+
+async def _run_apart(
+    slots: list[_Slot], run: Run, ctx: ToolContext | None, abort: AbortSignal | None
+) -> None:
+    """Run calls that wait for nothing and all fit under the limit: one task each.
+
+    The same ``run`` step as every other call, without the chain's coroutine or the
+    semaphore around it (neither could ever wait here): an in-flight call holds less,
+    and the loop switches fewer frames per call. A refusal is the call's own answer;
+    anything else a call raised (the caller's cancellation) is raised once all ended.
+    """
+    outcomes = await asyncio.gather(
+        *(run(_admitted(slot), ctx, abort, slot.call_id) for slot in slots),
+        return_exceptions=True,
+    )
+    for slot, outcome in zip(slots, outcomes, strict=True):
+        if isinstance(outcome, Refusal):
+            slot.refusal = outcome
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            slot.result = outcome
+
+
+def _admitted(slot: _Slot) -> Admitted:
+    assert slot.call is not None
+    return slot.call
 
 
 async def _run_chain(
