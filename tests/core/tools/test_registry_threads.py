@@ -128,6 +128,8 @@ def test_versioned_surface_matches_the_registry_at_that_version() -> None:
     def writer(index: int) -> Callable[[], None]:
         def run() -> None:
             for i in range(ROUNDS):
+                if i == ROUNDS // 2:  # halfway, a reader has seen a state between writes
+                    wait_until(lambda: any(s.version > 0 for s in observed))
                 name = f"w{index}_{i % 7}"
                 if not registry.has_tool(name):
                     registry.register(fake_tool(name))
