@@ -9,6 +9,7 @@ names, in the same order, with the same schemas.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -146,3 +147,19 @@ def test_granting_the_last_deferred_tool_withdraws_request_tools() -> None:
     assert offer(turn) == offer(whole.begin_turn())
     assert "request_tools" not in turn.tool_names
     assert turn.tool_names[-3:] == tuple(names)
+
+
+@pytest.mark.parametrize("fmt", ["openai_chat", "anthropic", "mcp"])
+def test_the_serialized_schemas_after_grants_are_the_canonical_json(fmt: str) -> None:
+    hub = ToolHub(autoload=False, config={})
+    assistant = hub.bind(Assistant)
+    turns = [assistant.begin_turn()]
+    for names in (["read_page"], ["search"], ["delete_page"]):
+        turns[-1].schemas_json(fmt)  # kept for the next turn's serialization
+        assistant.admit("tool", names)
+        turns.append(assistant.begin_turn())
+    for turn in turns:
+        canonical = json.dumps(turn.schemas(fmt), sort_keys=True, separators=(",", ":"))
+        assert turn.schemas_json(fmt) == canonical.encode("utf-8")
+    assert b'"name":"delete_page"' in turns[-1].schemas_json(fmt)
+    assert b'"name":"delete_page"' not in turns[-2].schemas_json(fmt)

@@ -292,6 +292,7 @@ class Thinker:
         self._reconciled_at = -1
         self._tool_catalog: dict[str, ToolProvider] = {}
         self._skill_catalog: dict[str, Skill] = {}
+        self._fragments: dict[tuple[str, bool], dict[int, tuple[ToolProvider, bytes]]] = {}
         _bind(self, bool(type(self).read_only), policy or ToolPolicy(), approver)
 
     # -- the latch ----------------------------------------------------------------
@@ -355,6 +356,7 @@ class Thinker:
             self.palette.versioned_surface(),
             self._preamble(),
             strict=bool(type(self).strict),
+            _fragments=self._fragments,
         )
         executor = binding.executor
         executor.offered = turn.surface.name_set

@@ -28,6 +28,10 @@ class Turn:
     """Whether schemas are normalized into each provider's strict subset (the thinker's
     ``strict``); the thinker then undoes it on the model's input."""
     _cache: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    _fragments: dict[tuple[str, bool], dict[int, tuple[ToolProvider, bytes]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """Each provider's serialized schema by format, shared by a thinker's turns."""
 
     @property
     def tools(self) -> tuple[ToolProvider, ...]:
@@ -59,8 +63,27 @@ class Turn:
             ValueError: ``fmt`` is not a supported format.
         """
         if fmt not in self._cache:
-            self._cache[fmt] = export_json(self.surface.providers, fmt, strict=self.strict)
+            self._cache[fmt] = self._serialize(fmt)
         return self._cache[fmt]
+
+    def _serialize(self, fmt: Format) -> bytes:
+        """The canonical JSON of the offered schemas, one provider at a time.
+
+        A JSON array is its items joined by commas, so each provider's item is kept
+        (in ``_fragments``, which a thinker hands every turn) and only the providers new
+        since the last turn are serialized: after a grant, one tool, not the palette.
+        """
+        export([], fmt)  # an unknown format raises ValueError before anything is kept
+        key = (fmt, self.strict)
+        known = self._fragments.get(key, {})
+        kept: dict[int, tuple[ToolProvider, bytes]] = {}
+        for provider in self.surface.providers:
+            held = known.get(id(provider))
+            if held is None or held[0] is not provider:
+                held = (provider, export_json([provider], fmt, strict=self.strict)[1:-1])
+            kept[id(provider)] = held
+        self._fragments[key] = kept  # what left the palette is dropped
+        return b"[" + b",".join(item for _, item in kept.values()) + b"]"
 
     def strict_report(self, fmt: Format = "openai_chat") -> dict[str, tuple[str, ...]]:
         """The offered tools that are not sent as ``strict`` in ``fmt``, with why.
