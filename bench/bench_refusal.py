@@ -10,8 +10,10 @@ Goal (issue: reliability, item 1): every case answers 400 and stalls the loop < 
 The hand-written cases go through the JSON Schema validator (a tool that brings its own
 schema, as an MCP server's tools do), one per class of work it bounds: uniqueItems over
 arrays (text and mapping, and nested), a typed ``items`` schema over half a million
-values, item-by-item keywords (``enum`` items, ``anyOf`` items, ``contains``), and an
-``enum`` of arrays. Parsing a megabyte of JSON text is common to every text case.
+values, item-by-item keywords (``enum`` items, ``anyOf`` items, ``contains``), an
+``enum`` of arrays, and error messages (jsonschema's quote the whole instance, once per
+``anyOf`` branch; ours a short prefix). Parsing a megabyte of JSON text is common to
+every text case.
 
 The invalid-input comparison with the mcp SDK and pydantic is in ``bench_pipeline``
 (same run under ``python -m bench``).
@@ -85,6 +87,7 @@ HAND = FakeTool(
             "has": {"type": "array", "contains": {}, "minContains": 600_000},
             "grid": {"type": "array", "items": {"type": "array", "uniqueItems": True}},
             "shape": {"enum": [[[0] * 50] * 50, {"rows": [[0] * 50] * 50}]},
+            "whole": {"anyOf": [{"type": "object"}, {"type": "string"}, {"type": "null"}]},
         },
     },
 )
@@ -172,6 +175,11 @@ CASES: list[tuple[str, str, Any]] = [
         lambda: _fill('{"has": [', "1", "]}"),
     ),
     ("hand-written nested uniqueItems: 20k rows", "hand", _grid),
+    (
+        "hand-written anyOf of 3 types: a 520k array (messages)",
+        "hand",
+        lambda: _fill('{"whole": [', "1", "]}"),
+    ),
     (
         "hand-written enum of arrays: a 50x50 grid off by one",
         "hand",

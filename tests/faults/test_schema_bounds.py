@@ -167,3 +167,28 @@ async def test_the_executor_answers_400_and_leaves_nothing_running() -> None:
         assert (result.status, result.code) == (400, "invalid_input"), result.text
         assert SECRET not in result.text
     assert fresh.calls == []
+
+
+def test_a_refusal_of_a_large_value_quotes_only_its_start_even_in_logs() -> None:
+    # jsonschema's own messages print the whole instance, once per anyOf branch.
+    fake = FakeTool(
+        "quoted",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "xs": {"anyOf": [{"type": "object"}, {"type": "string"}, {"type": "null"}]},
+                "ys": {"type": "object", "minProperties": 2},
+            },
+        },
+    )
+    big = [SECRET] * 30_000
+    for raw, problem in [
+        ({"xs": big}, "at xs: expected null or object or string"),
+        ({"ys": big}, "at ys: expected object"),
+        ({"ys": {"a": big}}, "at ys: expected object"),
+    ]:
+        with pytest.raises(InvalidInputError) as info:
+            run_tool(fake, raw)
+        assert SECRET not in str(info.value)
+        assert len(str(info.value.__cause__)) < 1_000
+        assert [str(p) for p in info.value.problems] == [problem]

@@ -537,18 +537,32 @@ _ITEM_SCHEMAS = st.one_of(
     st.lists(st.sampled_from(["string", "integer", "null"]), min_size=1, unique=True).map(
         lambda kinds: {"type": kinds}
     ),
-    st.just({"type": "integer", "minimum": 0}),
+    st.sampled_from(
+        [
+            {"type": "integer", "minimum": 0},
+            {"enum": [1, "a", [1], {"a": 1}, True, None]},
+            {"const": [1, {"a": 1.0}]},
+            {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+            {"anyOf": [{"type": "null"}, {"const": 1}]},
+            {"not": {"type": "string"}},
+            {"type": "array", "minItems": 1, "maxItems": 2},
+            {"minProperties": 1, "maxProperties": 1},
+            {"minLength": 1, "maxLength": 1},
+            {"contains": {"type": "integer"}, "minContains": 2, "maxContains": 3},
+            {"contains": {"type": "string"}, "minContains": 0},
+        ]
+    ),
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     items=_ITEM_SCHEMAS,
     prefix=st.integers(0, 2),
     unique=st.booleans(),
     value=st.lists(_VALUES, max_size=6),
 )
-def test_typed_items_and_unique_items_decide_as_jsonschema_does(
+def test_the_bounded_keywords_decide_as_jsonschema_does(
     items: Any, prefix: int, unique: bool, value: list[Any]
 ) -> None:
     field: dict[str, Any] = {"type": "array", "items": items, "uniqueItems": unique}

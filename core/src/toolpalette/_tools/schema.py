@@ -16,6 +16,7 @@ import inspect
 import itertools
 import json
 import re
+import reprlib
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -311,8 +312,10 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
     Its work is bounded by the input's size: ``pattern``, ``patternProperties`` and
     ``additionalProperties`` match with a linear-time regular expression engine (never a
     backtracking one), and ``uniqueItems`` hashes items instead of comparing every pair.
-    Its messages never quote the instance for those keywords. Run through
-    :func:`schema_errors`, its work is also bounded by :data:`MAX_SCHEMA_STEPS`.
+    Its messages quote at most a short prefix of the instance (but for
+    ``unevaluatedItems`` and ``unevaluatedProperties``, which name what is left over).
+    Run through :func:`schema_errors`, its work is also bounded by
+    :data:`MAX_SCHEMA_STEPS`.
     """
     validator: Validator = _bounded_class()(schema, registry=_empty_registry())
     return validator
@@ -427,9 +430,22 @@ def _bounded_class() -> Any:
         "additionalProperties": _additional_properties_keyword,
         "uniqueItems": _unique_items_keyword,
         "items": _items_keyword,
+        "type": _type_keyword,
+        "enum": _enum_keyword,
+        "const": _const_keyword,
+        "anyOf": _any_of_keyword,
+        "oneOf": _one_of_keyword,
+        "not": _not_keyword,
+        "minItems": _size_keyword("array", longest=False),
+        "maxItems": _size_keyword("array", longest=True),
+        "minLength": _size_keyword("string", longest=False),
+        "maxLength": _size_keyword("string", longest=True),
+        "minProperties": _size_keyword("object", longest=False),
+        "maxProperties": _size_keyword("object", longest=True),
+        "contains": _per_item(_contains_keyword),
         **{
             name: _per_item(standard[name])
-            for name in ("contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
+            for name in ("propertyNames", "unevaluatedItems", "unevaluatedProperties")
         },
     }
     return validators.extend(  # type: ignore[no-untyped-call]
@@ -624,6 +640,158 @@ def _types_alone(items: Any) -> frozenset[type] | None:
 
 
 _ANY_TYPE: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None), list, dict})
+
+
+# -- keywords whose stock messages print the whole instance -----------------------------
+# jsonschema writes ``repr(instance)`` into most messages: for a megabyte array that is
+# a megabyte of text per error, once per branch of an ``anyOf``. These quote a short
+# prefix instead (the messages only ever reach logs, as a refusal's ``__cause__``).
+
+_SHORT: Final = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlist = _SHORT.maxdict = 6
+_SHORT.maxlevel = 3
+
+
+def _short(instance: Any) -> str:
+    """The start of ``repr(instance)``, in time bounded whatever its size."""
+    return _SHORT.repr(instance)
+
+
+def _type_keyword(validator: Any, types: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    names = types if isinstance(types, list) else [types]
+    if not any(validator.is_type(instance, name) for name in names):
+        yield ValidationError(f"{_short(instance)} is not of type {', '.join(map(repr, names))}")
+
+
+def _enum_keyword(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if not any(_json_equal(each, instance) for each in enums):
+        yield ValidationError(f"{_short(instance)} is not one of the allowed values")
+
+
+def _const_keyword(validator: Any, const: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if not _json_equal(const, instance):
+        yield ValidationError(f"{_short(instance)} is not the expected value")
+
+
+def _json_equal(one: Any, two: Any) -> bool:
+    """Equal as JSON values (``1 == 1.0``, ``1 != true``), in time bounded by the smaller."""
+    if one is two:
+        return True
+    if isinstance(one, list) or isinstance(two, list):
+        return (
+            isinstance(one, list)
+            and isinstance(two, list)
+            and len(one) == len(two)
+            and all(map(_json_equal, one, two))
+        )
+    if isinstance(one, dict) or isinstance(two, dict):
+        return (
+            isinstance(one, dict)
+            and isinstance(two, dict)
+            and one.keys() == two.keys()
+            and all(_json_equal(value, two[key]) for key, value in one.items())
+        )
+    if isinstance(one, bool) or isinstance(two, bool):
+        return type(one) is type(two) and one == two
+    if isinstance(one, str) or isinstance(two, str):
+        return type(one) is type(two) and one == two
+    return bool(one == two)
+
+
+def _any_of_keyword(validator: Any, options: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    errors: list[Any] = []
+    for index, option in enumerate(options):
+        found = list(validator.descend(instance, option, schema_path=index))
+        if not found:
+            return
+        errors.extend(found)
+    yield ValidationError(
+        f"{_short(instance)} is not valid under any of the given schemas", context=errors
+    )
+
+
+def _one_of_keyword(validator: Any, options: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    errors: list[Any] = []
+    valid = 0
+    for index, option in enumerate(options):
+        found = list(validator.descend(instance, option, schema_path=index))
+        if found and not valid:
+            errors.extend(found)
+        valid += not found
+        if valid > 1:
+            yield ValidationError(
+                f"{_short(instance)} is valid under more than one of the given schemas"
+            )
+            return
+    if not valid:
+        yield ValidationError(
+            f"{_short(instance)} is not valid under any of the given schemas", context=errors
+        )
+
+
+def _not_keyword(validator: Any, refused: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if validator.evolve(schema=refused).is_valid(instance):
+        yield ValidationError(f"{_short(instance)} should not be valid under the given schema")
+
+
+def _contains_keyword(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterable[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "array"):
+        return
+    least = schema.get("minContains", 1)
+    most = schema.get("maxContains", len(instance))
+    checker = validator.evolve(schema=wanted)
+    matches = 0
+    for item in instance:
+        if checker.is_valid(item):
+            matches += 1
+            if matches > most:
+                yield ValidationError(
+                    f"has more than {most} matching items",
+                    validator="maxContains",
+                    validator_value=most,
+                )
+                return
+    if matches < least:
+        if matches:
+            yield ValidationError(
+                f"has fewer than {least} matching items",
+                validator="minContains",
+                validator_value=least,
+            )
+        else:
+            yield ValidationError(
+                f"{_short(instance)} does not contain items matching the given schema"
+            )
+
+
+def _size_keyword(kind: str, longest: bool) -> Callable[..., Iterable[Any]]:
+    """``minItems``, ``maxItems``, ``minLength``, ... : a bound on ``len`` of one type."""
+
+    def size(validator: Any, bound: Any, instance: Any, schema: Any) -> Iterable[Any]:
+        from jsonschema import ValidationError
+
+        if validator.is_type(instance, kind):
+            if longest and len(instance) > bound:
+                yield ValidationError(f"{_short(instance)} is longer than {bound}")
+            elif not longest and len(instance) < bound:
+                yield ValidationError(f"{_short(instance)} is shorter than {bound}")
+
+    return size
 
 
 _JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
