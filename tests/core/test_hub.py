@@ -209,7 +209,7 @@ def fake_pack(
 def installed(monkeypatch: pytest.MonkeyPatch) -> list[EntryPointInfo]:
     packs: list[EntryPointInfo] = []
 
-    def scan(group: str) -> list[Pack]:
+    def scan(group: str, installed: object = None) -> list[Pack]:
         assert group == PLUGIN_GROUP
         ordered = sorted(packs, key=lambda i: i.name)
         return [Pack(info.name, info.module, info=info) for info in ordered]

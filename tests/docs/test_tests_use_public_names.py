@@ -55,8 +55,12 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "unit tests of the plugin manager",
     ),
     "tests/core/plugins/test_packs.py": (
-        ("toolpalette._plugins.discovery", "toolpalette._plugins.packs"),
-        "unit tests of the pack scan, on entry points built in the test",
+        (
+            "toolpalette._plugins.discovery",
+            "toolpalette._plugins.installed",
+            "toolpalette._plugins.packs",
+        ),
+        "unit tests of the pack scan, on entry points and metadata folders built in the test",
     ),
     "tests/core/skills/conftest.py": (
         ("toolpalette._plugins.discovery",),

@@ -122,3 +122,42 @@ def test_tracing_follows_the_environment(monkeypatch: pytest.MonkeyPatch):
     assert ToolpaletteManager().tracing
     monkeypatch.setenv("TOOLPALETTE_TRACE_PLUGINS", "")
     assert not ToolpaletteManager().tracing
+
+
+def test_impls_of_lists_a_plugins_own_implementations_in_pluggys_call_order(
+    pm: ToolpaletteManager,
+):
+    class Several:
+        @hookimpl(trylast=True)
+        def toolpalette_register_tools(self):
+            return "last"
+
+        @hookimpl(specname="toolpalette_register_tools")
+        def toolpalette_register_tools_plain(self):
+            return "plain"
+
+        @hookimpl(specname="toolpalette_register_tools", tryfirst=True)
+        def toolpalette_register_tools_first(self):
+            return "first"
+
+    class Other:
+        @hookimpl
+        def toolpalette_register_tools(self):
+            return "other"
+
+    pm.register(Other(), name="before")
+    pm.register(Several(), name="several")
+    pm.register(Other(), name="after")
+    own = [i.function() for i in pm.impls_of("toolpalette_register_tools", "several")]
+    everyone = pm.hook.toolpalette_register_tools()
+    assert own == [r for r in everyone if r != "other"] == ["first", "plain", "last"]
+    assert pm.impls_of("toolpalette_register_skills", "several") == []
+
+
+def test_get_name_is_by_identity_and_forgets_an_unregistered_plugin(pm: ToolpaletteManager):
+    plugin, twin = Good(), Good()
+    assert pm.register(plugin, name="good") == "good"
+    assert (pm.get_name(plugin), pm.get_name(twin)) == ("good", None)
+    pm.unregister(plugin)
+    assert pm.get_name(plugin) is None
+    assert pm.impls_of("toolpalette_register_tools", "good") == []

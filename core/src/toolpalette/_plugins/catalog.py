@@ -30,6 +30,7 @@ import pluggy
 from toolpalette._plugins import listing as _listing
 from toolpalette._plugins.config import HubConfig
 from toolpalette._plugins.discovery import PLUGIN_GROUP
+from toolpalette._plugins.installed import Installed, snapshot
 from toolpalette._plugins.listing import Listing, ToolInfo
 from toolpalette._plugins.packs import Pack, PackStatus, scan
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
@@ -172,10 +173,12 @@ class PackCatalog:
 
     # -- discovery -----------------------------------------------------------------
 
-    def _discover(self) -> None:
+    def _discover(self, installed: Installed | None = None) -> None:
         """Read the entry points, once, when something first needs the packs.
 
         Not when the catalog is built: a listing answered by the cache needs none.
+        ``installed`` is the snapshot to read them from (a new one by default): the
+        listing passes the one its cache key was computed from.
         """
         if self._discovered:
             return
@@ -183,7 +186,7 @@ class PackCatalog:
         only, blocked = self.switches.only, self.switches.blocked
         for name in sorted(blocked):
             self.pm.set_blocked(name)
-        for name, group in _by_name(scan(PLUGIN_GROUP)).items():
+        for name, group in _by_name(scan(PLUGIN_GROUP, installed)).items():
             if len(group) > 1:
                 self._extra_problems.append(_duplicate_pack(name, group))
                 continue
@@ -370,11 +373,13 @@ class PackCatalog:
         ``toolpalette check`` and by selections), and cached.
         """
         with self._lock:
-            key = self._listing_key()
+            installed = snapshot() if self.autoload and not self._discovered else None
+            key = self._listing_key(installed)
             cache = _listing.cache_file(self.switches)
             cached = _listing.load(cache, key) if key is not None and cache else None
             if cached is not None:
                 return cached
+            self._discover(installed)  # one read of what is installed, shared with the key
             if self._claims is not None and self._claims.live():
                 found = list(self.registry())  # servers' tools come with the full catalog
             else:  # names, descriptions, flags: no schema is built for a listing
@@ -386,18 +391,21 @@ class PackCatalog:
                 _listing.store(cache, key, built)
             return built
 
-    def _listing_key(self) -> str | None:
+    def _listing_key(self, installed: Installed | None = None) -> str | None:
         """The listing cache key, or None when the listing cannot be cached.
 
         Plugins added in code are not installed files: a catalog holding one is never
-        cached. Without autoload, nothing installed matters.
+        cached. Without autoload, nothing installed matters. ``installed`` is the
+        snapshot to fingerprint (a new one when None).
         """
         if any(pack.added_in_code for pack in self._packs.values()):
             return None
         if self._claims is not None and self._claims.live():
             return None  # an MCP server's tools are listed live, never from the cache
         settings = _listing.settings_of(self.config)
-        return _listing.packs_key(self.switches, settings, autoload=self.autoload)
+        return _listing.packs_key(
+            self.switches, settings, autoload=self.autoload, installed=installed
+        )
 
     def providers_for_package(self, import_name: str) -> list[ToolProvider]:
         """The tools of every pack whose hooks module lies in package ``import_name``.

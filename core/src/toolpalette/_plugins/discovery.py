@@ -26,6 +26,7 @@ __all__ = [
     "core_version",
     "describe",
     "discover",
+    "headers",
     "incompatibility",
 ]
 
@@ -50,7 +51,8 @@ class EntryPointInfo:
     version: str | None
     """That distribution's version."""
     entry_point: Any = field(default=None, repr=False, compare=False)
-    """The underlying ``importlib_metadata.EntryPoint`` (its ``dist`` reads metadata)."""
+    """The underlying ``importlib.metadata.EntryPoint`` (its ``dist`` reads metadata), or
+    None for an entry point read from the installed files directly."""
 
     @property
     def module(self) -> str:
@@ -63,8 +65,17 @@ class EntryPointInfo:
         return distribution_label(self.distribution, self.version) or self.name
 
     def load(self) -> Any:
-        """Import and return the target (the only step here that imports anything)."""
-        return self.entry_point.load()
+        """Import and return the target (the only step here that imports anything).
+
+        Through the standard library's ``EntryPoint``, made here when the entry point was
+        read from the installed files directly.
+        """
+        entry_point = self.entry_point
+        if entry_point is None:
+            import importlib.metadata
+
+            entry_point = importlib.metadata.EntryPoint(self.name, self.value, self.group)
+        return entry_point.load()
 
 
 def discover(group: str) -> list[EntryPointInfo]:
@@ -87,6 +98,16 @@ def describe(ep: Any) -> tuple[EntryPointInfo, list[str]]:
     """
     dist = getattr(ep, "dist", None)
     text = (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "") if dist else ""
+    name, version, requires = headers(text)
+    return EntryPointInfo(ep.group, ep.name, ep.value, name, version, ep), requires
+
+
+def headers(text: str) -> tuple[str | None, str | None, list[str]]:
+    """``Name``, ``Version`` and the ``Requires-Dist`` lines of a ``METADATA`` text.
+
+    Only the headers are read (they end at the first blank line); a folded continuation
+    line is never taken for a header.
+    """
     name = version = None
     requires: list[str] = []
     for line in text.splitlines():
@@ -102,12 +123,24 @@ def describe(ep: Any) -> tuple[EntryPointInfo, list[str]]:
             version = value
         elif key == "requires-dist":
             requires.append(value)
-    return EntryPointInfo(ep.group, ep.name, ep.value, name, version, ep), requires
+    return name, version, requires
 
 
 @functools.lru_cache(maxsize=1)
 def core_version() -> str:
-    """The installed toolpalette version (read once per process)."""
+    """The installed toolpalette version (read once per process).
+
+    Read from the ``METADATA`` of the first toolpalette distribution on ``sys.path``
+    (as ``importlib.metadata`` would find it, without importing it or listing every
+    distribution); ``importlib_metadata`` answers when that folder cannot be found.
+    """
+    from toolpalette._plugins.installed import folder_of, read
+
+    folder = folder_of("toolpalette")
+    text = (read(folder, "METADATA") or read(folder, "PKG-INFO")) if folder else None
+    version = headers(text)[1] if text else None
+    if version is not None:
+        return version
     import importlib_metadata
 
     return importlib_metadata.version("toolpalette")

@@ -1,17 +1,22 @@
-"""What is installed, fingerprinted cheaply: the key of the listing cache.
+"""What is installed, read in one pass: the packs' entry points and the listing cache key.
 
-Answering ``toolpalette list`` from the cache must cost less than importing the tools
-would, so the key is computed without ``importlib.metadata`` (whose import alone costs
-more than ``import toolpalette``): the folders on ``sys.path`` are listed and, for each
-distribution, its ``entry_points.txt`` is read; the distributions that declare packs in
-the group contribute their entry points and their whole ``RECORD`` (every installed
-file with its hash, so any reinstall, upgrade or downgrade changes the key), and the
-core contributes its version and ``RECORD``. As the import system does, only the first
-distribution of a name on ``sys.path`` counts.
+Building a hub and answering ``toolpalette list`` from the cache must each cost less than
+importing the tools would, so what is installed is read without ``importlib.metadata``
+(whose import alone costs more than ``import toolpalette``, and whose objects cost more
+than the files they read): :func:`snapshot` lists the folders on ``sys.path`` once and,
+for each distribution, reads its ``entry_points.txt``. As the import system does, only
+the first distribution of a name on ``sys.path`` counts. The same snapshot then serves
+the pack scan (:func:`toolpalette._plugins.packs.scan`) and the cache key
+(:func:`fingerprint`), and a pack's ``METADATA`` is read only when something asks for
+its version or requirements.
 
-Anything this cannot fingerprint makes the listing uncacheable (None): a pack installed
-in editable mode (its sources change without its ``RECORD`` changing), a distribution
-without a ``RECORD``, or a ``sys.path`` entry that is an archive rather than a folder.
+The key covers the distributions that declare packs in the group (their entry points and
+their whole ``RECORD``: every installed file with its hash, so any reinstall, upgrade or
+downgrade changes it) and the core (its version, from its folder's name, and its
+``RECORD``). Anything this cannot fingerprint makes the listing uncacheable (None): a
+pack installed in editable mode (its sources change without its ``RECORD`` changing), a
+distribution without a ``RECORD``, or a ``sys.path`` entry that is an archive rather than
+a folder (then the packs are scanned through ``importlib.metadata``).
 """
 
 from __future__ import annotations
@@ -20,67 +25,73 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["fingerprint"]
+__all__ = [
+    "Distribution",
+    "Installed",
+    "entries_in",
+    "fingerprint",
+    "folder_of",
+    "read",
+    "snapshot",
+]
 
 _SUFFIXES: Final = (".dist-info", ".egg-info")
 _EDITABLE: Final = re.compile(r'"editable"\s*:\s*true')
+_CORE: Final = "toolpalette"
+_READ: Final = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
 
-def fingerprint(group: str, used: Callable[[str], bool]) -> str | None:
-    """The digest of the core and every distribution declaring entry points in ``group``.
+@dataclass(frozen=True)
+class Distribution:
+    """One installed distribution, the first of its name on ``sys.path``."""
 
-    ``used(name)`` says whether the pack named ``name`` is used at all (not switched off
-    or blocked); a distribution whose packs are all unused counts by its entry points
-    alone, so its files (even editable ones) do not matter. None when something that
-    matters cannot be fingerprinted (see the module's notes).
-    """
-    digest = hashlib.sha256()
-    core_seen = False
-    try:
-        found = list(_distributions())
-    except _Unlistable:
-        return None
-    for name, folder in found:
-        if name == "toolpalette":
-            core_seen = True
-            core_record = _read(folder, "RECORD") or ""  # an editable core: its version
-            digest.update(b"core\0" + _bytes(os.path.basename(folder)) + _bytes(core_record))
-            continue
-        entry_points = _read(folder, "entry_points.txt")
-        if entry_points is None or f"[{group}]" not in entry_points:
-            continue
-        digest.update(b"\0" + _bytes(os.path.basename(folder)) + b"\0" + _bytes(entry_points))
-        if not any(used(name) for name in _names_in(entry_points, group)):
-            continue
-        record = _read(folder, "RECORD")
-        direct_url = _read(folder, "direct_url.json") or ""
-        if record is None or _EDITABLE.search(direct_url):
-            return None
-        digest.update(hashlib.sha256(_bytes(record)).digest())
-    if not core_seen:
-        digest.update(b"core\0?")
-    return digest.hexdigest()
+    name: str
+    """Its normalized name (lower case, runs of ``-_.`` as one ``_``), from the folder."""
+    folder: str
+    """Its metadata folder (``*.dist-info`` or ``*.egg-info``)."""
+    entry_points: str | None
+    """The text of its ``entry_points.txt``, None when it has none."""
+
+    def declares(self, group: str) -> bool:
+        """Whether its entry point table has a ``group`` section (a cheap test, no parse)."""
+        return self.entry_points is not None and f"[{group}]" in self.entry_points
 
 
-def _distributions() -> Iterator[tuple[str, str]]:
-    """``(normalized name, metadata folder)`` of each distribution, first on the path wins.
+@dataclass(frozen=True)
+class Installed:
+    """Every distribution on ``sys.path`` at one moment, each with its entry points."""
 
-    Raises:
-        _Unlistable: an entry of ``sys.path`` is an archive or an egg, whose
-            distributions are not listed here.
+    distributions: tuple[Distribution, ...]
+    """In ``sys.path`` order (sorted by folder name within one ``sys.path`` entry)."""
+    core: str | None
+    """The core's metadata folder, None when it is not installed as a distribution."""
+
+    def declaring(self, group: str) -> list[Distribution]:
+        """The distributions whose entry point table has a ``group`` section."""
+        return [dist for dist in self.distributions if dist.declares(group)]
+
+
+def snapshot() -> Installed | None:
+    """Every distribution on ``sys.path`` now, or None when an entry cannot be listed.
+
+    None when an entry of ``sys.path`` is an archive or an egg (a file rather than a
+    folder), whose distributions only ``importlib.metadata`` lists.
     """
     seen: set[str] = set()
+    found: list[Distribution] = []
+    core: str | None = None
     for entry in sys.path:
         path = entry or "."
         if path.endswith(".egg"):
-            raise _Unlistable(path)
+            return None
         try:
             names = sorted(os.listdir(path))
         except NotADirectoryError:
-            raise _Unlistable(path) from None
+            return None
         except OSError:
             continue
         for name in names:
@@ -90,37 +101,123 @@ def _distributions() -> Iterator[tuple[str, str]]:
             if dist in seen:
                 continue
             seen.add(dist)
-            yield dist, os.path.join(path, name)
+            folder = os.path.join(path, name)
+            if dist == _CORE:
+                core = folder
+            found.append(Distribution(dist, folder, read(folder, "entry_points.txt")))
+    return Installed(tuple(found), core)
 
 
-class _Unlistable(Exception):
-    """A ``sys.path`` entry (a zip, an egg) whose distributions are not listed here."""
+def fingerprint(
+    group: str, used: Callable[[str], bool], installed: Installed | None = None
+) -> str | None:
+    """The digest of the core and every distribution declaring entry points in ``group``.
+
+    ``used(name)`` says whether the pack named ``name`` is used at all (not switched off
+    or blocked); a distribution whose packs are all unused counts by its entry points
+    alone, so its files (even editable ones) do not matter. ``installed`` is the
+    snapshot to read (a new one by default). None when something that matters cannot
+    be fingerprinted (see the module's notes).
+    """
+    if installed is None:
+        installed = snapshot()
+        if installed is None:
+            return None
+    digest = hashlib.sha256()
+    if installed.core is None:
+        digest.update(b"core\0?")
+    else:  # an editable core has a RECORD too: its version is in the folder's name
+        core_record = read(installed.core, "RECORD") or ""
+        digest.update(b"core\0" + _bytes(os.path.basename(installed.core)) + _bytes(core_record))
+    for dist in installed.declaring(group):
+        if dist.folder == installed.core:
+            continue  # counted above, with its whole RECORD
+        entry_points = dist.entry_points or ""
+        digest.update(b"\0" + _bytes(os.path.basename(dist.folder)) + b"\0" + _bytes(entry_points))
+        if not any(used(name) for name, _ in entries_in(entry_points, group)):
+            continue
+        record = read(dist.folder, "RECORD")
+        if record is None:
+            return None
+        if _exists(dist.folder, "direct_url.json") and _EDITABLE.search(
+            read(dist.folder, "direct_url.json") or ""
+        ):
+            return None
+        digest.update(hashlib.sha256(_bytes(record)).digest())
+    return digest.hexdigest()
 
 
-def _names_in(entry_points: str, group: str) -> list[str]:
-    """The entry point names of ``group`` in an ``entry_points.txt`` (an INI file)."""
-    names: list[str] = []
+def entries_in(entry_points: str, group: str) -> list[tuple[str, str]]:
+    """The ``(name, value)`` entries of ``group`` in an ``entry_points.txt`` (an INI file).
+
+    Read as the standard library reads it: stripped lines, comments skipped, ``name =
+    value`` split at the first ``=``; a line without one is skipped.
+    """
+    entries: list[tuple[str, str]] = []
     inside = False
+    header = f"[{group}]"
     for line in entry_points.splitlines():
         text = line.strip()
+        if not text or text.startswith(("#", ";")):
+            continue
         if text.startswith("["):
-            inside = text == f"[{group}]"
-        elif inside and "=" in text and not text.startswith(("#", ";")):
-            names.append(text.partition("=")[0].strip())
-    return names
+            inside = text == header
+        elif inside and "=" in text:
+            name, _, value = text.partition("=")
+            entries.append((name.strip(), value.strip()))
+    return entries
+
+
+def read(folder: str, name: str) -> str | None:
+    """The text of file ``name`` in ``folder``, None when it cannot be read.
+
+    Read with ``os.read`` rather than ``open()``: the metadata files are small and many
+    (three per pack), and a text-mode file object costs several times the read itself.
+    """
+    try:
+        fd = os.open(os.path.join(folder, name), _READ)
+    except OSError:
+        return None
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "surrogateescape")
+
+
+def _exists(folder: str, name: str) -> bool:
+    return os.access(os.path.join(folder, name), os.F_OK)
 
 
 def _normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def _read(folder: str, name: str) -> str | None:
-    try:
-        with open(os.path.join(folder, name), encoding="utf-8", errors="surrogateescape") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
 def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
+
+
+def folder_of(name: str) -> str | None:
+    """The metadata folder of distribution ``name``, the first on ``sys.path``, or None.
+
+    None too when an entry of ``sys.path`` before it cannot be listed (an archive).
+    """
+    wanted = _normalize(name)
+    for entry in sys.path:
+        path = entry or "."
+        try:
+            names = sorted(os.listdir(path))
+        except NotADirectoryError:
+            return None
+        except OSError:
+            continue
+        for found in names:
+            if found.endswith(_SUFFIXES) and (
+                _normalize(found.rpartition(".")[0].partition("-")[0]) == wanted
+            ):
+                return os.path.join(path, found)
+    return None

@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._plugins.discovery import PLUGIN_GROUP, SKILLJAR_GROUP
-from toolpalette._plugins.installed import fingerprint
+from toolpalette._plugins.installed import Installed, fingerprint
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.switches import Switches
 
@@ -164,7 +164,11 @@ def settings_of(config: HubConfig) -> dict[str, Any]:
 
 
 def packs_key(
-    switches: Switches, settings: Mapping[str, Any], *, autoload: bool = True
+    switches: Switches,
+    settings: Mapping[str, Any],
+    *,
+    autoload: bool = True,
+    installed: Installed | None = None,
 ) -> str | None:
     """The key of every answer about the installed packs, or None when it cannot be cached.
 
@@ -173,10 +177,12 @@ def packs_key(
         settings: The host's :func:`settings_of`.
         autoload: Whether installed packs are discovered at all (the environment can
             also turn it off); without it, nothing installed matters.
+        installed: The snapshot of what is installed to fingerprint (a new one by
+            default): a cold listing finds its packs in the same one.
     """
     used = autoload and switches.discovers
-    installed = fingerprint(PLUGIN_GROUP, switches.uses) if used else "off"
-    return None if installed is None else key_of(installed, switches, settings)
+    digest = fingerprint(PLUGIN_GROUP, switches.uses, installed) if used else "off"
+    return None if digest is None else key_of(digest, switches, settings)
 
 
 def skills_key(switches: Switches) -> str | None:

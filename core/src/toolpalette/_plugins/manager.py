@@ -55,6 +55,9 @@ class ToolpaletteManager(pluggy.PluginManager):
         self.add_hookspecs(hookspecs)
         self._unknown: list[str] = []
         self._unknown_by_plugin: dict[str, tuple[str, ...]] = {}
+        self._accepted: list[str] = []
+        self._impls: dict[str, dict[str, list[HookImpl]]] = {}
+        self._names: dict[int, str] = {}
         self.tracing = Switches.from_environ().trace if trace is None else trace
         """Whether hook calls are logged (the hub also logs each register-hook call)."""
         if self.tracing:
@@ -71,10 +74,12 @@ class ToolpaletteManager(pluggy.PluginManager):
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:
             return None
-        hook = getattr(self.hook, opts.get("specname") or name, None)
+        hook_name = opts.get("specname") or name
+        hook = getattr(self.hook, hook_name, None)
         if hook is None or not hook.has_spec():
             self._unknown.append(name)
             return None
+        self._accepted.append(hook_name)
         return opts
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
@@ -84,13 +89,19 @@ class ToolpaletteManager(pluggy.PluginManager):
             ValueError: the name or the plugin is already registered.
             pluggy.PluginValidationError: an implementation does not match its spec.
         """
-        self._unknown = []
+        self._unknown, self._accepted = [], []
         try:
             registered = super().register(plugin, name)
         finally:
             unknown, self._unknown = tuple(sorted(set(self._unknown))), []
+            accepted, self._accepted = self._accepted, []
         if registered is not None:
             self._unknown_by_plugin[registered] = unknown
+            self._names[id(plugin)] = registered
+            self._impls[registered] = {
+                hook: self._find_impls(hook, plugin, accepted.count(hook))
+                for hook in dict.fromkeys(accepted)
+            }
         return registered
 
     def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
@@ -99,7 +110,21 @@ class ToolpaletteManager(pluggy.PluginManager):
         removed = super().unregister(plugin, name)
         if key is not None:
             self._unknown_by_plugin.pop(key, None)
+            self._impls.pop(key, None)
+        if removed is not None:
+            self._names.pop(id(removed), None)
         return removed
+
+    def get_name(self, plugin: object) -> str | None:
+        """The name ``plugin`` is registered under, or None; a lookup, not a scan of them all.
+
+        A plugin is the object registered, so identity decides (pluggy compares every
+        registered plugin with ``==``, which costs a pass over all of them per call).
+        """
+        name = self._names.get(id(plugin))
+        if name is not None and self.get_plugin(name) is plugin:
+            return name
+        return None
 
     def unknown_hooks(self, name: str) -> tuple[str, ...]:
         """The ``toolpalette_*`` implementations of plugin ``name`` that match no hook."""
@@ -113,9 +138,27 @@ class ToolpaletteManager(pluggy.PluginManager):
         return sorted({caller.name for caller in self.get_hookcallers(plugin) or ()})
 
     def impls_of(self, hook_name: str, plugin_name: str) -> list[HookImpl]:
-        """The implementations of ``hook_name`` by plugin ``plugin_name``, in call order."""
-        caller = getattr(self.hook, hook_name)
-        return [i for i in reversed(caller.get_hookimpls()) if i.plugin_name == plugin_name]
+        """The implementations of ``hook_name`` by plugin ``plugin_name``, in call order.
+
+        Found when the plugin was registered (looking for them among every plugin's at
+        each call would cost a pass over all of them per pack).
+        """
+        return list(self._impls.get(plugin_name, {}).get(hook_name, ()))
+
+    def _find_impls(self, hook_name: str, plugin: object, count: int) -> list[HookImpl]:
+        """The ``count`` implementations of ``hook_name`` by ``plugin``, in call order.
+
+        pluggy calls the last one registered first and puts a new implementation near
+        the end (tryfirst, plain) or at the start (trylast): the search runs from the
+        end and stops once all are found.
+        """
+        found: list[HookImpl] = []
+        for impl in reversed(getattr(self.hook, hook_name).get_hookimpls()):
+            if impl.plugin is plugin:
+                found.append(impl)
+                if len(found) == count:
+                    break
+        return found
 
     @staticmethod
     def suggest(hook_name: str) -> str:

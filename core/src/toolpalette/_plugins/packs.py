@@ -1,9 +1,10 @@
 """The hub's record of each pack, and the scan that finds them cheaply.
 
 Building a hub must cost about what listing the entry points costs, even with a
-thousand packs installed. So the scan reads only the entry point tables (through the
-standard library, which names each distribution from its folder, without parsing its
-``METADATA``), and a pack's distribution name and version are read the first time
+thousand packs installed. So the scan reads only the entry point tables (from the
+snapshot of :mod:`toolpalette._plugins.installed`, which names each distribution from
+its folder, without parsing its ``METADATA``), and a pack's distribution name, version
+and requirements are read, in one read of its ``METADATA`` headers, the first time
 something asks for them: when the pack is imported, listed by ``plugins()``, or
 selected by distribution.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from toolpalette._plugins.discovery import EntryPointInfo, describe, incompatibility
+from toolpalette._plugins.discovery import EntryPointInfo, describe, headers, incompatibility
+from toolpalette._plugins.installed import Installed, entries_in, read, snapshot
 from toolpalette._plugins.problems import Problem
 from toolpalette._tools.origin import Origin
 from toolpalette.errors import IncompatiblePluginError
@@ -35,6 +37,7 @@ class Pack:
 
     __slots__ = (
         "_entry_point",
+        "_found_in",
         "_info",
         "_requires",
         "checked",
@@ -53,6 +56,7 @@ class Pack:
         *,
         entry_point: Any = None,
         info: EntryPointInfo | None = None,
+        found_in: tuple[str, str, str] | None = None,
     ) -> None:
         self.name = name
         """The entry point name, or the name given to ``add_plugin``."""
@@ -69,13 +73,21 @@ class Pack:
         """Whether its tools' schemas were built (and the broken ones moved to problems)."""
         self._entry_point = entry_point
         self._info = info
+        self._found_in = found_in
+        """``(group, value, metadata folder)`` of an entry point read by :func:`scan`."""
         self._requires: list[str] | None = None
 
     @property
     def info(self) -> EntryPointInfo | None:
         """The entry point with its distribution's name and version (read on first use)."""
-        if self._info is None and self._entry_point is not None:
-            self._info, self._requires = describe(self._entry_point)
+        if self._info is None:
+            if self._found_in is not None:
+                group, value, folder = self._found_in
+                text = read(folder, "METADATA") or read(folder, "PKG-INFO") or ""
+                dist, version, self._requires = headers(text)
+                self._info = EntryPointInfo(group, self.name, value, dist, version)
+            elif self._entry_point is not None:
+                self._info, self._requires = describe(self._entry_point)
         return self._info
 
     def incompatibility(self) -> IncompatiblePluginError | None:
@@ -116,23 +128,34 @@ class Pack:
     @property
     def added_in_code(self) -> bool:
         """Whether the pack was added with ``add_plugin`` rather than installed."""
-        return self._entry_point is None and self._info is None
+        return self._entry_point is None and self._info is None and self._found_in is None
 
     def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
         """Record a problem of this pack."""
         self.problems.append(Problem(kind, reason, self.name, self.label, item))
 
 
-def scan(group: str) -> list[Pack]:
+def scan(group: str, installed: Installed | None = None) -> list[Pack]:
     """A record per entry point in ``group``, sorted by name, importing and parsing nothing.
 
-    The standard library lists each distribution once (the first on ``sys.path``, as
-    the import system would pick it), naming it from its folder.
+    Read from ``installed`` (a new snapshot by default): each distribution once, the
+    first on ``sys.path``, as the import system would pick it. When ``sys.path`` holds
+    an archive the snapshot cannot list, the standard library's ``entry_points`` is read
+    instead.
     """
-    found = [
-        Pack(ep.name, ep.value.partition(":")[0].strip(), entry_point=ep)
-        for ep in _entry_points(group)
-    ]
+    if installed is None:
+        installed = snapshot()
+    if installed is None:
+        found = [
+            Pack(ep.name, ep.value.partition(":")[0].strip(), entry_point=ep)
+            for ep in _entry_points(group)
+        ]
+    else:
+        found = [
+            Pack(name, value.partition(":")[0].strip(), found_in=(group, value, dist.folder))
+            for dist in installed.declaring(group)
+            for name, value in entries_in(dist.entry_points or "", group)
+        ]
     found.sort(key=lambda pack: pack.name)
     return found
 

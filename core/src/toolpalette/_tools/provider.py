@@ -265,8 +265,8 @@ class _SpecProvider(ToolProvider):
                 reason="names are 1-64 characters of letters, digits, '_' and '-'; "
                 "pass name=... to @tool",
             )
-        summary, self._param_docs = _schema.split_docstring(doc)
-        self._description = (spec.description or summary).strip()
+        self._doc = doc
+        self._description = (spec.description or _schema.summary_of(doc)).strip()
         if not self._description:
             raise ToolDefinitionError(
                 tool_name=self._name, reason="it needs a description: a docstring or description="
@@ -289,12 +289,27 @@ class _SpecProvider(ToolProvider):
         return self._make_model()
 
     @functools.cached_property
+    def _param_docs(self) -> dict[str, str]:
+        return _schema.split_docstring(self._doc)[1]  # for the model: a listing needs none
+
+    @functools.cached_property
     def _schema(self) -> dict[str, Any]:
         return self._build_schema()
 
     @functools.cached_property
     def _output(self) -> tuple[Any, dict[str, Any] | None]:
         return _schema.output_type(self._returns(), self._name)
+
+    def with_origin(self, origin: Origin) -> Self:
+        """A shallow copy of this provider that knows where it comes from.
+
+        As :meth:`ToolProvider.with_origin`, copying the attributes directly:
+        ``copy.copy`` costs several times as much, paid for every tool a listing collects.
+        """
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.origin = origin
+        return clone
 
     def build(self) -> Self:
         """Build the input model, both schemas and the output adapter now; returns self.

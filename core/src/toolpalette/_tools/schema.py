@@ -50,6 +50,7 @@ __all__ = [
     "resolve",
     "schema_errors",
     "split_docstring",
+    "summary_of",
 ]
 
 MAX_CONTAINERS: Final = 10_000
@@ -88,6 +89,21 @@ def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             elif current and line.strip():
                 params[current] = f"{params[current]} {line.strip()}"
     return "\n".join(summary).strip(), params
+
+
+def summary_of(doc: str | None) -> str:
+    """The description part of a Google-style docstring, its sections left unread.
+
+    The same text :func:`split_docstring` returns first: all a listing needs.
+    """
+    if not doc:
+        return ""
+    summary: list[str] = []
+    for line in inspect.cleandoc(doc).splitlines():
+        if _SECTION.match(line):
+            break
+        summary.append(line)
+    return "\n".join(summary).strip()
 
 
 def function_input_model(
