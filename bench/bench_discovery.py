@@ -14,7 +14,8 @@ clock starts, for every case alike: a one-time cost of any process, not of disco
 - ``hub catalog (every tool built)``: ``ToolHub().catalog()``, every pack imported and
   every tool's provider (pydantic model, schema) built;
 - ``hub list all, cold cache``: ``ToolHub().listing()`` with an empty listing cache
-  (imports every pack, builds the catalog, writes the cache);
+  (imports and registers every pack, collects its tools without building their
+  schemas, reads each pack's metadata once, writes the cache);
 - ``hub list all, warm cache``: ``ToolHub().listing()`` answered by the listing cache
   (the packs are exactly those it was built for, so none is imported).
 

@@ -13,11 +13,12 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 import toolpalette
-from toolpalette import Origin, ToolCollisionError, ToolHub
+from toolpalette import Origin, Problem, ToolCollisionError, ToolHub
 
 pytestmark = pytest.mark.dists
 
@@ -450,3 +451,24 @@ def test_autoload_false_ignores_installed_packs():
 
 def test_toolpalette_version_is_the_installed_one():
     assert toolpalette.__version__ == "0.1.0"
+
+
+def test_a_listing_reports_the_packs_as_the_catalog_does(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLPALETTE_NO_CACHE", "1")  # a listing that imports the packs
+    listed = ToolHub()
+    listing = listed.listing()
+    built = ToolHub()
+    built.catalog()
+
+    def problems(found: Iterable[Problem]) -> list[tuple[str, str, str]]:
+        # Only the catalog builds schemas, so only it reports a schema that cannot be built.
+        kept = [p for p in found if p.kind != "invalid-tool"]
+        return sorted((p.kind, p.pack or "", p.item or "") for p in kept)
+
+    assert problems(listing.problems) == problems(built.problems())
+    # The listing's packs join its hub's plugin manager as the catalog's did.
+    assert [(p.name, p.status, p.hooks) for p in listed.plugins()] == [
+        (p.name, p.status, p.hooks) for p in built.plugins()
+    ]
+    assert listed.pm.get_plugin("twice") is built.pm.get_plugin("twice") is not None
+    assert listed.pm.get_plugin("twice_alias") is None

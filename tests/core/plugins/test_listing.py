@@ -210,3 +210,14 @@ def test_a_warm_toolpalette_list_imports_no_pydantic_asyncio_or_hub(site: Path) 
     heavy = {"pydantic", "asyncio", "toolpalette._hub", MODULE}
     assert {"pydantic", MODULE} <= imported_cold  # the cold listing imported the pack
     assert heavy & imported_warm == set()
+
+
+def test_packs_a_listing_imported_join_the_plugin_manager_on_its_first_use(site: Path) -> None:
+    install_pack(site)
+    hub = ToolHub(config={})
+    assert not hub.listing().cached
+    assert hub.pm.get_plugin("shouts") is sys.modules[MODULE]
+    assert hub.pm.hooks_of("shouts") == ["toolpalette_register_tools"]
+    returned = hub.pm.hook.toolpalette_register_tools()
+    assert [[tool.__name__ for tool in result] for result in returned] == [["shout"]]
+    assert {p.name: p.status for p in hub.plugins()}["shouts"] == "loaded"

@@ -135,6 +135,9 @@ class PackCatalog:
         self.switches = switches
         """The environment switches the catalog was built with."""
         self._pm: ToolpaletteManager | None = None
+        self._probe: ToolpaletteManager | None = None
+        self._unregistered: list[tuple[Pack, object]] = []
+        self._unregistered_names: dict[int, str] = {}
         self._claims: ClaimSource | None = None
         self.autoload = autoload and switches.discovers
         """Whether installed packs (and skilljars) are discovered."""
@@ -159,17 +162,24 @@ class PackCatalog:
         """The pluggy plugin manager; ``pm.hook`` calls the host hooks.
 
         Built on first use (a listing answered by the cache needs none), under the
-        catalog's lock so that every caller gets the same one.
+        catalog's lock so that every caller gets the same one. Packs a listing imported
+        are registered in it here, in the order they were imported, before it is
+        returned (see :meth:`listing`).
         """
         pm = self._pm
-        if pm is None:
+        if pm is None or self._unregistered:
             with self._lock:
-                if self._pm is None:
-                    from toolpalette._plugins import manager
-
-                    self._pm = manager.ToolpaletteManager(trace=self.switches.trace)
-                pm = self._pm
+                pm = self._manager()
+                self._register_listed()
         return pm
+
+    def _manager(self) -> ToolpaletteManager:
+        """The plugin manager, built if needed, without registering the listed packs."""
+        if self._pm is None:
+            from toolpalette._plugins import manager
+
+            self._pm = manager.ToolpaletteManager(trace=self.switches.trace)
+        return self._pm
 
     # -- discovery -----------------------------------------------------------------
 
@@ -185,7 +195,7 @@ class PackCatalog:
         self._discovered = True
         only, blocked = self.switches.only, self.switches.blocked
         for name in sorted(blocked):
-            self.pm.set_blocked(name)
+            self._manager().set_blocked(name)
         for name, group in _by_name(scan(PLUGIN_GROUP, installed)).items():
             if len(group) > 1:
                 self._extra_problems.append(_duplicate_pack(name, group))
@@ -198,8 +208,12 @@ class PackCatalog:
                 pack.problem("blocked", f"not imported: listed in {BLOCK_ENV}")
             self._packs.setdefault(name, pack)  # a plugin added in code keeps its name
 
-    def _load(self, pack: Pack) -> None:
-        """Import one pack, after checking its requirement on toolpalette; once."""
+    def _load(self, pack: Pack, *, listing: bool = False) -> None:
+        """Import one pack, after checking its requirement on toolpalette; once.
+
+        With ``listing``, its registration in the plugin manager waits for the
+        manager's first use (see :meth:`_register`).
+        """
         if pack.status != "not-loaded":
             return
         try:
@@ -235,18 +249,46 @@ class PackCatalog:
                 "point it at the pack's hooks module",
             )
             return
-        self._register(pack, plugin)
+        self._register(pack, plugin, listing=listing)
 
-    def _register(self, pack: Pack, plugin: object) -> None:
-        existing = self.pm.get_name(plugin)
+    def _register(self, pack: Pack, plugin: object, *, listing: bool = False) -> None:
+        """Register ``plugin`` as ``pack`` in the plugin manager and collect its tools.
+
+        With ``listing`` it is registered, checked and collected in a manager of its own
+        (the probe, emptied again at once), and joins the hub's manager when that is
+        first used: pluggy's registration costs a pass over every implementation
+        already registered, so registering a thousand packs costs more than importing
+        them, and a listing calls no hook but each pack's own register hook. The
+        checks are pluggy's own in both cases, so a pack is refused (or its unknown
+        hooks reported) alike whether a listing or a selection imported it.
+        """
+        if listing:
+            if id(plugin) in self._unregistered_names:  # one module behind two names
+                self._register_listed()
+        else:
+            self._register_listed()  # keep the order the packs were imported in
+        pm = self._manager()
+        existing = pm.get_name(plugin)
         if existing is not None:
             pack.plugin_name = existing  # one module behind two names: registered once
+        elif listing and pm.is_blocked(pack.name):
+            pack.status = "blocked"
+            pack.problem("blocked", "not registered: the name is blocked")
+            return
         else:
+            if listing:
+                if self._probe is None:
+                    from toolpalette._plugins import manager
+
+                    self._probe = manager.ToolpaletteManager(trace=self.switches.trace)
+                pm = self._probe
             try:
-                pack.plugin_name = self.pm.register(plugin, pack.name)
+                pack.plugin_name = pm.register(plugin, pack.name)
             except KeyboardInterrupt:
                 raise
             except BaseException as exc:  # pluggy's validation, or the plugin's attributes
+                if pm is self._probe and pm.get_plugin(pack.name) is not None:
+                    pm.unregister(name=pack.name)  # the probe holds nothing between packs
                 pack.status = "failed"
                 if isinstance(exc, (pluggy.PluginValidationError, ValueError)):
                     reason = " ".join(safe_str(exc).split())
@@ -259,17 +301,52 @@ class PackCatalog:
                 pack.problem("blocked", "not registered: the name is blocked")
                 return
         pack.status = "loaded"
-        for hook in self.pm.unknown_hooks(pack.plugin_name):
+        for hook in pm.unknown_hooks(pack.plugin_name):
             pack.problem(
-                "unknown-hook", f"{hook} is not a toolpalette hook; {self.pm.suggest(hook)}", hook
+                "unknown-hook", f"{hook} is not a toolpalette hook; {pm.suggest(hook)}", hook
             )
-        self._collect(pack)
+        if pm is not self._probe:
+            self._collect(pack, pm)
+            return
+        try:
+            self._collect(pack, pm)
+        finally:
+            pm.unregister(plugin)
+        self._unregistered.append((pack, plugin))
+        self._unregistered_names[id(plugin)] = pack.plugin_name
 
-    def _collect(self, pack: Pack) -> None:
+    def _register_listed(self) -> None:
+        """Register the packs a listing imported in the hub's manager, in their order.
+
+        They passed the same checks in the probe, so this does not fail unless the
+        manager changed meanwhile (a plugin registered under the same name by hand);
+        then the pack is refused as it would have been at import.
+        """
+        if not self._unregistered:
+            return
+        listed, self._unregistered = self._unregistered, []
+        self._unregistered_names.clear()
+        pm = self._manager()
+        for pack, plugin in listed:
+            try:
+                registered = pm.register(plugin, pack.plugin_name)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:
+                registered, reason = None, describe_exception(exc)
+            else:
+                reason = "the name is blocked"
+            if registered is None:
+                pack.status = "failed"
+                pack.providers = []
+                pack.problem("hook", f"its hooks cannot be registered: {reason}")
+                self._version += 1
+
+    def _collect(self, pack: Pack, pm: ToolpaletteManager) -> None:
         assert pack.plugin_name is not None
         from toolpalette._plugins.collect import tools
 
-        collected = tools(self.pm, pack.plugin_name, pack.origin)
+        collected = tools(pm, pack.plugin_name, pack.origin)
         pack.problems.extend(collected.problems)
         for provider in collected.items:
             offered = self._configured(pack, provider)
@@ -383,7 +460,8 @@ class PackCatalog:
             if self._claims is not None and self._claims.live():
                 found = list(self.registry())  # servers' tools come with the full catalog
             else:  # names, descriptions, flags: no schema is built for a listing
-                self.load_all()
+                for pack in self._sorted_packs():
+                    self._load(pack, listing=True)
                 found = self._resolve(self._loaded())[0]
             tools = sorted(found, key=lambda p: p.name)
             built = Listing(tuple(ToolInfo.of(p) for p in tools), tuple(self.problems()), False)

@@ -48,7 +48,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._plugins.discovery import PLUGIN_GROUP, SKILLJAR_GROUP
@@ -214,10 +214,10 @@ def load(path: str, key: str) -> Listing | None:
 
 def store(path: str, key: str, listing: Listing) -> None:
     """Write ``listing`` under ``key``, atomically; a cache that cannot be written is skipped."""
-    data = {
+    data = {  # plain values only: vars() is what asdict() gives, without its deep copy
         "key": key,
-        "tools": [asdict(tool) for tool in listing.tools],
-        "problems": [asdict(problem) for problem in listing.problems],
+        "tools": [vars(tool) for tool in listing.tools],
+        "problems": [vars(problem) for problem in listing.problems],
     }
     _write(path, data)
 
