@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
+from typing import Any
 
 import pytest
 from toolpalette import Executor, ToolContext, ToolErrorReport, ToolRegistry, tool
@@ -52,6 +54,51 @@ async def test_an_async_tool_that_blocks_past_its_deadline_answers_504_and_is_na
     wait_until(lambda: reports)
     assert isinstance(reports[0].error, TimeoutError)
     assert "event loop was blocked" in str(reports[0].error)
+
+
+async def test_the_watchdog_names_the_tool_without_sampling_other_threads_frames(
+    caplog: pytest.LogCaptureFixture, faults_leaks: LeakCheck, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Walking another thread's frame objects can crash CPython 3.11: the watchdog reads
+    # its step boards and faulthandler's dump instead, so a stall is still named.
+    def sampled() -> dict[int, Any]:
+        raise AssertionError("the watchdog sampled another thread's frames")
+
+    monkeypatch.setattr(sys, "_current_frames", sampled)
+    with caplog.at_level(logging.WARNING, logger="toolpalette.executor"):
+        result = await Executor(ToolRegistry([sleepy_later])).execute("sleepy_later", {})
+    assert result.status == 504
+    messages = [r.getMessage() for r in caplog.records]
+    assert not [m for m in messages if "failed a look" in m]
+    stalls = [m for m in messages if "held its event loop" in m]
+    assert stalls
+    assert "'sleepy_later'" in stalls[0]
+    assert "time.sleep" in stalls[0]
+
+
+async def test_a_tool_that_blocks_after_calling_another_tool_is_the_one_named(
+    caplog: pytest.LogCaptureFixture, faults_leaks: LeakCheck
+) -> None:
+    @tool
+    async def quick() -> str:
+        """Answer at once."""
+        return "quick"
+
+    @tool(timeout=0.3)
+    async def caller() -> str:
+        """Call another tool, then block."""
+        inner = await executor.execute("quick", {})
+        time.sleep(1.0)
+        return inner.text
+
+    executor = Executor(ToolRegistry([quick, caller]))
+    with caplog.at_level(logging.WARNING, logger="toolpalette.executor"):
+        result = await executor.execute("caller", {})
+    assert result.status == 504
+    stalls = [r.getMessage() for r in caplog.records if "held its event loop" in r.getMessage()]
+    assert stalls
+    assert "'caller'" in stalls[0]
+    assert "'quick'" not in stalls[0]
 
 
 async def test_a_short_block_within_the_deadline_still_answers(

@@ -26,6 +26,8 @@ from functools import partial
 from typing import Any, Final, final
 
 from toolpalette._run.abort import AbortSignal
+from toolpalette._run.watchdog import UNNAMED, board
+from toolpalette._run.watchdog import local as _local
 from toolpalette._run.workers import Job, PoolBusy, WorkerPool
 
 __all__ = [
@@ -134,15 +136,14 @@ class Suspended:
         """What its first step yielded (the future it waits on)."""
         self.context = context
         """The context it runs in, its own copy."""
-        self.name: str | None = None
-        """The tool's name, for the loop-stall watchdog (None: not watched)."""
+        self.name = UNNAMED
+        """The tool's name, for the loop-stall watchdog."""
 
 
 class _Resume:
     """Continues a coroutine that already ran its first step, inside its own context.
 
-    Its ``name`` and ``steps`` locals are read by the loop-stall watchdog (``watchdog.py``),
-    which finds this frame on a stack only while one step of the tool runs.
+    Each step is marked on the thread's watchdog board (``watchdog.py``) while it runs.
     """
 
     __slots__ = ("_state",)
@@ -152,9 +153,9 @@ class _Resume:
 
     def __await__(self) -> Generator[Any, Any, Any]:
         state = self._state
-        coro, run, name = state.coro, state.context.run, state.name  # noqa: F841 - watched
+        coro, run, name = state.coro, state.context.run, state.name
         value, state.first = state.first, None
-        steps = 1
+        marks = board()  # a task runs on its loop's thread: one board for every step
         while True:
             try:
                 sent = yield value
@@ -162,30 +163,31 @@ class _Resume:
                 coro.close()
                 raise
             except BaseException as exc:  # thrown in by the task (e.g. cancellation)
-                steps += 1
+                outer, marks.name = marks.name, name
+                marks.steps += 1
                 try:
                     value = run(coro.throw, exc)
                 except StopIteration as stop:
                     return stop.value
                 except SystemExit as exit_:
                     raise _Carried(exit_) from None
+                finally:
+                    marks.name = outer
             else:
-                steps += 1
+                outer, marks.name = marks.name, name
+                marks.steps += 1
                 try:
                     value = run(coro.send, sent)
                 except StopIteration as stop:
                     return stop.value
                 except (SystemExit, asyncio.CancelledError) as own:  # not our cancel
                     raise _Carried(own) from None
+                finally:
+                    marks.name = outer
 
 
 async def _resume(state: Suspended) -> Any:
     return await _Resume(state)
-
-
-def step_code() -> types.CodeType:
-    """The code of a resumed step's frame, for the watchdog to find it on a stack."""
-    return _Resume.__await__.__code__
 
 
 async def _await_any(awaitable: Awaitable[Any]) -> Any:
@@ -228,16 +230,22 @@ def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -
     task.add_done_callback(_forget)
 
 
-def start_async(awaitable: Any, name: str | None = None) -> Outcome:
+def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
     """Run an async tool's first step now, in a context of its own.
 
     Returns an OK or RAISED outcome when the tool finished without suspending (no
     task, no timer), else a PENDING one whose value :func:`finish_async` continues.
     A plain function, not a coroutine: the common case costs no coroutine frame.
-    ``name`` is the tool's, for the watchdog, which reads it from this frame.
+    ``name`` is the tool's, for the watchdog.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
     context = contextvars.copy_context()
+    try:
+        marks = _local.board
+    except AttributeError:
+        marks = board()
+    outer, marks.name = marks.name, name  # a tool's step that calls a tool nests
+    marks.steps += 1
     try:
         first = context.run(coro.send, None)
     except StopIteration as stop:
@@ -246,6 +254,8 @@ def start_async(awaitable: Any, name: str | None = None) -> Outcome:
         raise  # on the loop's thread this may be a real Ctrl-C: the process decides
     except BaseException as exc:
         return Outcome(RAISED, exc)
+    finally:
+        marks.name = outer
     suspended = Suspended(coro, first, context)
     suspended.name = name
     return Outcome(PENDING, suspended)

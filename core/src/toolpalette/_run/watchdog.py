@@ -5,29 +5,35 @@ loop) stops every coroutine on its loop, other agents' calls included, and no ti
 fire until it lets go. Nothing in-process can take the thread back from it; what can be
 done is to say who holds it, while it happens.
 
-A daemon thread looks at every thread's stack each :data:`INTERVAL` seconds. A thread
-whose stack holds one step of an async tool (its first step, run eagerly by
-:func:`~toolpalette._run.running.start_async`, or a later one, run by the resuming
-awaitable) is inside that step now: a step never spans a suspension. When two looks
-find the same step still running :data:`STALL_AFTER` seconds apart, the watchdog logs,
-once per step, the tool's name and the blocked thread's stack (logger
-``toolpalette.executor``). The calls themselves pay nothing for this; the executor
-answers a call that came back past its deadline 504 (see ``Executor._run``).
+Each thread that runs steps of async tools has a :class:`StepBoard`: the running module
+marks on it when a step starts (the tool's name, a step count) and when it ends, a few
+attribute writes per step. A daemon thread reads the boards each :data:`INTERVAL`
+seconds; when two looks find the same step still running :data:`STALL_AFTER` seconds
+apart, it logs, once per step, the tool's name and where the blocked thread is (logger
+``toolpalette.executor``). The executor answers a call that came back past its deadline
+504 (see ``Executor._settle``).
+
+The watchdog never walks another thread's frames with ``sys._current_frames()`` and
+``f_back``: on CPython 3.11 a thread sampling another thread's frame objects can crash
+the interpreter while the sampled thread pushes and pops frames. The board holds plain
+values, and the blocked thread's stack, printed only when a stall is reported, comes from
+:func:`faulthandler.dump_traceback`, which reads the interpreter's frames without making
+frame objects.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import linecache
 import logging
-import sys
+import re
+import tempfile
 import threading
 import time
-import traceback
-from types import FrameType
-from typing import Any, Final
+import weakref
+from typing import Final
 
-from toolpalette._run import running as _running
-
-__all__ = ["INTERVAL", "STALL_AFTER", "ensure_started"]
+__all__ = ["INTERVAL", "STALL_AFTER", "UNNAMED", "StepBoard", "board", "ensure_started", "local"]
 
 logger = logging.getLogger("toolpalette.executor")
 
@@ -35,12 +41,43 @@ STALL_AFTER: Final = 0.1
 """Seconds one step of an async tool may hold its thread before it is logged."""
 INTERVAL: Final = 0.05
 """Seconds between two looks of the watchdog."""
-_DEPTH: Final = 200
-"""Frames looked at per stack, innermost first (a step is near the top)."""
+UNNAMED: Final = "(an awaited policy or approver)"
+"""What a step that runs no tool of the registry (an approver's awaitable) is called."""
 
-_STEP_CODES: Final = frozenset({_running.start_async.__code__, _running.step_code()})
+
+class StepBoard:
+    """What one thread's async tool step is: written by that thread, read by the watchdog.
+
+    ``name`` is the tool whose step runs on the thread now (the innermost, when a tool's
+    step calls another tool), None between steps; ``steps`` counts the steps begun
+    there, so a look can tell a step that still runs from a later one. A step costs two
+    writes: the running module saves ``name``, sets it and the count, and restores it.
+    """
+
+    __slots__ = ("__weakref__", "ident", "name", "steps")
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+        self.name: str | None = None
+        self.steps = 0
+
+
+local = threading.local()
+"""Holds the thread's board as ``local.board`` (read directly on the hot path)."""
+_boards: weakref.WeakSet[StepBoard] = weakref.WeakSet()  # gone with their thread's locals
 _lock = threading.Lock()
 _started = False
+
+
+def board() -> StepBoard:
+    """This thread's board (made on the thread's first async tool step)."""
+    try:
+        found: StepBoard = local.board
+    except AttributeError:
+        found = local.board = StepBoard(threading.get_ident())
+        with _lock:
+            _boards.add(found)
+    return found
 
 
 def ensure_started() -> None:
@@ -54,66 +91,73 @@ def ensure_started() -> None:
             _started = True
 
 
-class _Seen:
-    """One thread's step as last seen: its frame, its step count, since when, reported."""
-
-    __slots__ = ("frame", "reported", "since", "step")
-
-    def __init__(self, frame: FrameType, step: Any, since: float) -> None:
-        self.frame, self.step, self.since, self.reported = frame, step, since, False
-
-
 def _watch() -> None:
-    seen: dict[int, _Seen] = {}
-    me = threading.get_ident()
+    seen: dict[StepBoard, tuple[int, float, bool]] = {}
     while True:
         time.sleep(INTERVAL)
         try:
-            _look(seen, me)
+            _look(seen)
         except Exception:  # pragma: no cover - the watchdog must outlive any surprise
             logger.exception("the loop-stall watchdog failed a look; it keeps watching")
 
 
-def _look(seen: dict[int, _Seen], me: int) -> None:
+def _look(seen: dict[StepBoard, tuple[int, float, bool]]) -> None:
+    """One look at every board: remember new steps, report one held past STALL_AFTER."""
     now = time.monotonic()
-    frames = sys._current_frames()
-    for ident in list(seen):
-        if ident not in frames:
-            del seen[ident]
-    for ident, top in frames.items():
-        if ident == me:
+    with _lock:
+        boards = list(_boards)
+    for gone in seen.keys() - set(boards):
+        del seen[gone]
+    for each in boards:
+        steps, name = each.steps, each.name
+        if name is None:
+            seen.pop(each, None)
             continue
-        step = _step_in(top)
-        if step is None:
-            seen.pop(ident, None)
-            continue
-        frame, count = step
-        last = seen.get(ident)
-        if last is None or last.frame is not frame or last.step != count:
-            seen[ident] = _Seen(frame, count, now)
-        elif not last.reported and now - last.since >= STALL_AFTER:
-            last.reported = True
-            _report(frame, top, now - last.since)
+        last = seen.get(each)
+        if last is None or last[0] != steps:
+            seen[each] = (steps, now, False)
+        elif not last[2] and now - last[1] >= STALL_AFTER:
+            seen[each] = (steps, last[1], True)
+            _report(name, each.ident, now - last[1])
 
 
-def _step_in(top: FrameType) -> tuple[FrameType, Any] | None:
-    """The frame of the async tool step running on this stack, with its step count."""
-    frame: FrameType | None = top
-    for _ in range(_DEPTH):
-        if frame is None:
-            return None
-        if frame.f_code in _STEP_CODES:
-            return frame, frame.f_locals.get("steps", 0)
-        frame = frame.f_back
-    return None
-
-
-def _report(frame: FrameType, top: FrameType, held: float) -> None:
-    name = frame.f_locals.get("name")
+def _report(name: str, ident: int, held: float) -> None:
     logger.warning(
-        "tool %r has held its event loop's thread for %.2f s (blocking code in an async "
+        "tool %s has held its event loop's thread for %.2f s (blocking code in an async "
         "tool?); every coroutine on that loop waits. Where it is:\n%s",
-        name if isinstance(name, str) else "(an awaited policy or approver)",
+        name if name == UNNAMED else repr(name),
         held,
-        "".join(traceback.format_stack(top)),
+        _stack_of(ident),
     )
+
+
+_THREAD: Final = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-f]+)", re.MULTILINE)
+_FRAME: Final = re.compile(r'^  File "(?P<file>.*)", line (?P<line>\d+) in (?P<func>.*)$')
+
+
+def _stack_of(ident: int) -> str:
+    """Thread ``ident``'s stack, innermost last, as faulthandler sees it, with its lines."""
+    with tempfile.TemporaryFile() as dump:
+        faulthandler.dump_traceback(dump, all_threads=True)
+        dump.seek(0)
+        text = dump.read().decode("utf-8", "replace")
+    headers = list(_THREAD.finditer(text))
+    for index, header in enumerate(headers):
+        if int(header[1], 16) == ident:
+            end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
+            return "".join(reversed(_frames(text[header.end() : end])))
+    return "  (its stack could not be read)\n"
+
+
+def _frames(section: str) -> list[str]:
+    """Each frame of one thread's section, as ``traceback`` prints one."""
+    out = []
+    for line in section.splitlines():
+        found = _FRAME.match(line)
+        if found is None:
+            continue
+        file, number = found["file"], int(found["line"])
+        source = linecache.getline(file, number).strip()
+        where = f'  File "{file}", line {number}, in {found["func"]}\n'
+        out.append(where + (f"    {source}\n" if source else ""))
+    return out
