@@ -7,6 +7,12 @@ task runs on the same loop; the table gives the median time to the 400 and the l
 gap between the ticker's turns (the loop's longest stall) over ``BENCH_ROUNDS`` rounds.
 Goal (issue: reliability, item 1): every case answers 400 and stalls the loop < 50 ms.
 
+Input that needs more than the loop's share of a hand-written schema's work (10,000
+steps, or 10,000 arrays and objects) is validated in the worker pool, so a case may take
+longer to answer than it stalls the loop. One valid case keeps that honest: 2,000 typed
+rows against a hand-written schema (16,000 steps, validated apart) must answer 200, with
+the same stall goal.
+
 The hand-written cases go through the JSON Schema validator (a tool that brings its own
 schema, as an MCP server's tools do), one per class of work it bounds: uniqueItems over
 arrays (text and mapping, and nested), a typed ``items`` schema over half a million
@@ -91,6 +97,33 @@ HAND = FakeTool(
         },
     },
 )
+
+
+ROWS = FakeTool(
+    "rows",
+    result="ok",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "rows": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "integer"},
+                        "name": {"type": "string"},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+            }
+        },
+    },
+)
+VALID = "2,000 valid rows, hand-written schema"
+
+
+def _two_thousand_rows() -> dict[str, Any]:
+    return {"rows": [{"id": i, "name": f"row {i}", "tags": ["a", "b"]} for i in range(2_000)]}
 
 
 def _fill(prefix: str, item: str, suffix: str, budget: int = MiB - 64) -> str:
@@ -185,6 +218,7 @@ CASES: list[tuple[str, str, Any]] = [
         "hand",
         lambda: {"shape": [[0] * 50] * 49 + [[0] * 49 + [1]]},
     ),
+    (VALID, "rows", _two_thousand_rows),
 ]
 
 
@@ -212,7 +246,7 @@ async def _one(executor: Executor, name: str, raw: Any) -> tuple[float, float, i
 
 
 async def measure() -> list[tuple[str, float, float, int]]:
-    registry = make_registry(pick, tags, shaped, Nested, HAND)
+    registry = make_registry(pick, tags, shaped, Nested, HAND, ROWS)
     executor = Executor(registry)
     inputs = [(label, name, make()) for label, name, make in CASES]
     for _, name, raw in inputs:  # warm-up: build validators once
@@ -242,11 +276,20 @@ def main(argv: list[str]) -> None:
     print("| case | status | median ms to answer | longest loop stall ms | goal |")
     print("|---|---|---|---|---|")
     for label, ms, stall, status in rows:
-        ok = status == 400 and stall < STALL_GOAL_MS
+        ok = status == _expected(label) and stall < STALL_GOAL_MS
         print(f"| {label} | {status} | {ms:.1f} | {stall:.1f} | {'met' if ok else 'MISSED'} |")
-    refused = all(status == 400 for _, _, _, status in rows)
+    refused = all(status == _expected(label) for label, _, _, status in rows)
+    valid = next(row for row in rows if row[0] == VALID)
+    record(
+        f"{VALID}: time to 200" + ("" if valid[3] == 200 else ", NOT 200"),
+        valid[1],
+        "the stall budget (a fixed goal)",
+        STALL_GOAL_MS,
+        unit="ms",
+    )
+    rows = [row for row in rows if row[0] != VALID]
     slowest = max(rows, key=lambda row: row[1])
-    stalled = max(rows, key=lambda row: row[2])
+    stalled = max([*rows, valid], key=lambda row: row[2])
     record(
         f"refusal of 1 MiB, slowest case ({slowest[0]}){'' if refused else ', NOT ALL 400'}",
         slowest[1],
@@ -262,6 +305,10 @@ def main(argv: list[str]) -> None:
         unit="ms",
         goal="<= 1.0" if refused else ">= 1e9",  # a case not refused misses the goal
     )
+
+
+def _expected(label: str) -> int:
+    return 200 if label == VALID else 400
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ can read, and the first one ends the call:
 
 1. look up the name: 404 ``unknown_tool``, 403 ``not_offered`` (with the same text);
 2. the read-only binding: 403 ``read_only``;
-3. validate the input: 400 ``invalid_input``;
+3. validate the input: 400 ``invalid_input`` (input too large to validate on the event
+   loop is validated in the worker pool, under the call's timeout and abort: 504, 499,
+   503 as for a sync tool; see :meth:`Executor._validate_apart`);
 4. authorize: the policy denies (403 ``denied``) or asks, and the call pauses for the
    host's approver (``consent.py``);
 5. run under the deadline and render the output: 504 ``timeout``, 503 ``busy``, 499
@@ -38,6 +40,7 @@ from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import PoolBusy, WorkerPool, shared_pool
+from toolpalette._tools import schema as _schema
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
@@ -82,6 +85,16 @@ def _shared(key: str, factory: Callable[[], Any]) -> Any:
         if key not in _SHARED:
             _SHARED[key] = factory()
         return _SHARED[key]
+
+
+@final
+class _Later:
+    """An admitted call's input, to be validated apart (it needs more than the loop's share)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
 
 
 @final
@@ -193,8 +206,11 @@ class Executor:
         ctx = context if context is not None else self.context
         try:
             call = self._admit(name, input)
+            since: float | None = started
+            if type(call.value) is _Later:  # the run's timeout starts after validation
+                call, since = await self._validate_apart(call, abort), None
             if self.policy is None:
-                run = self._start(call, ctx, abort, call_id, started)
+                run = self._start(call, ctx, abort, call_id, since)
             else:
                 await self._authorize(call, ctx, abort)
                 run = self._start(call, ctx, abort, call_id)  # the pause is not run time
@@ -245,6 +261,8 @@ class Executor:
         ctx = context if context is not None else self.context
         try:
             call = self._admit(name, input)
+            if type(call.value) is _Later:
+                call = self._validate_blocking(call, abort)
             if self.policy is not None:
                 _running.run_apart(self._authorize(call, ctx, abort))
             return self._run_blocking(call, ctx, abort, call_id)
@@ -268,7 +286,9 @@ class Executor:
         """Steps 1 to 3, in order; the call holds the provider it found from here on.
 
         One flat function (look-up, read-only binding, validation): it runs on every
-        call, and each extra layer would cost a frame.
+        call, and each extra layer would cost a frame. Validation here does the loop's
+        share of work only (``schema.validating_on_loop``): input that needs more is
+        admitted as a :class:`_Later`, for :meth:`_validate_apart` to finish.
         """
         provider = lookup(self.registry, name)
         offered = self.offered
@@ -276,12 +296,80 @@ class Executor:
             raise self._not_found(name, provider)
         if self._guarded:
             self._check_read_only(provider)
+        mode = _schema.validating_on_loop()
         try:
             return Admitted(provider, provider.parse_input(raw))
+        except _schema.ValidationDeferred:
+            return Admitted(provider, _Later(raw))
         except InvalidInputError as exc:
             raise Refusal(_shaping.refused_input(exc), exc) from None
         except Exception as exc:  # a provider's own validation broke: not the model's fault
             raise Refusal(_shaping.shape_exception(provider.name, exc), exc) from None
+        finally:
+            _schema.end_mode(mode)
+
+    async def _validate_apart(self, call: Admitted, abort: AbortSignal | None) -> Admitted:
+        """Step 3, finished in the worker pool: input that needs more than the loop's share.
+
+        The provider validates the input again, whole, in a worker thread (jsonschema
+        is pure Python: the thread gives the GIL back every switch interval, so the loop
+        keeps turning), with a budget proportional to the input's size. It runs as a
+        sync tool does: under the call's timeout (504 past it), the caller's abort (499)
+        and the pool's bounds (503); the validator reads the clock and its stop event
+        every ``schema.CHECK_EVERY`` steps, so the thread ends soon after the call does.
+        The tool's own timeout starts once validation ended.
+        """
+        if abort is not None and abort.aborted:
+            raise _aborted(abort.reason or "")
+        work, stop, timeout = self._apart(call)
+        outcome = await _running.run_sync(work, self.pool, timeout, abort, stop)
+        return self._validated(call, outcome, timeout)
+
+    def _validate_blocking(self, call: Admitted, abort: AbortSignal | None) -> Admitted:
+        """:meth:`_validate_apart` for a thread without a loop: it waits for the worker."""
+        if abort is not None and abort.aborted:
+            raise _aborted(abort.reason or "")
+        work, stop, timeout = self._apart(call)
+        outcome = _running.run_blocking(work, self.pool, timeout, abort, stop)
+        return self._validated(call, outcome, timeout)
+
+    def _apart(self, call: Admitted) -> tuple[Callable[[], Any], threading.Event, float]:
+        """The worker's validation of a :class:`_Later` call, its stop event and timeout."""
+        provider = call.provider
+        raw = call.value.raw
+        timeout = provider.timeout or self.timeout
+        stop = threading.Event()
+        deadline = time.monotonic() + timeout
+
+        def validate() -> Any:
+            mode = _schema.validating_apart(deadline, stop)
+            try:
+                return provider.parse_input(raw)
+            finally:
+                _schema.end_mode(mode)
+
+        return validate, stop, timeout
+
+    def _validated(self, call: Admitted, outcome: _running.Outcome, timeout: float) -> Admitted:
+        """How validation apart ended: the call admitted, or its refusal raised."""
+        provider = call.provider
+        kind, value = outcome.kind, outcome.value
+        if kind is _running.OK:
+            return Admitted(provider, value)
+        if kind is _running.RAISED:
+            if isinstance(value, InvalidInputError):
+                raise Refusal(_shaping.refused_input(value), value)
+            if not isinstance(value, _schema.ValidationStopped):
+                raise Refusal(_shaping.shape_exception(provider.name, value), value)
+            kind = _running.TIMEOUT  # the validator saw the deadline first
+        if kind is _running.TIMEOUT:
+            label = _shaping.name_label(provider.name)
+            text = (
+                f"{label} did not run: its input could not be checked within "
+                f"{timeout:g} seconds. Send less input."
+            )
+            raise refuse(504, "timeout", text, TimeoutError(text))
+        raise self._refusal(provider, outcome, timeout)
 
     def _not_found(self, name: object, provider: ToolProvider | None) -> Refusal:
         """Step 1's refusal: 404 for an unknown name, 403 for one not offered (same text)."""
@@ -324,6 +412,8 @@ class Executor:
     ) -> Admitted:
         """Steps 1 to 4, for a batch: every call of a turn is admitted before any runs."""
         call = self._admit(name, raw)
+        if type(call.value) is _Later:
+            call = await self._validate_apart(call, abort)
         if self.policy is not None:
             await self._authorize(call, ctx, abort)
         return call

@@ -178,16 +178,20 @@ class ToolProvider(abc.ABC):
         problem = _schema.container_problem(raw)
         if problem is not None:
             raise InvalidInputError(tool_name=self.name, problems=[problem])
-        return self._check_schema(_load(self.name, raw))
+        try:
+            data, size = _json.load_sized(raw)
+        except _json.InputPolicyError as exc:
+            raise InvalidInputError(tool_name=self.name, problems=[exc.problem]) from None
+        return self._check_schema(data, size)
 
-    def _check_schema(self, data: dict[str, Any]) -> dict[str, Any]:
-        """``data`` (already past the JSON policy) if the published schema accepts it.
+    def _check_schema(self, data: dict[str, Any], size: int) -> dict[str, Any]:
+        """``data`` (already past the JSON policy, ``size`` bytes) if the schema accepts it.
 
         Raises:
             InvalidInputError: naming field paths and declared types, never values.
         """
         # The first problems are enough to answer; the rest is never computed.
-        errors = _schema.schema_errors(self._validator(), data, MAX_PROBLEMS)
+        errors = _schema.schema_errors(self._validator(), data, MAX_PROBLEMS, size)
         if errors:
             problems = _schema.problems_from_jsonschema(errors, self.input_schema)
             raise InvalidInputError(tool_name=self.name, problems=problems) from _cause(errors)
@@ -229,13 +233,6 @@ class ToolProvider(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
-
-
-def _load(tool_name: str, raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
-    try:
-        return _json.load_input(raw)
-    except _json.InputPolicyError as exc:
-        raise InvalidInputError(tool_name=tool_name, problems=[exc.problem]) from None
 
 
 def _cause(errors: list[Any]) -> Exception:
@@ -395,7 +392,7 @@ class _SpecProvider(ToolProvider):
         if problems:
             raise InvalidInputError(tool_name=self._name, problems=problems) from cause
         if self._refined:
-            self._check_schema(data)
+            self._check_schema(data, size)
         return value
 
     @functools.cached_property

@@ -2,9 +2,16 @@
 
 jsonschema is imported here lazily, never by ``import toolpalette``. Validators never
 retrieve a ``$ref``: only references inside the schema itself resolve. Their work is
-bounded whatever the input: linear-time patterns, hashed uniqueness, and at most
-:data:`MAX_SCHEMA_STEPS` steps per input (:func:`schema_errors`) on input of at most
-:data:`MAX_CONTAINERS` arrays and objects (:func:`container_problem`).
+bounded whatever the input: linear-time patterns, hashed uniqueness, at most
+:data:`STEPS_PER_BYTE` steps per byte of input (:func:`schema_errors`) on input of at
+most :data:`MAX_CONTAINERS` arrays and objects (:func:`container_problem`).
+
+On an event loop the executor validates in two parts (:func:`validating_on_loop`): the
+first :data:`LOOP_STEPS` steps and :data:`LOOP_CONTAINERS` arrays and objects on the
+loop, where most input ends; input that needs more raises :class:`ValidationDeferred`,
+and the executor validates it again in a worker thread (:func:`validating_apart`), under
+the call's deadline and abort. Called directly, validation is whole, on the caller's
+thread.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ import itertools
 import json
 import re
 import reprlib
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final, get_type_hints
+from typing import TYPE_CHECKING, Any, Final, final, get_type_hints
 
 import pydantic
 from typing_extensions import is_typeddict
@@ -33,13 +42,19 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = [
+    "CHECK_EVERY",
+    "LOOP_CONTAINERS",
+    "LOOP_STEPS",
     "MAX_CONTAINERS",
-    "MAX_SCHEMA_STEPS",
     "OVER_BUDGET",
+    "STEPS_PER_BYTE",
+    "ValidationDeferred",
+    "ValidationStopped",
     "all_unique",
     "check_schema",
     "compile_validator",
     "container_problem",
+    "end_mode",
     "function_input_model",
     "json_key",
     "linear_pattern",
@@ -51,12 +66,31 @@ __all__ = [
     "schema_errors",
     "split_docstring",
     "summary_of",
+    "validating_apart",
+    "validating_on_loop",
 ]
 
-MAX_CONTAINERS: Final = 10_000
-"""The most arrays and objects in input checked against a hand-written schema."""
-MAX_SCHEMA_STEPS: Final = 10_000
-"""The most steps the JSON Schema validator takes on one input (see :func:`schema_errors`)."""
+STEPS_PER_BYTE: Final = 1
+"""Steps the JSON Schema validator may take per byte of input (see :func:`schema_errors`).
+
+Typed records cost far less (about 0.15: 2,000 rows of an integer, a string and a list
+of strings are 16,000 steps for 120 KB), while a megabyte built to cost the most
+(``anyOf`` items, 1.5 steps a byte) is refused after about a million steps, a few
+seconds of one worker thread.
+"""
+LOOP_STEPS: Final = 10_000
+"""Steps taken on an event loop; input that needs more is validated in a worker.
+
+Also the least budget of any input, however small.
+"""
+LOOP_CONTAINERS: Final = 10_000
+"""Arrays and objects in input validated on an event loop; more go to a worker."""
+MAX_CONTAINERS: Final = 262_144
+"""The most arrays and objects in input checked against a hand-written schema.
+
+One per 4 bytes of the largest input the JSON policy admits (1 MiB): only input made of
+little but brackets (``[[],[],...]``) reaches it.
+"""
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
 _PARAM_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$")
@@ -254,16 +288,25 @@ def container_problem(raw: object) -> InputProblem | None:
 
     At most :data:`MAX_CONTAINERS`: JSON text is counted before it is parsed (brackets,
     with the strings cut out only when the plain count is over), a mapping by a walk
-    that stops once over, so a refusal costs no parse and no validation.
+    that stops once over, so a refusal costs no parse and no validation. On an event
+    loop (:func:`validating_on_loop`) the bound is :data:`LOOP_CONTAINERS`, and input
+    over it raises :class:`ValidationDeferred` instead: it is counted again in a worker.
+
+    Raises:
+        ValidationDeferred: on the loop, over :data:`LOOP_CONTAINERS`.
     """
+    on_loop = _MODE.get() is _ON_LOOP
+    bound = LOOP_CONTAINERS if on_loop else MAX_CONTAINERS
     if isinstance(raw, (str, bytes)):
-        over = _bracket_count(raw) > MAX_CONTAINERS
+        over = _bracket_count(raw, bound) > bound
     elif isinstance(raw, Mapping):
-        over = _container_count(raw) > MAX_CONTAINERS
+        over = _container_count(raw, bound) > bound
     else:
         return None
     if not over:
         return None
+    if on_loop:
+        raise ValidationDeferred
     return InputProblem(
         "(input)",
         f"at most {MAX_CONTAINERS} arrays and objects in all "
@@ -277,24 +320,24 @@ _TEXT_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
 _BYTES_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
 
 
-def _bracket_count(text: str | bytes) -> int:
+def _bracket_count(text: str | bytes, bound: int) -> int:
     if isinstance(text, str):
         count = text.count("[") + text.count("{")
-        if count > MAX_CONTAINERS:
+        if count > bound:
             bare = _TEXT_STRING.sub("", text)
             count = bare.count("[") + bare.count("{")
         return count
     count = text.count(b"[") + text.count(b"{")
-    if count > MAX_CONTAINERS:
+    if count > bound:
         raw = _BYTES_STRING.sub(b"", text)
         count = raw.count(b"[") + raw.count(b"{")
     return count
 
 
-def _container_count(value: Mapping[str, Any]) -> int:
-    """The arrays and objects in ``value`` (itself included), or any count over the bound.
+def _container_count(value: Mapping[str, Any], bound: int) -> int:
+    """The arrays and objects in ``value`` (itself included), or any count over ``bound``.
 
-    Stops once over :data:`MAX_CONTAINERS`, so a cycle or a huge tree costs little. Only
+    Stops once over ``bound``, so a cycle or a huge tree costs little. Only
     dicts and lists count below the top: any other value is refused by the JSON policy.
     """
     count = 1
@@ -305,7 +348,7 @@ def _container_count(value: Mapping[str, Any]) -> int:
             continue
         nested = [child for child in children if isinstance(child, (dict, list))]
         count += len(nested)
-        if count > MAX_CONTAINERS:
+        if count > bound:
             break
         stack.extend(child.values() if isinstance(child, dict) else child for child in nested)
     return count
@@ -330,8 +373,7 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
     backtracking one), and ``uniqueItems`` hashes items instead of comparing every pair.
     Its messages quote at most a short prefix of the instance (but for
     ``unevaluatedItems`` and ``unevaluatedProperties``, which name what is left over).
-    Run through :func:`schema_errors`, its work is also bounded by
-    :data:`MAX_SCHEMA_STEPS`.
+    Run through :func:`schema_errors`, its work is also bounded by a budget of steps.
     """
     validator: Validator = _bounded_class()(schema, registry=_empty_registry())
     return validator
@@ -341,17 +383,29 @@ OVER_BUDGET: Final = "toolpalette:steps"
 """The keyword of the error :func:`schema_errors` reports for input over the budget."""
 
 
-def schema_errors(validator: Validator, instance: Any, limit: int) -> list[Any]:
-    """The first ``limit`` errors of ``instance``, found in at most MAX_SCHEMA_STEPS steps.
+def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0) -> list[Any]:
+    """The first ``limit`` errors of ``instance``, found within a budget of steps.
 
     A step is one keyword checked at one place of the input, or one item or key that a
     keyword goes through (a descent, a pattern searched, an item hashed). An array of
     plain values whose ``items`` schema names only a type costs one step: the types are
-    checked in C. Input that needs more steps is refused with one error (keyword
-    :data:`OVER_BUDGET`) at the place the budget ran out, whatever else was found: past
-    that point the validator does no more work, so its other verdicts would be wrong.
+    checked in C. The budget is :data:`STEPS_PER_BYTE` per byte of the input's JSON
+    text (``size``), and never less than :data:`LOOP_STEPS`. Input that needs more is
+    refused with one error (keyword :data:`OVER_BUDGET`) at the place the budget ran
+    out, whatever else was found: past that point the validator does no more work, so
+    its other verdicts would be wrong.
+
+    The mode this runs in (see :func:`validating_on_loop`, :func:`validating_apart`)
+    may end it sooner.
+
+    Raises:
+        ValidationDeferred: on an event loop, past :data:`LOOP_STEPS` steps.
+        ValidationStopped: apart, past the deadline or once stopped.
     """
-    budget = _Budget(MAX_SCHEMA_STEPS)
+    mode = _MODE.get()
+    on_loop = mode is _ON_LOOP
+    steps = LOOP_STEPS if on_loop else max(LOOP_STEPS, STEPS_PER_BYTE * size)
+    budget = _Budget(steps, mode if isinstance(mode, _Apart) else None)
     token = _BUDGET.set(budget)
     try:
         errors = list(itertools.islice(validator.iter_errors(instance), limit))
@@ -359,18 +413,125 @@ def schema_errors(validator: Validator, instance: Any, limit: int) -> list[Any]:
         _BUDGET.reset(token)
     if not budget.over:
         return errors
-    over = [error for error in errors if error.validator == OVER_BUDGET]
-    return over[:1] or [_over_budget()]
+    if budget.stopped:
+        raise ValidationStopped(budget.stopped)
+    if on_loop:
+        raise ValidationDeferred
+    return [_first_over_budget(errors) or _over_budget(steps)]
+
+
+def _first_over_budget(errors: list[Any]) -> Any:
+    """The over-budget error among ``errors`` or their branches' (``anyOf``), or None.
+
+    Its path is where the budget ran out. The errors are few: past that point every
+    keyword yields nothing.
+    """
+    pending = list(errors)
+    while pending:
+        error = pending.pop(0)
+        if error.validator == OVER_BUDGET:
+            return error
+        pending.extend(error.context)
+    return None
+
+
+class ValidationDeferred(Exception):
+    """On an event loop, validation needs more than the loop's share: finish it apart.
+
+    Raised by :func:`schema_errors` and :func:`container_problem` under
+    :func:`validating_on_loop` only; the executor catches it and validates the input
+    again in a worker thread. It never reaches a caller of the executor.
+    """
+
+
+class ValidationStopped(Exception):
+    """Validation apart passed its deadline, or its caller stopped waiting for it.
+
+    Raised by :func:`schema_errors` under :func:`validating_apart`; its text says which.
+    """
+
+
+@final
+class _Apart:
+    """Validation in a worker: its deadline (``time.monotonic``) and its stop event."""
+
+    __slots__ = ("deadline", "stop")
+
+    def __init__(self, deadline: float, stop: threading.Event) -> None:
+        self.deadline = deadline
+        self.stop = stop
+
+
+_ON_LOOP: Final = object()
+_MODE: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "toolpalette_schema_mode", default=None
+)
+
+
+def validating_on_loop() -> contextvars.Token[object]:
+    """From now on (until :func:`end_mode`), validate with the loop's share of work.
+
+    At most :data:`LOOP_STEPS` steps and :data:`LOOP_CONTAINERS` arrays and objects;
+    input that needs more raises :class:`ValidationDeferred`, for the caller to validate
+    it again under :func:`validating_apart`, off the loop.
+    """
+    return _MODE.set(_ON_LOOP)
+
+
+def validating_apart(deadline: float, stop: threading.Event) -> contextvars.Token[object]:
+    """From now on (until :func:`end_mode`), validate with the whole budget, watched.
+
+    Every :data:`CHECK_EVERY` steps the validator reads the clock and ``stop``: past
+    ``deadline`` (``time.monotonic``), or once ``stop`` is set, it raises
+    :class:`ValidationStopped`, so a worker thread never outlives its call by long.
+    """
+    return _MODE.set(_Apart(deadline, stop))
+
+
+def end_mode(token: contextvars.Token[object]) -> None:
+    """Back to the mode before :func:`validating_on_loop` or :func:`validating_apart`."""
+    _MODE.reset(token)
+
+
+CHECK_EVERY: Final = 1_000
+"""Steps between two looks at the clock and the stop event, validating apart (a few ms)."""
 
 
 class _Budget:
-    """The steps left to one :func:`schema_errors` call, and whether it ran out."""
+    """The steps left to one :func:`schema_errors` call, and whether it ran out.
 
-    __slots__ = ("left", "over")
+    Watched (validating apart), the steps are handed out :data:`CHECK_EVERY` at a time,
+    and the deadline and the stop event are read between two handouts; otherwise all
+    at once, so the common case costs one subtraction a step.
+    """
 
-    def __init__(self, steps: int) -> None:
-        self.left = steps
+    __slots__ = ("left", "over", "reserve", "steps", "stopped", "watch")
+
+    def __init__(self, steps: int, watch: _Apart | None = None) -> None:
+        self.steps = steps
+        first = steps if watch is None else min(steps, CHECK_EVERY)
+        self.left = first
+        self.reserve = steps - first
+        self.watch = watch
         self.over = False
+        self.stopped = ""
+        """Why a watched validation stopped ("" while it goes on)."""
+
+    def refill(self) -> bool:
+        """Whether work may go on once ``left`` is spent: more steps, and still watched."""
+        while self.left < 0 and self.reserve > 0:
+            more = min(CHECK_EVERY, self.reserve)
+            self.reserve -= more
+            self.left += more
+        watch = self.watch
+        if watch is not None:
+            if watch.stop.is_set():
+                self.stopped = "its caller stopped waiting"
+            elif time.monotonic() > watch.deadline:
+                self.stopped = "it passed its deadline"
+            if self.stopped:
+                return False
+        return self.left >= 0
 
 
 _BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
@@ -378,13 +539,13 @@ _BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
 )
 
 
-def _over_budget() -> Any:
+def _over_budget(steps: int) -> Any:
     from jsonschema import ValidationError
 
     return ValidationError(
-        f"needs more than {MAX_SCHEMA_STEPS} validation steps",
+        f"needs more than {steps} validation steps",
         validator=OVER_BUDGET,
-        validator_value=MAX_SCHEMA_STEPS,
+        validator_value=steps,
     )
 
 
@@ -393,6 +554,9 @@ def _spend(steps: int) -> list[Any] | None:
 
     The first charge past the budget yields the over-budget error; every later one
     yields nothing. Outside :func:`schema_errors` nothing is counted.
+
+    Raises:
+        ValidationStopped: watched, past the deadline or once stopped.
     """
     budget = _BUDGET.get()
     if budget is None:
@@ -400,10 +564,18 @@ def _spend(steps: int) -> list[Any] | None:
     if budget.over:
         return []
     budget.left -= steps
-    if budget.left >= 0:
+    if budget.left >= 0 or budget.refill():
         return None
     budget.over = True
-    return [_over_budget()]
+    if budget.stopped:  # nothing is left to answer: unwind at once
+        raise ValidationStopped(budget.stopped)
+    return [_over_budget(budget.steps)]
+
+
+def _over() -> bool:
+    """Whether the budget of this :func:`schema_errors` call ran out (stop going through)."""
+    budget = _BUDGET.get()
+    return budget is not None and budget.over
 
 
 def _counted(keyword: Callable[..., Any]) -> Callable[..., Any]:
@@ -622,6 +794,8 @@ def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> It
             return
     for index in rest:
         yield from validator.descend(instance=instance[index], schema=items, path=index)
+        if _over():  # every later item would cost a descent and find nothing
+            return
 
 
 def _positions(kinds: list[type], kind: type) -> Iterable[int]:
@@ -1049,8 +1223,9 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
             expected = "items without duplicates"
         elif keyword == OVER_BUDGET:
             expected = (
-                f"input the schema can check in {MAX_SCHEMA_STEPS} steps "
-                "(the bound on a hand-written schema's work; send fewer items)"
+                f"input the schema can check in {error.validator_value} steps "
+                f"(the bound on a hand-written schema's work, {STEPS_PER_BYTE} per byte of "
+                f"input and at least {LOOP_STEPS}; send fewer items)"
             )
         elif keyword == "items" and error.validator_value is False:
             expected = "no more items than the schema lists"
