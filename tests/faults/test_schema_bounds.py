@@ -3,7 +3,7 @@
 Tools that bring their own schema (MCP servers' tools, meta-tools, providers written by
 hand) are validated by jsonschema, in Python, one keyword at a time. Its work is bounded
 by the input's size: at most one step per byte of input (a keyword checked somewhere, or
-an item or key a keyword goes through; at least 10,000), on input of at most 262,144
+an item or key a keyword goes through; at least 10,000), on input of at most 65,536
 arrays and objects. Arrays of plain values whose ``items`` schema names only a type are
 checked in C and cost one step.
 
@@ -32,7 +32,7 @@ from toolpalette.testing import FakeTool, make_registry, run_tool
 
 SECRET = "sk-SECRET-schema-bounds"
 CONTAINERS = (
-    "at (input): expected at most 262144 arrays and objects in all "
+    "at (input): expected at most 65536 arrays and objects in all "
     "(the bound on input for a hand-written schema)"
 )
 STEPS = (
@@ -72,14 +72,14 @@ def _problems(raw: Any, fake: FakeTool = HAND) -> list[str]:
 
 
 def test_more_arrays_and_objects_than_the_bound_are_refused_before_any_check() -> None:
-    rows = [[] for _ in range(270_000)]
+    rows = [[] for _ in range(70_000)]
     for raw in ({"rows": rows}, json.dumps({"rows": rows}), json.dumps({"rows": rows}).encode()):
         assert _problems(raw) == [CONTAINERS]
-    # At the bound: the top-level object, the array and 262,142 rows.
-    at_bound = {"any": [[] for _ in range(262_142)]}
+    # At the bound: the top-level object, the array and 65,534 rows.
+    at_bound = {"any": [[] for _ in range(65_534)]}
     assert run_tool(HAND, at_bound) == "ok"
     assert run_tool(HAND, json.dumps(at_bound, separators=(",", ":"))) == "ok"
-    over = json.dumps({"any": [[] for _ in range(262_143)]}, separators=(",", ":"))
+    over = json.dumps({"any": [[] for _ in range(65_535)]})
     assert _problems(over) == [CONTAINERS]
 
 
@@ -191,7 +191,7 @@ async def test_the_executor_answers_400_and_leaves_nothing_running() -> None:
     registry = make_registry(fresh)
     for raw, problem in (
         (
-            json.dumps({"rows": [[i] for i in range(100_000)] + [[0]]}),
+            json.dumps({"rows": [[i] for i in range(30_000)] + [[0]]}),
             "at rows: expected items without duplicates",
         ),
         ({"codes": ["a"] * 50_000 + [SECRET]}, "at codes[50000]: expected one of the allowed"),
@@ -301,6 +301,17 @@ async def test_two_thousand_typed_rows_are_accepted_in_every_way_a_call_runs() -
     assert (result.status, result.text) == (200, "2000"), result.text
     assert run_tool(fake, raw) == 2_000
     assert len(fake.calls) == 5
+
+
+async def test_input_within_the_loops_share_is_validated_on_the_loop() -> None:
+    fake = Watched("rows", input_schema=ROWS_SCHEMA, result=_counting)
+    executor = Executor(make_registry(fake))
+    result = await executor.execute("rows", _rows(100))
+    assert (result.status, result.text) == (200, "100"), result.text
+    result = await executor.execute("rows", {"rows": [{"id": "x", "name": SECRET}]})
+    assert result.status == 400
+    assert "at rows[0].id: expected integer" in result.text
+    assert not fake.apart.is_set()
 
 
 def test_two_thousand_typed_rows_are_accepted_by_execute_sync() -> None:

@@ -7,11 +7,11 @@ bounded whatever the input: linear-time patterns, hashed uniqueness, at most
 most :data:`MAX_CONTAINERS` arrays and objects (:func:`container_problem`).
 
 On an event loop the executor validates in two parts (:func:`validating_on_loop`): the
-first :data:`LOOP_STEPS` steps and :data:`LOOP_CONTAINERS` arrays and objects on the
-loop, where most input ends; input that needs more raises :class:`ValidationDeferred`,
-and the executor validates it again in a worker thread (:func:`validating_apart`), under
-the call's deadline and abort. Called directly, validation is whole, on the caller's
-thread.
+first :data:`LOOP_STEPS` steps (within :data:`LOOP_SECONDS`) and :data:`LOOP_CONTAINERS`
+arrays and objects on the loop, where most input ends; input that needs more raises
+:class:`ValidationDeferred`, and the executor validates it again in a worker thread
+(:func:`validating_apart`), under the call's deadline and abort. Called directly,
+validation is whole, on the caller's thread.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECK_EVERY",
     "LOOP_CONTAINERS",
+    "LOOP_SECONDS",
     "LOOP_STEPS",
     "MAX_CONTAINERS",
     "OVER_BUDGET",
@@ -83,13 +84,21 @@ LOOP_STEPS: Final = 10_000
 
 Also the least budget of any input, however small.
 """
+LOOP_SECONDS: Final = 0.02
+"""Time the loop's share of validation may take (checked every :data:`CHECK_EVERY` steps).
+
+A step costs a few microseconds, so :data:`LOOP_STEPS` alone could hold the loop for
+some 40 ms; past this the rest goes to a worker too (the verdict is the same).
+"""
 LOOP_CONTAINERS: Final = 10_000
 """Arrays and objects in input validated on an event loop; more go to a worker."""
-MAX_CONTAINERS: Final = 262_144
+MAX_CONTAINERS: Final = 65_536
 """The most arrays and objects in input checked against a hand-written schema.
 
-One per 4 bytes of the largest input the JSON policy admits (1 MiB): only input made of
-little but brackets (``[[],[],...]``) reaches it.
+One per 16 bytes of the largest input the JSON policy admits (1 MiB); records of real
+data take 30 bytes or more each. It also bounds the longest single step a worker takes
+while the GIL is held (parsing the text, hashing items for ``uniqueItems``): about 30 ms
+at the bound, a stall of the event loop no longer than its own share of work.
 """
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
@@ -298,7 +307,8 @@ def container_problem(raw: object) -> InputProblem | None:
     on_loop = _MODE.get() is _ON_LOOP
     bound = LOOP_CONTAINERS if on_loop else MAX_CONTAINERS
     if isinstance(raw, (str, bytes)):
-        over = _bracket_count(raw, bound) > bound
+        # On the loop, brackets inside strings are left for the worker to cut out.
+        over = _bracket_count(raw, bound, exact=not on_loop) > bound
     elif isinstance(raw, Mapping):
         over = _container_count(raw, bound) > bound
     else:
@@ -320,15 +330,20 @@ _TEXT_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
 _BYTES_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
 
 
-def _bracket_count(text: str | bytes, bound: int) -> int:
+def _bracket_count(text: str | bytes, bound: int, *, exact: bool = True) -> int:
+    """The brackets that open arrays and objects in ``text``.
+
+    Over ``bound`` and ``exact``, brackets inside strings are cut out and the count
+    taken again (a scan of the whole text); otherwise they count too.
+    """
     if isinstance(text, str):
         count = text.count("[") + text.count("{")
-        if count > bound:
+        if count > bound and exact:
             bare = _TEXT_STRING.sub("", text)
             count = bare.count("[") + bare.count("{")
         return count
     count = text.count(b"[") + text.count(b"{")
-    if count > bound:
+    if count > bound and exact:
         raw = _BYTES_STRING.sub(b"", text)
         count = raw.count(b"[") + raw.count(b"{")
     return count
@@ -399,13 +414,19 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
     may end it sooner.
 
     Raises:
-        ValidationDeferred: on an event loop, past :data:`LOOP_STEPS` steps.
+        ValidationDeferred: on an event loop, past :data:`LOOP_STEPS` steps or
+            :data:`LOOP_SECONDS`.
         ValidationStopped: apart, past the deadline or once stopped.
     """
     mode = _MODE.get()
     on_loop = mode is _ON_LOOP
-    steps = LOOP_STEPS if on_loop else max(LOOP_STEPS, STEPS_PER_BYTE * size)
-    budget = _Budget(steps, mode if isinstance(mode, _Apart) else None)
+    watch: _Watch | None
+    if on_loop:
+        steps, watch = LOOP_STEPS, _Watch(time.monotonic() + LOOP_SECONDS, None, defer=True)
+    else:
+        steps = max(LOOP_STEPS, STEPS_PER_BYTE * size)
+        watch = mode if isinstance(mode, _Watch) else None
+    budget = _Budget(steps, watch)
     token = _BUDGET.set(budget)
     try:
         errors = list(itertools.islice(validator.iter_errors(instance), limit))
@@ -413,10 +434,10 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
         _BUDGET.reset(token)
     if not budget.over:
         return errors
-    if budget.stopped:
-        raise ValidationStopped(budget.stopped)
     if on_loop:
         raise ValidationDeferred
+    if budget.stopped:
+        raise ValidationStopped(budget.stopped)
     return [_first_over_budget(errors) or _over_budget(steps)]
 
 
@@ -452,14 +473,19 @@ class ValidationStopped(Exception):
 
 
 @final
-class _Apart:
-    """Validation in a worker: its deadline (``time.monotonic``) and its stop event."""
+class _Watch:
+    """A validation's deadline (``time.monotonic``), its stop event, and what ends it.
 
-    __slots__ = ("deadline", "stop")
+    Past the deadline, a validation on the loop (``defer``) raises
+    :class:`ValidationDeferred`; one in a worker raises :class:`ValidationStopped`.
+    """
 
-    def __init__(self, deadline: float, stop: threading.Event) -> None:
+    __slots__ = ("deadline", "defer", "stop")
+
+    def __init__(self, deadline: float, stop: threading.Event | None, *, defer: bool) -> None:
         self.deadline = deadline
         self.stop = stop
+        self.defer = defer
 
 
 _ON_LOOP: Final = object()
@@ -471,7 +497,8 @@ _MODE: contextvars.ContextVar[object] = contextvars.ContextVar(
 def validating_on_loop() -> contextvars.Token[object]:
     """From now on (until :func:`end_mode`), validate with the loop's share of work.
 
-    At most :data:`LOOP_STEPS` steps and :data:`LOOP_CONTAINERS` arrays and objects;
+    At most :data:`LOOP_STEPS` steps, :data:`LOOP_SECONDS` and :data:`LOOP_CONTAINERS`
+    arrays and objects;
     input that needs more raises :class:`ValidationDeferred`, for the caller to validate
     it again under :func:`validating_apart`, off the loop.
     """
@@ -485,7 +512,7 @@ def validating_apart(deadline: float, stop: threading.Event) -> contextvars.Toke
     ``deadline`` (``time.monotonic``), or once ``stop`` is set, it raises
     :class:`ValidationStopped`, so a worker thread never outlives its call by long.
     """
-    return _MODE.set(_Apart(deadline, stop))
+    return _MODE.set(_Watch(deadline, stop, defer=False))
 
 
 def end_mode(token: contextvars.Token[object]) -> None:
@@ -500,14 +527,14 @@ CHECK_EVERY: Final = 1_000
 class _Budget:
     """The steps left to one :func:`schema_errors` call, and whether it ran out.
 
-    Watched (validating apart), the steps are handed out :data:`CHECK_EVERY` at a time,
-    and the deadline and the stop event are read between two handouts; otherwise all
-    at once, so the common case costs one subtraction a step.
+    Watched (in an executor, on the loop or in a worker), the steps are handed out
+    :data:`CHECK_EVERY` at a time and the clock and the stop event are read between two
+    handouts; otherwise all at once. Either way a step costs one subtraction.
     """
 
     __slots__ = ("left", "over", "reserve", "steps", "stopped", "watch")
 
-    def __init__(self, steps: int, watch: _Apart | None = None) -> None:
+    def __init__(self, steps: int, watch: _Watch | None = None) -> None:
         self.steps = steps
         first = steps if watch is None else min(steps, CHECK_EVERY)
         self.left = first
@@ -525,7 +552,7 @@ class _Budget:
             self.left += more
         watch = self.watch
         if watch is not None:
-            if watch.stop.is_set():
+            if watch.stop is not None and watch.stop.is_set():
                 self.stopped = "its caller stopped waiting"
             elif time.monotonic() > watch.deadline:
                 self.stopped = "it passed its deadline"
@@ -556,7 +583,8 @@ def _spend(steps: int) -> list[Any] | None:
     yields nothing. Outside :func:`schema_errors` nothing is counted.
 
     Raises:
-        ValidationStopped: watched, past the deadline or once stopped.
+        ValidationDeferred: on the loop, past its time.
+        ValidationStopped: in a worker, past the deadline or once stopped.
     """
     budget = _BUDGET.get()
     if budget is None:
@@ -568,6 +596,9 @@ def _spend(steps: int) -> list[Any] | None:
         return None
     budget.over = True
     if budget.stopped:  # nothing is left to answer: unwind at once
+        assert budget.watch is not None
+        if budget.watch.defer:
+            raise ValidationDeferred
         raise ValidationStopped(budget.stopped)
     return [_over_budget(budget.steps)]
 
