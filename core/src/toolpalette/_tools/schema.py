@@ -92,13 +92,13 @@ some 40 ms; past this the rest goes to a worker too (the verdict is the same).
 """
 LOOP_CONTAINERS: Final = 10_000
 """Arrays and objects in input validated on an event loop; more go to a worker."""
-MAX_CONTAINERS: Final = 65_536
+MAX_CONTAINERS: Final = 16_384
 """The most arrays and objects in input checked against a hand-written schema.
 
-One per 16 bytes of the largest input the JSON policy admits (1 MiB); records of real
-data take 30 bytes or more each. It also bounds the longest single step a worker takes
-while the GIL is held (parsing the text, hashing items for ``uniqueItems``): about 30 ms
-at the bound, a stall of the event loop no longer than its own share of work.
+One per 64 bytes of the largest input the JSON policy admits (1 MiB): thousands of
+records, each with a nested array or object, fit. It also bounds what a worker
+allocates while it parses (every array and object is an object for the garbage
+collector to track; a full collection holds the GIL, stalling the event loop too).
 """
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
