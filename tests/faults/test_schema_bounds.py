@@ -314,6 +314,18 @@ async def test_input_within_the_loops_share_is_validated_on_the_loop() -> None:
     assert not fake.apart.is_set()
 
 
+async def test_long_json_text_is_parsed_and_validated_apart_even_when_cheap() -> None:
+    # One string of 100 KB: one step, but parsing it would hold the loop; as a mapping
+    # (already parsed) the same input stays on the loop.
+    fake = Watched("note", input_schema={"type": "object"}, result="ok")
+    executor = Executor(make_registry(fake))
+    text = json.dumps({"note": "x" * 100_000})
+    assert (await executor.execute("note", json.loads(text))).status == 200
+    assert not fake.apart.is_set()
+    assert (await executor.execute("note", text)).status == 200
+    assert fake.apart.is_set()
+
+
 def test_two_thousand_typed_rows_are_accepted_by_execute_sync() -> None:
     fake = FakeTool("rows", input_schema=ROWS_SCHEMA, result=_counting)
     result = Executor(make_registry(fake)).execute_sync("rows", _rows(2_000))

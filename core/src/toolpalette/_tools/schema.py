@@ -46,6 +46,7 @@ __all__ = [
     "LOOP_CONTAINERS",
     "LOOP_SECONDS",
     "LOOP_STEPS",
+    "LOOP_TEXT",
     "MAX_CONTAINERS",
     "OVER_BUDGET",
     "STEPS_PER_BYTE",
@@ -84,7 +85,7 @@ LOOP_STEPS: Final = 10_000
 
 Also the least budget of any input, however small.
 """
-LOOP_SECONDS: Final = 0.02
+LOOP_SECONDS: Final = 0.01
 """Time the loop's share of validation may take (checked every :data:`CHECK_EVERY` steps).
 
 A step costs a few microseconds, so :data:`LOOP_STEPS` alone could hold the loop for
@@ -92,6 +93,10 @@ some 40 ms; past this the rest goes to a worker too (the verdict is the same).
 """
 LOOP_CONTAINERS: Final = 10_000
 """Arrays and objects in input validated on an event loop; more go to a worker."""
+LOOP_TEXT: Final = 64 * 1024
+"""Characters (or bytes) of JSON text parsed and validated on an event loop; more go to a
+worker at once. Parsing holds the thread it runs on: a megabyte takes some 20 ms, which
+on the loop would come on top of the loop's share of validation."""
 MAX_CONTAINERS: Final = 16_384
 """The most arrays and objects in input checked against a hand-written schema.
 
@@ -299,12 +304,15 @@ def container_problem(raw: object) -> InputProblem | None:
     with the strings cut out only when the plain count is over), a mapping by a walk
     that stops once over, so a refusal costs no parse and no validation. On an event
     loop (:func:`validating_on_loop`) the bound is :data:`LOOP_CONTAINERS`, and input
-    over it raises :class:`ValidationDeferred` instead: it is counted again in a worker.
+    over it, or text longer than :data:`LOOP_TEXT`, raises :class:`ValidationDeferred`
+    instead: it is counted, parsed and validated in a worker.
 
     Raises:
-        ValidationDeferred: on the loop, over :data:`LOOP_CONTAINERS`.
+        ValidationDeferred: on the loop, over :data:`LOOP_CONTAINERS` or :data:`LOOP_TEXT`.
     """
     on_loop = _MODE.get() is _ON_LOOP
+    if on_loop and isinstance(raw, (str, bytes)) and len(raw) > LOOP_TEXT:
+        raise ValidationDeferred
     bound = LOOP_CONTAINERS if on_loop else MAX_CONTAINERS
     if isinstance(raw, (str, bytes)):
         # On the loop, brackets inside strings are left for the worker to cut out.
