@@ -25,7 +25,7 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -75,6 +75,30 @@ class Installed:
         return [dist for dist in self.distributions if dist.declares(group)]
 
 
+def _metadata_folders() -> Iterator[tuple[str, str] | None]:
+    """``(normalized name, folder)`` of each metadata folder on ``sys.path``, in order.
+
+    Yields None, and nothing after it, at an entry that is an archive or an egg (a file
+    rather than a folder), whose distributions only ``importlib.metadata`` lists.
+    """
+    for entry in sys.path:
+        path = entry or "."
+        if path.endswith(".egg"):
+            yield None
+            return
+        try:
+            names = sorted(os.listdir(path))
+        except NotADirectoryError:
+            yield None
+            return
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(_SUFFIXES):
+                dist = _normalize(name.rpartition(".")[0].partition("-")[0])
+                yield dist, os.path.join(path, name)
+
+
 def snapshot() -> Installed | None:
     """Every distribution on ``sys.path`` now, or None when an entry cannot be listed.
 
@@ -84,27 +108,16 @@ def snapshot() -> Installed | None:
     seen: set[str] = set()
     found: list[Distribution] = []
     core: str | None = None
-    for entry in sys.path:
-        path = entry or "."
-        if path.endswith(".egg"):
+    for each in _metadata_folders():
+        if each is None:
             return None
-        try:
-            names = sorted(os.listdir(path))
-        except NotADirectoryError:
-            return None
-        except OSError:
+        dist, folder = each
+        if dist in seen:
             continue
-        for name in names:
-            if not name.endswith(_SUFFIXES):
-                continue
-            dist = _normalize(name.rpartition(".")[0].partition("-")[0])
-            if dist in seen:
-                continue
-            seen.add(dist)
-            folder = os.path.join(path, name)
-            if dist == _CORE:
-                core = folder
-            found.append(Distribution(dist, folder, read(folder, "entry_points.txt")))
+        seen.add(dist)
+        if dist == _CORE:
+            core = folder
+        found.append(Distribution(dist, folder, read(folder, "entry_points.txt")))
     return Installed(tuple(found), core)
 
 
@@ -207,17 +220,9 @@ def folder_of(name: str) -> str | None:
     None too when an entry of ``sys.path`` before it cannot be listed (an archive).
     """
     wanted = _normalize(name)
-    for entry in sys.path:
-        path = entry or "."
-        try:
-            names = sorted(os.listdir(path))
-        except NotADirectoryError:
+    for each in _metadata_folders():
+        if each is None:
             return None
-        except OSError:
-            continue
-        for found in names:
-            if found.endswith(_SUFFIXES) and (
-                _normalize(found.rpartition(".")[0].partition("-")[0]) == wanted
-            ):
-                return os.path.join(path, found)
+        if each[0] == wanted:
+            return each[1]
     return None
