@@ -97,6 +97,11 @@ HAND = FakeTool(
             "ints": {"type": "array", "items": {"type": "integer"}},
             "codes": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
             "either": {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"const": "x"}]}},
+            # minimum keeps this one item by item: a descent per item, in jsonschema.
+            "stepwise": {
+                "type": "array",
+                "items": {"anyOf": [{"type": "integer", "minimum": 0}, {"const": "x"}]},
+            },
             "has": {"type": "array", "contains": {}, "minContains": 600_000},
             "grid": {"type": "array", "items": {"type": "array", "uniqueItems": True}},
             "shape": {"enum": [[[0] * 50] * 50, {"rows": [[0] * 50] * 50}]},
@@ -198,6 +203,11 @@ CASES: list[tuple[str, str, Any]] = [
         "hand-written items integer: 520k + a string",
         "hand",
         lambda: _fill('{"ints": [', "1", ',"x"]}'),
+    ),
+    (
+        "hand-written items anyOf, item by item: 520k + a bad one",
+        "hand",
+        lambda: _fill('{"stepwise": [', "1", ',"y"]}'),
     ),
     (
         "hand-written items enum: 200k + a bad one",

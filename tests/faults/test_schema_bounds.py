@@ -52,8 +52,14 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "rows": {"type": "array", "uniqueItems": True},
         "ints": {"type": "array", "items": {"type": "integer", "description": "a count"}},
-        "codes": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
-        "either": {"type": "array", "items": {"anyOf": [{"const": "x"}, {"type": "integer"}]}},
+        # minLength keeps these two item by item (a descent per item).
+        "codes": {"type": "array", "items": {"type": "string", "enum": ["a", "b"], "minLength": 1}},
+        "either": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "x", "minLength": 1}, {"type": "integer"}]},
+        },
+        "picked": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+        "mixed": {"type": "array", "items": {"anyOf": [{"const": "x"}, {"type": "integer"}]}},
         "has": {"type": "array", "contains": {}, "minContains": 300_000},
         "grid": {"type": "array", "items": {"type": "array", "uniqueItems": True}},
         "shape": {"enum": [[[0] * 50] * 50, {"rows": [[0] * 50] * 50}]},
@@ -141,6 +147,20 @@ def test_item_by_item_work_beyond_the_budget_is_refused_where_it_ran_out() -> No
     assert _over_budget(problem, "(input)"), problem
 
 
+def test_items_allowed_by_type_or_string_value_are_checked_in_c_and_the_bad_one_named() -> None:
+    # Far past the step budget if each item descended: strings by value, anyOf of simple
+    # branches; each wrong item is still named, where it is.
+    assert _problems({"picked": ["a", "b"] * 100_000 + [SECRET]}) == [
+        "at picked[200000]: expected one of the allowed values"
+    ]
+    assert _problems({"mixed": [1, "x"] * 100_000 + [2.5, SECRET]}) == [
+        "at mixed[200000]: expected integer or one of the allowed values",
+        "at mixed[200001]: expected integer or one of the allowed values",
+    ]
+    assert run_tool(HAND, {"picked": ["a", "b"] * 100_000}) == "ok"
+    assert run_tool(HAND, {"mixed": [1, "x"] * 100_000}) == "ok"
+
+
 def test_item_by_item_work_within_the_budget_names_the_bad_item() -> None:
     # Three steps an item for five bytes: far more than the loop's share, within budget.
     assert _problems({"codes": ["a"] * 20_000 + [SECRET]}) == [
@@ -153,8 +173,8 @@ def test_within_the_budget_the_same_schemas_name_the_bad_item() -> None:
     assert _problems({"codes": ["a"] * 2_000 + [SECRET]}) == [
         "at codes[2000]: expected one of the allowed values"
     ]
-    assert _problems({"either": [1] * 2_000 + [SECRET]}) == [
-        "at either[2000]: expected integer or one of the allowed values"
+    assert _problems({"either": [1] * 1_500 + [SECRET]}) == [
+        "at either[1500]: expected integer or one of the allowed values"
     ]
     assert run_tool(HAND, {"codes": ["a", "b"] * 1_000}) == "ok"
 

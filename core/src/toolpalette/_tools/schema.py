@@ -22,6 +22,7 @@ import dataclasses
 import inspect
 import itertools
 import json
+import operator
 import re
 import reprlib
 import threading
@@ -411,9 +412,10 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
 
     A step is one keyword checked at one place of the input, or one item or key that a
     keyword goes through (a descent, a pattern searched, an item hashed). An array of
-    plain values whose ``items`` schema names only a type costs one step: the types are
-    checked in C. The budget is :data:`STEPS_PER_BYTE` per byte of the input's JSON
-    text (``size``), and never less than :data:`LOOP_STEPS`. Input that needs more is
+    plain values whose ``items`` schema names only a type, or allows strings by value
+    (see :func:`_simple_items`), costs one step: the items are checked in C. The budget
+    is :data:`STEPS_PER_BYTE` per byte of the input's JSON text (``size``), and never
+    less than :data:`LOOP_STEPS`. Input that needs more is
     refused with one error (keyword :data:`OVER_BUDGET`) at the place the budget ran
     out, whatever else was found: past that point the validator does no more work, so
     its other verdicts would be wrong.
@@ -798,8 +800,11 @@ def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> It
     """``items`` (Draft 2020-12), with the items a type alone decides checked in C.
 
     An item schema that names only a type (and annotations) accepts an item of one of
-    the Python types that JSON type stands for without a descent; the others (a wrong
-    type, or ``1.0`` for ``integer``) descend as usual, a step each.
+    the Python types that JSON type stands for without a descent; so does one of
+    strings allowed by value (``enum`` or ``const`` of strings, with or without
+    ``type``) and an ``anyOf`` of such schemas (see :func:`_simple_items`). The other
+    items (a wrong type, ``1.0`` for ``integer``, the first of each string not allowed)
+    descend as usual, a step each.
     """
     from jsonschema import ValidationError
 
@@ -811,21 +816,36 @@ def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> It
     if items is False:
         yield ValidationError(f"expected at most {prefix} items")
         return
-    accepted = _types_alone(items)
+    simple = _simple_items(items)
     rest: Sequence[int] = range(prefix, len(instance))
-    if accepted is _ANY_TYPE:
-        return
-    if accepted is not None:
-        # Only the odd items descend: counted, then found, by C-level list methods.
+    if simple is not None:
+        # Only the odd items descend: found by C-level list and set methods.
+        accepted, texts = simple
+        if accepted is _ANY_TYPE:
+            return
         kinds = list(map(type, itertools.islice(instance, prefix, None)))
-        odd = len(kinds) - sum(map(kinds.count, accepted))
+        odd_kinds = set(kinds) - accepted
+        if not odd_kinds:
+            return
+        odd: list[int] = []
+        for kind in odd_kinds:
+            if kind is str and texts:  # a string is accepted by its value
+                strings = itertools.compress(
+                    itertools.islice(instance, prefix, None),
+                    map(operator.is_, kinds, itertools.repeat(str)),
+                )
+                # The first place of each string not accepted (a string equals no other
+                # JSON value, so list.index finds just that string).
+                odd.extend(instance.index(text, prefix) - prefix for text in set(strings) - texts)
+            else:
+                odd.extend(_positions(kinds, kind))
         if not odd:
             return
-        stop = _spend(odd)
+        stop = _spend(len(odd))
         if stop is not None:
             yield from stop
             return
-        rest = sorted(prefix + i for kind in set(kinds) - accepted for i in _positions(kinds, kind))
+        rest = sorted(prefix + i for i in odd)
     else:
         stop = _spend(len(rest))
         if stop is not None:
@@ -835,6 +855,44 @@ def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> It
         yield from validator.descend(instance=instance[index], schema=items, path=index)
         if _over():  # every later item would cost a descent and find nothing
             return
+
+
+def _simple_items(items: Any) -> tuple[frozenset[type], frozenset[str]] | None:
+    """What an item schema accepts without a descent, or None to descend always.
+
+    ``(types, texts)``: an item whose Python type is in ``types`` is accepted whatever
+    its value, and a string in ``texts`` is accepted too. For an item schema of a type
+    alone (:func:`_types_alone`); of ``enum`` or ``const`` of strings, with or without
+    a ``type``; or of ``anyOf`` over such schemas (annotations allowed everywhere).
+    """
+    if not isinstance(items, dict):
+        types = _types_alone(items)
+        return None if types is None else (types, frozenset())
+    keys = items.keys() - _ANNOTATIONS
+    if keys <= {"type"}:
+        types = _types_alone(items)
+        return None if types is None else (types, frozenset())
+    if keys == {"anyOf"}:
+        branches = items["anyOf"]
+        if not isinstance(branches, list) or not branches:
+            return None
+        parts = [_simple_items(branch) for branch in branches]
+        if any(part is None for part in parts):
+            return None
+        known = [part for part in parts if part is not None]
+        return frozenset().union(*(t for t, _ in known)), frozenset().union(*(v for _, v in known))
+    if keys - {"type"} not in ({"enum"}, {"const"}):
+        return None
+    values = items["enum"] if "enum" in items else [items["const"]]
+    if not isinstance(values, list) or not all(type(value) is str for value in values):
+        return None
+    if "type" in items:
+        types = _types_alone({"type": items["type"]})
+        if types is None:
+            return None
+        if str not in types:  # no string is of the type: nothing is accepted
+            return frozenset(), frozenset()
+    return frozenset(), frozenset(values)
 
 
 def _positions(kinds: list[type], kind: type) -> Iterable[int]:
