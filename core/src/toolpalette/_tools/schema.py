@@ -415,10 +415,10 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
     plain values whose ``items`` schema names only a type, or allows strings by value
     (see :func:`_simple_items`), costs one step: the items are checked in C. The budget
     is :data:`STEPS_PER_BYTE` per byte of the input's JSON text (``size``), and never
-    less than :data:`LOOP_STEPS`. Input that needs more is
-    refused with one error (keyword :data:`OVER_BUDGET`) at the place the budget ran
-    out, whatever else was found: past that point the validator does no more work, so
-    its other verdicts would be wrong.
+    less than :data:`LOOP_STEPS`. Input that needs more is refused with one error
+    (keyword :data:`OVER_BUDGET`) at the place the budget ran out, whatever else was
+    found: past that point the validator does no more work, so its other verdicts would
+    be wrong.
 
     The mode this runs in (see :func:`validating_on_loop`, :func:`validating_apart`)
     may end it sooner.
@@ -507,10 +507,10 @@ _MODE: contextvars.ContextVar[object] = contextvars.ContextVar(
 def validating_on_loop() -> contextvars.Token[object]:
     """From now on (until :func:`end_mode`), validate with the loop's share of work.
 
-    At most :data:`LOOP_STEPS` steps, :data:`LOOP_SECONDS` and :data:`LOOP_CONTAINERS`
-    arrays and objects;
-    input that needs more raises :class:`ValidationDeferred`, for the caller to validate
-    it again under :func:`validating_apart`, off the loop.
+    At most :data:`LOOP_STEPS` steps, :data:`LOOP_SECONDS`, :data:`LOOP_CONTAINERS`
+    arrays and objects and :data:`LOOP_TEXT` of JSON text; input that needs more raises
+    :class:`ValidationDeferred`, for the caller to validate it again under
+    :func:`validating_apart`, off the loop.
     """
     return _MODE.set(_ON_LOOP)
 
@@ -876,11 +876,14 @@ def _simple_items(items: Any) -> tuple[frozenset[type], frozenset[str]] | None:
         branches = items["anyOf"]
         if not isinstance(branches, list) or not branches:
             return None
-        parts = [_simple_items(branch) for branch in branches]
-        if any(part is None for part in parts):
-            return None
-        known = [part for part in parts if part is not None]
-        return frozenset().union(*(t for t, _ in known)), frozenset().union(*(v for _, v in known))
+        accepted: frozenset[type] = frozenset()
+        texts: frozenset[str] = frozenset()
+        for branch in branches:
+            part = _simple_items(branch)
+            if part is None:
+                return None
+            accepted, texts = accepted | part[0], texts | part[1]
+        return accepted, texts
     if keys - {"type"} not in ({"enum"}, {"const"}):
         return None
     values = items["enum"] if "enum" in items else [items["const"]]
