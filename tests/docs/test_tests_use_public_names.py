@@ -90,8 +90,8 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ),
         "stands in installed packs for the pack catalog's scan, to test what gets imported",
     ),
-    "tests/core/tools/test_formats_strict.py": (
-        ("toolpalette._tools.formats", "toolpalette._tools.strict"),
+    "tests/core/formats/test_strict.py": (
+        ("toolpalette._formats.export", "toolpalette._formats.strict"),
         "unit tests of the strict subsets and their normalization",
     ),
     "tests/integration/test_cli_dists.py": (
@@ -110,8 +110,8 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._run.workers",),
         "unit tests of the worker pool",
     ),
-    "tests/core/tools/test_formats.py": (
-        ("toolpalette._tools.formats",),
+    "tests/core/formats/test_export.py": (
+        ("toolpalette._formats.export",),
         "unit tests of the schema export and the strict-mode check",
     ),
     "tests/core/tools/test_json.py": (

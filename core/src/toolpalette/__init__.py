@@ -42,6 +42,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Turn
+    from toolpalette._formats.calls import ToolCall, calls_from, render_result, replies
     from toolpalette._hub import ToolHub
     from toolpalette._plugins.catalog import PluginInfo
     from toolpalette._plugins.problems import Problem
@@ -50,7 +51,6 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
-    from toolpalette._tools.calls import ToolCall, calls_from, render_result, replies
     from toolpalette._tools.origin import Origin
     from toolpalette._tools.provider import (
         BoundTool,
@@ -159,7 +159,7 @@ _LAZY: dict[str, str] = {
     "SurfaceDiff": "toolpalette._tools.registry",
     "Thinker": "toolpalette._agents.thinker",
     "Tool": "toolpalette._tools.tool",
-    "ToolCall": "toolpalette._tools.calls",
+    "ToolCall": "toolpalette._formats.calls",
     "ToolContext": "toolpalette._tools.tool",
     "ToolErrorReport": "toolpalette._run.reports",
     "ToolHub": "toolpalette._hub",
@@ -170,11 +170,11 @@ _LAZY: dict[str, str] = {
     "ToolSelector": "toolpalette._agents.selector",
     "ToolSpec": "toolpalette._tools.tool",
     "Turn": "toolpalette._agents.turn",
-    "calls_from": "toolpalette._tools.calls",
+    "calls_from": "toolpalette._formats.calls",
     "execute": "toolpalette._run.executor",
     "execute_many": "toolpalette._run.executor",
-    "render_result": "toolpalette._tools.calls",
-    "replies": "toolpalette._tools.calls",
+    "render_result": "toolpalette._formats.calls",
+    "replies": "toolpalette._formats.calls",
     "tool": "toolpalette._tools.tool",
 }
 """Public names imported on first use, and the module that defines each."""

@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolpalette._formats.export import FORMATS as _FORMATS
+from toolpalette._formats.export import export as _export
 from toolpalette._run.reports import ReportQueue
 from toolpalette._run.workers import WorkerPool
-from toolpalette._tools.formats import FORMATS as _FORMATS
-from toolpalette._tools.formats import export as _export
 from toolpalette._tools.provider import BoundTool, ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
 from toolpalette._tools.tool import TOOL_NAME, ToolContext

@@ -18,6 +18,7 @@ from typing import Any, final
 from toolpalette._agents.grants import GrantLog, GrantRecord
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
 from toolpalette._agents.thinker import ResolvedPalette, Thinker, resolve_palette
+from toolpalette._hookcall import call_each, in_call_order
 from toolpalette._mcp_client import servers as _mcp
 from toolpalette._plugins import collect as _collect
 from toolpalette._plugins.catalog import PackCatalog
@@ -300,11 +301,14 @@ class Host:
     def record_grant(self, record: GrantRecord) -> None:
         """Keep ``record`` and deliver it to every ``toolpalette_grant`` implementation."""
         self._grants.add(record)
-        for impl in reversed(self._catalog.pm.hook.toolpalette_grant.get_hookimpls()):
-            try:
-                impl.function(**({"record": record} if impl.argnames else {}))
-            except Exception:
-                logger.exception("toolpalette_grant in %s raised; ignored", impl.plugin_name)
+        impls = in_call_order(self._catalog.pm.hook.toolpalette_grant)
+        for called in call_each(impls, "toolpalette_grant", {"record": record}):
+            if called.error is not None:
+                logger.error(
+                    "toolpalette_grant in %s raised; ignored",
+                    called.impl.plugin_name,
+                    exc_info=called.error,
+                )
 
     def grants(self) -> list[GrantRecord]:
         """Every admission request decided so far, oldest first."""

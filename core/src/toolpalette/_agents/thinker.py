@@ -38,12 +38,13 @@ from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._agents.policy import ToolPolicy
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
 from toolpalette._agents.turn import Approval, Turn
+from toolpalette._formats.strict import restore_input
+from toolpalette._hookcall import call_each, first_result, in_call_order
 from toolpalette._run.consent import Decision, read_decision
 from toolpalette._run.executor import Executor
 from toolpalette._skills import Conversation, Skill, SkillSelector
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry, lookup, sync
-from toolpalette._tools.strict import restore_input
 from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
 from toolpalette.errors import ToolCollisionError
@@ -460,13 +461,15 @@ class Thinker:
         sync(self.palette, desired, same=_same_surface)
 
     def _run_reconcile_hooks(self) -> None:
-        hook = self.hub.pm.hook.toolpalette_reconcile
-        for impl in reversed(hook.get_hookimpls()):
-            try:
-                kwargs = {"thinker": self, "registry": self.palette}
-                impl.function(**{name: kwargs[name] for name in impl.argnames})
-            except Exception:
-                logger.exception("toolpalette_reconcile in %s raised; skipped", impl.plugin_name)
+        impls = in_call_order(self.hub.pm.hook.toolpalette_reconcile)
+        kwargs = {"thinker": self, "registry": self.palette}
+        for called in call_each(impls, "toolpalette_reconcile", kwargs):
+            if called.error is not None:
+                logger.error(
+                    "toolpalette_reconcile in %s raised; skipped",
+                    called.impl.plugin_name,
+                    exc_info=called.error,
+                )
 
     # -- admission ------------------------------------------------------------------
 
@@ -513,10 +516,16 @@ class Thinker:
             return "refused", f"not in this agent's {kind} catalog"
         if kind == "tool" and _binding(self).read_only and not item.read_only:
             return "refused", "this agent is read-only and the tool changes things"
-        try:
-            verdict = self.hub.pm.hook.toolpalette_admit(thinker=self, kind=kind, name=name)
-        except Exception:  # a broken host hook refuses (fail closed), and is on the record
-            logger.exception("toolpalette_admit raised for %s %r; refused", kind, name)
+        impls = in_call_order(self.hub.pm.hook.toolpalette_admit)
+        called = first_result(
+            impls, "toolpalette_admit", {"thinker": self, "kind": kind, "name": name}
+        )
+        verdict = called.result if called is not None else None
+        if called is not None and called.error is not None:
+            # A broken host hook refuses (fail closed), and is on the record.
+            logger.error(
+                "toolpalette_admit raised for %s %r; refused", kind, name, exc_info=called.error
+            )
             return "refused", "a host hook failed while deciding"
         if verdict is False or isinstance(verdict, str):
             return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"

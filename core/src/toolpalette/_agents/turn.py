@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolpalette._tools.calls import ToolCall, calls_from
-from toolpalette._tools.formats import Format, export, export_json, strict_report
+from toolpalette._formats.calls import ToolCall, calls_from
+from toolpalette._formats.export import Format, export, export_json, strict_report
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import Surface
 

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._plugins.manager import ToolpaletteManager, trace_logger
+from toolpalette import _hookcall
+from toolpalette._hookcall import Called
+from toolpalette._plugins.manager import ToolpaletteManager
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
 from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import (
@@ -56,30 +58,14 @@ class Collected:
 
 def call_each(
     pm: ToolpaletteManager, hook_name: str, plugin_name: str, **kwargs: Any
-) -> Iterator[tuple[HookImpl, Any, BaseException | None]]:
+) -> Iterator[Called]:
     """Call each implementation of ``hook_name`` by one plugin, each on its own.
 
-    Yields ``(impl, result, None)`` or ``(impl, None, exception)``; an exception never
-    escapes (except ``KeyboardInterrupt``, which ends the program as it should): not a
-    ``SystemExit``, a ``GeneratorExit`` nor any other ``BaseException`` from a pack.
-    Wrappers are skipped: a register hook has nothing to wrap.
+    The containment rules are :func:`toolpalette._hookcall.call_each`'s: nothing a
+    pack raises escapes but ``KeyboardInterrupt``, and a wrapper comes back as a
+    ``TypeError`` (a register hook has nothing to wrap).
     """
-    for impl in pm.impls_of(hook_name, plugin_name):
-        if impl.hookwrapper or impl.wrapper:
-            yield impl, None, TypeError(f"{hook_name} does not support wrapper implementations")
-            continue
-        args = [kwargs[name] for name in impl.argnames]
-        if pm.tracing:
-            trace_logger.debug("call %s on %s", hook_name, plugin_name)
-        try:
-            result = impl.function(*args)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            logger.debug("%s of %s raised", hook_name, plugin_name, exc_info=True)
-            yield impl, None, exc
-            continue
-        yield impl, result, None
+    return _hookcall.call_each(pm.impls_of(hook_name, plugin_name), hook_name, kwargs)
 
 
 def items_of(result: Any) -> tuple[list[Any], BaseException | None]:

@@ -26,6 +26,7 @@ __all__ = [
     "core_version",
     "describe",
     "discover",
+    "entry_points_of",
     "headers",
     "incompatibility",
 ]
@@ -85,7 +86,7 @@ def discover(group: str) -> list[EntryPointInfo]:
     the import system would pick it); two distributions declaring the same entry point
     name are both listed, so that the collision can be reported.
     """
-    found = [describe(ep)[0] for ep in _entry_points(group)]
+    found = [describe(ep)[0] for ep in entry_points_of(group)]
     found.sort(key=lambda info: (info.name, info.distribution or ""))
     return found
 
@@ -183,7 +184,7 @@ def incompatibility(name: str, requires: Iterable[str]) -> IncompatiblePluginErr
     return None
 
 
-def _entry_points(group: str) -> Any:
+def entry_points_of(group: str) -> Any:
     """The standard library's entry points of ``group`` (imported here: it is slow to import)."""
     import importlib.metadata
 

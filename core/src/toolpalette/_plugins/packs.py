@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from toolpalette._plugins.discovery import EntryPointInfo, describe, headers, incompatibility
+from toolpalette._plugins.discovery import (
+    EntryPointInfo,
+    describe,
+    entry_points_of,
+    headers,
+    incompatibility,
+)
 from toolpalette._plugins.installed import Installed, entries_in, read, snapshot
 from toolpalette._plugins.problems import Problem
 from toolpalette._tools.origin import Origin
@@ -148,7 +154,7 @@ def scan(group: str, installed: Installed | None = None) -> list[Pack]:
     if installed is None:
         found = [
             Pack(ep.name, ep.value.partition(":")[0].strip(), entry_point=ep)
-            for ep in _entry_points(group)
+            for ep in entry_points_of(group)
         ]
     else:
         found = [
@@ -158,10 +164,3 @@ def scan(group: str, installed: Installed | None = None) -> list[Pack]:
         ]
     found.sort(key=lambda pack: pack.name)
     return found
-
-
-def _entry_points(group: str) -> Any:
-    """The standard library's entry points of ``group`` (imported here: it is slow to import)."""
-    import importlib.metadata
-
-    return importlib.metadata.entry_points(group=group)

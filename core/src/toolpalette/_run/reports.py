@@ -16,9 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from toolpalette._hookcall import call_each, in_call_order
 from toolpalette._tools.tool import ToolContext
+
+if TYPE_CHECKING:
+    from pluggy._hooks import HookImpl
 
 __all__ = ["ReportQueue", "Reporter", "ToolErrorReport"]
 
@@ -59,24 +63,21 @@ class ToolErrorReport:
 
 def _hook_sinks(hook: Any) -> list[tuple[str, Reporter]]:
     """One sink per implementation of a pluggy hook caller, so one failing impl skips alone."""
-    get_impls = getattr(hook, "get_hookimpls", None)
-    if get_impls is None:
+    if getattr(hook, "get_hookimpls", None) is None:
         return [(repr(hook), lambda report: hook(report=report))]
-    sinks: list[tuple[str, Reporter]] = []
-    for impl in reversed(get_impls()):
-        function, argnames = impl.function, tuple(impl.argnames)
-        sinks.append(
-            (
-                f"{impl.plugin_name}.{getattr(function, '__name__', 'hook')}",
-                _impl_sink(function, argnames),
-            )
-        )
-    return sinks
+    return [
+        (f"{impl.plugin_name}.{getattr(impl.function, '__name__', 'hook')}", _impl_sink(impl))
+        for impl in in_call_order(hook)
+    ]
 
 
-def _impl_sink(function: Callable[..., Any], argnames: tuple[str, ...]) -> Reporter:
+def _impl_sink(impl: HookImpl) -> Reporter:
     def sink(report: ToolErrorReport) -> Any:
-        return function(**({"report": report} if "report" in argnames else {}))
+        for called in call_each((impl,), "toolpalette_tool_error", {"report": report}):
+            if called.error is not None:
+                raise called.error
+            return called.result
+        return None
 
     return sink
 

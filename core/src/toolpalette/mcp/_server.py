@@ -43,7 +43,7 @@ from toolpalette import (
     ToolResult,
     ToolSelector,
 )
-from toolpalette._tools.formats import export
+from toolpalette._formats.export import export
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._cursor import decode as decode_cursor
 from toolpalette.mcp._cursor import encode as encode_cursor

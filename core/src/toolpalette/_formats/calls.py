@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from toolpalette._tools.formats import FORMATS, Format
+from toolpalette._formats.export import FORMATS, Format
 from toolpalette._tools.result import ToolResult
 
 __all__ = ["ToolCall", "calls_from", "render_result", "replies"]

@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from toolpalette._tools import strict as _strict
+from toolpalette._formats import strict as _strict
+from toolpalette._formats.strict import Dialect
 from toolpalette._tools.provider import ToolProvider
-from toolpalette._tools.strict import Dialect
 
 __all__ = ["FORMATS", "Format", "export", "export_json", "qualifies_strict", "strict_report"]
 
@@ -120,7 +120,7 @@ def export(
 
     ``strict=True`` normalizes each schema into the provider's strict subset where it
     can (see :func:`strict_report` for the tools it could not); the model's input must
-    then pass through :func:`~toolpalette._tools.strict.restore_input` on the way in,
+    then pass through :func:`~toolpalette._formats.strict.restore_input` on the way in,
     as a strict thinker's calls do.
 
     Raises:

@@ -15,8 +15,8 @@ from toolpalette import (
     ToolHub,
     tool,
 )
-from toolpalette._tools.formats import export, strict_report
-from toolpalette._tools.strict import normalize, problems, qualifies, restore_input
+from toolpalette._formats.export import export, strict_report
+from toolpalette._formats.strict import normalize, problems, qualifies, restore_input
 
 DIALECTS = ("openai", "anthropic")
 

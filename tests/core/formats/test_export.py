@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from toolpalette import FunctionToolProvider, RequestSkillProvider, RequestToolsProvider, tool
-from toolpalette._tools.formats import export, export_json, qualifies_strict
+from toolpalette._formats.export import export, export_json, qualifies_strict
 from toolpalette.testing import FORMATS
 
 

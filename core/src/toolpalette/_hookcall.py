@@ -1,0 +1,100 @@
+"""Calling hook implementations: the one way toolpalette calls a pack's or host's hook.
+
+pluggy's ``pm.hook.x(...)`` stops at the first implementation that raises, so one
+broken pack would silence every other. Every hook toolpalette calls goes through
+:func:`call_each` instead, which applies the same containment rules everywhere:
+
+- each implementation is called on its own, in pluggy's call order (the last
+  registered first: ``reversed(caller.get_hookimpls())``), with only the arguments it
+  names (pluggy's opt-in arguments, so a hook's signature can grow);
+- wrapper implementations are not called (no hook toolpalette calls wraps anything):
+  each is yielded as a ``TypeError`` failure, so the caller reports it;
+- whatever an implementation raises is caught and yielded, ``SystemExit``,
+  ``GeneratorExit`` and any other ``BaseException`` included; only
+  ``KeyboardInterrupt`` passes, ending the program as it should. What an implementation
+  raises never ends a turn, a call or a listing.
+
+The caller decides what a failure means (a problem reported, a refusal, a log line):
+this module only calls, catches and says what happened. It sits beside the layers and
+imports none of them, so every layer can use it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from pluggy import HookCaller
+    from pluggy._hooks import HookImpl
+
+__all__ = ["Called", "call_each", "first_result", "in_call_order"]
+
+logger = logging.getLogger("toolpalette.hooks")
+trace_logger = logging.getLogger("toolpalette.trace")
+"""Where ``TOOLPALETTE_TRACE_PLUGINS`` sends each call (see ``_plugins/manager.py``)."""
+
+
+class Called(NamedTuple):
+    """What one implementation did: its result, or the exception it raised."""
+
+    impl: HookImpl
+    """The implementation called (``impl.plugin_name`` names its plugin)."""
+    result: Any
+    """What it returned (None when it raised)."""
+    error: BaseException | None
+    """What it raised, or None."""
+
+    @property
+    def label(self) -> str:
+        """``plugin.function``, for a log line or a problem."""
+        function = getattr(self.impl.function, "__name__", "hook")
+        return f"{self.impl.plugin_name}.{function}"
+
+
+def in_call_order(caller: HookCaller) -> list[HookImpl]:
+    """The implementations of a hook caller in the order pluggy would call them."""
+    return list(reversed(caller.get_hookimpls()))
+
+
+def call_each(
+    impls: Iterable[HookImpl], hook_name: str, kwargs: Mapping[str, Any]
+) -> Iterator[Called]:
+    """Call each implementation on its own; yield what each returned or raised.
+
+    ``kwargs`` holds every argument the hook offers; an implementation receives the ones
+    it names. Nothing raised by an implementation escapes but ``KeyboardInterrupt``.
+    """
+    tracing = trace_logger.isEnabledFor(logging.DEBUG)
+    for impl in impls:
+        if impl.hookwrapper or impl.wrapper:
+            error = TypeError(f"{hook_name} does not support wrapper implementations")
+            yield Called(impl, None, error)
+            continue
+        if tracing:
+            trace_logger.debug("call %s on %s", hook_name, impl.plugin_name)
+        try:
+            result = impl.function(*[kwargs[name] for name in impl.argnames])
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            logger.debug("%s of %s raised", hook_name, impl.plugin_name, exc_info=True)
+            yield Called(impl, None, exc)
+            continue
+        yield Called(impl, result, None)
+
+
+def first_result(
+    impls: Iterable[HookImpl], hook_name: str, kwargs: Mapping[str, Any]
+) -> Called | None:
+    """A ``firstresult`` hook: the first implementation that returns non-None or raises.
+
+    Returns None when every implementation returned None. A raising implementation
+    stops the search as pluggy's would, but comes back as a :class:`Called` with its
+    error instead of escaping.
+    """
+    for called in call_each(impls, hook_name, kwargs):
+        if called.error is not None or called.result is not None:
+            return called
+    return None
