@@ -119,7 +119,13 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "unit tests of the strict JSON loader and its limits",
     ),
     "tests/core/tools/test_schema.py": (
-        ("toolpalette._tools.schema",),
+        (
+            "toolpalette._tools.bounded",
+            "toolpalette._tools.budget",
+            "toolpalette._tools.schema",
+            "toolpalette._tools.schema_paths",
+            "toolpalette._tools.signature",
+        ),
         "unit tests of the schema helpers providers are built with",
     ),
     "tests/core/tools/test_tool.py": (

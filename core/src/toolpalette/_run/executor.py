@@ -40,7 +40,7 @@ from toolpalette._run.many import run_many
 from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import PoolBusy, WorkerPool, shared_pool
-from toolpalette._tools import schema as _schema
+from toolpalette._tools import budget as _budget
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
@@ -287,7 +287,7 @@ class Executor:
 
         One flat function (look-up, read-only binding, validation): it runs on every
         call, and each extra layer would cost a frame. Validation here does the loop's
-        share of work only (``schema.validating_on_loop``): input that needs more is
+        share of work only (``budget.validating_on_loop``): input that needs more is
         admitted as a :class:`_Later`, for :meth:`_validate_apart` to finish.
         """
         provider = lookup(self.registry, name)
@@ -296,17 +296,17 @@ class Executor:
             raise self._not_found(name, provider)
         if self._guarded:
             self._check_read_only(provider)
-        mode = _schema.validating_on_loop()
+        mode = _budget.validating_on_loop()
         try:
             return Admitted(provider, provider.parse_input(raw))
-        except _schema.ValidationDeferred:
+        except _budget.ValidationDeferred:
             return Admitted(provider, _Later(raw))
         except InvalidInputError as exc:
             raise Refusal(_shaping.refused_input(exc), exc) from None
         except Exception as exc:  # a provider's own validation broke: not the model's fault
             raise Refusal(_shaping.shape_exception(provider.name, exc), exc) from None
         finally:
-            _schema.end_mode(mode)
+            _budget.end_mode(mode)
 
     async def _validate_apart(self, call: Admitted, abort: AbortSignal | None) -> Admitted:
         """Step 3, finished in the worker pool: input that needs more than the loop's share.
@@ -316,7 +316,7 @@ class Executor:
         keeps turning), with a budget proportional to the input's size. It runs as a
         sync tool does: under the call's timeout (504 past it), the caller's abort (499)
         and the pool's bounds (503); the validator reads the clock and its stop event
-        every ``schema.CHECK_EVERY`` steps, so the thread ends soon after the call does.
+        every ``budget.CHECK_EVERY`` steps, so the thread ends soon after the call does.
         The tool's own timeout starts once validation ended.
         """
         if abort is not None and abort.aborted:
@@ -342,11 +342,11 @@ class Executor:
         deadline = time.monotonic() + timeout
 
         def validate() -> Any:
-            mode = _schema.validating_apart(deadline, stop)
+            mode = _budget.validating_apart(deadline, stop)
             try:
                 return provider.parse_input(raw)
             finally:
-                _schema.end_mode(mode)
+                _budget.end_mode(mode)
 
         return validate, stop, timeout
 
@@ -359,7 +359,7 @@ class Executor:
         if kind is _running.RAISED:
             if isinstance(value, InvalidInputError):
                 raise Refusal(_shaping.refused_input(value), value)
-            if not isinstance(value, _schema.ValidationStopped):
+            if not isinstance(value, _budget.ValidationStopped):
                 raise Refusal(_shaping.shape_exception(provider.name, value), value)
             kind = _running.TIMEOUT  # the validator saw the deadline first
         if kind is _running.TIMEOUT:

@@ -22,7 +22,11 @@ from typing import TYPE_CHECKING, Any, Final, get_type_hints
 import pydantic
 from typing_extensions import Self
 
+from toolpalette._tools import bounded as _bounded
+from toolpalette._tools import budget as _budget
 from toolpalette._tools import schema as _schema
+from toolpalette._tools import schema_paths as _paths
+from toolpalette._tools import signature as _signature
 from toolpalette._tools import strict_json as _json
 from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
@@ -175,7 +179,7 @@ class ToolProvider(abc.ABC):
         Raises:
             InvalidInputError: naming field paths and declared types, never values.
         """
-        problem = _schema.container_problem(raw)
+        problem = _budget.container_problem(raw)
         if problem is not None:
             raise InvalidInputError(tool_name=self.name, problems=[problem])
         try:
@@ -191,9 +195,9 @@ class ToolProvider(abc.ABC):
             InvalidInputError: naming field paths and declared types, never values.
         """
         # The first problems are enough to answer; the rest is never computed.
-        errors = _schema.schema_errors(self._validator(), data, MAX_PROBLEMS, size)
+        errors = _budget.schema_errors(self._validator(), data, MAX_PROBLEMS, size)
         if errors:
-            problems = _schema.problems_from_jsonschema(errors, self.input_schema)
+            problems = _paths.problems_from_jsonschema(errors, self.input_schema)
             raise InvalidInputError(tool_name=self.name, problems=problems) from _cause(errors)
         return data
 
@@ -227,7 +231,7 @@ class ToolProvider(abc.ABC):
     def _validator(self) -> Validator:
         cached: Validator | None = self.__dict__.get("_cached_validator")
         if cached is None:
-            cached = _schema.compile_validator(self.input_schema)
+            cached = _bounded.compile_validator(self.input_schema)
             self.__dict__["_cached_validator"] = cached
         return cached
 
@@ -263,7 +267,7 @@ class _SpecProvider(ToolProvider):
                 "pass name=... to @tool",
             )
         self._doc = doc
-        self._description = (spec.description or _schema.summary_of(doc)).strip()
+        self._description = (spec.description or _signature.summary_of(doc)).strip()
         if not self._description:
             raise ToolDefinitionError(
                 tool_name=self._name, reason="it needs a description: a docstring or description="
@@ -287,7 +291,7 @@ class _SpecProvider(ToolProvider):
 
     @functools.cached_property
     def _param_docs(self) -> dict[str, str]:
-        return _schema.split_docstring(self._doc)[1]  # for the model: a listing needs none
+        return _signature.split_docstring(self._doc)[1]  # for the model: a listing needs none
 
     @functools.cached_property
     def _schema(self) -> dict[str, Any]:
@@ -295,7 +299,7 @@ class _SpecProvider(ToolProvider):
 
     @functools.cached_property
     def _output(self) -> tuple[Any, dict[str, Any] | None]:
-        return _schema.output_type(self._returns(), self._name)
+        return _signature.output_type(self._returns(), self._name)
 
     def with_origin(self, origin: Origin) -> Self:
         """A shallow copy of this provider that knows where it comes from.
@@ -438,7 +442,7 @@ class FunctionToolProvider(_SpecProvider):
 
     @functools.cached_property
     def _built(self) -> tuple[type[pydantic.BaseModel], str | None]:
-        return _schema.function_input_model(self.function, self._name, self._param_docs)
+        return _signature.function_input_model(self.function, self._name, self._param_docs)
 
     def _make_model(self) -> type[pydantic.BaseModel]:
         return self._built[0]

@@ -23,7 +23,9 @@ refusal of one type at one location is answered (its problems, and whether it ca
 about representation only) is worked out once per model and remembered (a bounded
 cache), so the common refusal, one field wrong, costs pydantic's own validation and a
 look-up. The one value looked at is at an integer field, where JSON's ``1.0`` is an
-integer and pydantic's strict mode refuses it.
+integer and pydantic's strict mode refuses it. Each error's ``loc`` is followed through
+the schema by :func:`toolpalette._tools.schema_paths.walk`, the walk the JSON Schema
+validator's refusals use too.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from typing import Any, Final, final
 import pydantic
 from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
 
-from toolpalette._tools.schema import all_unique, declared_type, format_path, resolve
+from toolpalette._tools.json_values import all_unique
+from toolpalette._tools.schema_paths import Location, declared_type, format_path, resolve, walk
 from toolpalette.errors import InputProblem
 
 __all__ = ["MAX_PROBLEMS", "ModelInput", "problems_from_errors"]
@@ -172,7 +175,7 @@ class ModelInput:
         """Whether ``loc`` passes a union (which member fits is the JSON pass's to say)."""
         through = self._unions.get(loc)
         if through is None:
-            through = _walk(self._schema, loc)[2]
+            through = walk(self._schema, loc, Location.PYDANTIC).in_union
             if len(self._unions) >= _KNOWN:
                 self._unions.clear()
             self._unions[loc] = through
@@ -434,7 +437,7 @@ def problems_from_errors(
     """
     found: dict[InputProblem, None] = {}
     for error in errors:
-        parts, _, through_union = _walk(schema, error["loc"])
+        parts, _, through_union = walk(schema, error["loc"], Location.PYDANTIC)
         kind = error["type"]
         if through_union:
             expected = declared_type(schema, parts)
@@ -443,7 +446,7 @@ def problems_from_errors(
         elif kind in ("extra_forbidden", "extra_fields"):
             if kind == "extra_forbidden":
                 parts = parts[:-1]
-            parent = resolve(schema, _node_at(schema, parts)) or {}
+            parent = resolve(schema, walk(schema, parts, Location.PYDANTIC).node) or {}
             allowed = sorted((parent.get("properties") or {}).keys())
             expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
         elif kind in ("literal_error", "enum"):
@@ -458,49 +461,3 @@ def problems_from_errors(
         if len(found) >= MAX_PROBLEMS:
             break
     return list(found) or [InputProblem("(input)", "a value matching the schema")]
-
-
-def _walk(schema: dict[str, Any], loc: Sequence[object]) -> tuple[list[object], Any, bool]:
-    """Follow pydantic's ``loc`` through ``schema``.
-
-    Returns the safe path parts, the node there, and whether the walk stopped at a
-    union (the next part names a member, not input).
-    """
-    parts: list[object] = []
-    node: Any = schema
-    for part in loc:
-        node = resolve(schema, node)
-        if isinstance(node, dict):
-            options = node.get("anyOf") or node.get("oneOf")
-            if isinstance(options, list) and options:
-                members = [resolve(schema, o) for o in options]
-                concrete = [m for m in members if m != {"type": "null"}]
-                if len(concrete) != 1:
-                    return parts, node, True
-                node = concrete[0]  # ``X | None``: pydantic names no member
-        if isinstance(part, int):
-            parts.append(part)
-            if isinstance(node, dict):
-                prefix = node.get("prefixItems")
-                if isinstance(prefix, list) and part < len(prefix):
-                    node = prefix[part]
-                else:
-                    node = node.get("items")
-            else:
-                node = None
-            continue
-        if not isinstance(part, str) or part == "[key]":
-            return parts, node, False
-        props = (node.get("properties") or {}) if isinstance(node, dict) else {}
-        if part in props:
-            parts.append(part)
-            node = props[part]
-        else:
-            parts.append("*")
-            extra = node.get("additionalProperties") if isinstance(node, dict) else None
-            node = extra if isinstance(extra, dict) else None
-    return parts, node, False
-
-
-def _node_at(schema: dict[str, Any], parts: Sequence[object]) -> Any:
-    return _walk(schema, parts)[1] if parts else schema
