@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -249,3 +250,22 @@ def test_assert_discoverable_names_what_is_installed_when_nothing_matches() -> N
     with pytest.raises(AssertionError, match=r"declares a toolpalette\.plugins or") as info:
         assert_discoverable("no-such-distribution-here")
     assert "pip install -e ." in str(info.value)
+
+
+def test_the_helpers_classes_are_named_where_users_import_them() -> None:
+    # toolpalette.testing is a package of private modules; its classes still print and
+    # pickle under the public name, so a failing leak check reads
+    # ``toolpalette.testing.LeakError``.
+    import toolpalette.testing as testing
+
+    own = [
+        getattr(testing, name)
+        for name in testing.__all__
+        if isinstance(getattr(testing, name), type)
+        and getattr(testing, name).__module__.startswith("toolpalette.testing")
+    ]
+    assert {cls.__name__ for cls in own} >= {"FakeTool", "LeakCheck", "LeakError", "Discovered"}
+    for cls in own:
+        assert cls.__module__ == "toolpalette.testing", cls
+    found = testing.Discovered("d", ("p",), ("t",), (), ())
+    assert pickle.loads(pickle.dumps(found)) == found
