@@ -1,22 +1,30 @@
 """The leak check: what a test started and left behind (threads, descriptors, processes).
 
-It compares two snapshots of the process: live threads (a pool's idle workers excepted),
-open descriptors and child processes, read from ``/proc`` (or ``/dev/fd``), and the
-event loop's tasks.
+It compares two snapshots and reads other threads only through their ``Thread`` objects
+(name, liveness, a pool thread's own idle mark), never their frames: walking another
+thread's frames with ``sys._current_frames()`` can crash CPython 3.11 while that thread
+pushes and pops frames (``_run/watchdog.py`` met it first). Descriptors and child
+processes come from ``/proc`` (or ``/dev/fd``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
+import re
 import threading
 import time
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from toolpalette._run.workers import PoolThread
 
 __all__ = ["LeakCheck", "LeakError", "leak_check"]
 
 T = TypeVar("T")
+
+_POLL: Final = 0.005  # seconds between two looks at what has no handle to wait on
+_LOOP_EXECUTOR: Final = re.compile(r"asyncio_\d+")
+"""How an event loop's default executor names its threads."""
 
 
 class LeakError(AssertionError):
@@ -26,9 +34,6 @@ class LeakError(AssertionError):
         self.leaks = leaks
         """One line per thing left behind."""
         super().__init__("left behind:\n  " + "\n  ".join(leaks))
-
-
-_POLL = 0.005
 
 
 class LeakCheck:
@@ -41,7 +46,19 @@ class LeakCheck:
 
     Idle worker threads of toolpalette's pool are not leaks: the pool keeps them for the
     next sync call (they retire after a minute unused). A worker still running a tool
-    is one: it is an abandoned call that has not ended.
+    is one: it is an abandoned call that has not ended. The same holds for the failure
+    report thread (one stuck in a reporter is a leak) and the loop-stall watchdog. Each
+    of these threads marks itself idle while it waits for work and busy while it works;
+    the check reads that mark, never the thread's frames.
+
+    Threads of an event loop's default executor (``asyncio.to_thread``,
+    ``loop.run_in_executor(None, ...)``, named ``asyncio_N``) belong to their loop, not
+    to the test, and are never counted, idle or busy: nothing public says which they
+    are. The loop keeps them for its next job and ends them when it shuts its default
+    executor down (``asyncio.run`` and a loop's ``close()`` do); a loop the test opened
+    and left open shows as its own descriptors left open. Blocking work a test leaves running
+    there is therefore not seen: run what may hang through toolpalette's pipeline, whose
+    workers are checked, or await it.
 
     Descriptors and child processes are read from ``/proc`` (Linux) or ``/dev/fd``;
     where neither exists those two checks are skipped.
@@ -70,7 +87,7 @@ class LeakCheck:
     def start(self) -> None:
         """Take the "before" snapshot (``__enter__`` calls this)."""
         # A pool's idle worker that a call takes up is not new, but is busy.
-        self._threads = {t for t in threading.enumerate() if not _idle_pool_thread(t)}
+        self._threads = {t for t in threading.enumerate() if not _kept(t)}
         self._fds = _open_fds()
         self._children = _children()
 
@@ -83,9 +100,8 @@ class LeakCheck:
             if not found or time.monotonic() >= end:
                 return found
             for thread in self._new_threads():
-                if not _idle_pool_thread(thread):
-                    thread.join(min(_POLL * 10, max(0.0, end - time.monotonic())))
-                    break
+                thread.join(min(_POLL * 10, max(0.0, end - time.monotonic())))
+                break
             else:
                 time.sleep(_POLL)  # polling what has no handle to wait on (fds, processes)
 
@@ -96,14 +112,16 @@ class LeakCheck:
             raise LeakError(found)
 
     def _new_threads(self) -> list[threading.Thread]:
-        """Threads alive now that were not, or were idle in a pool, at the start."""
-        return [t for t in threading.enumerate() if t not in self._threads and t.is_alive()]
+        """Threads at work now that were not, or were idle in a pool, at the start."""
+        return [
+            t
+            for t in threading.enumerate()
+            if t not in self._threads and t.is_alive() and not _kept(t)
+        ]
 
     def _look(self) -> list[str]:
         found = [
-            f"thread {t.name!r} (daemon={t.daemon}) still running"
-            for t in self._new_threads()
-            if not _idle_pool_thread(t)
+            f"thread {t.name!r} (daemon={t.daemon}) still running" for t in self._new_threads()
         ]
         if self._fds is not None:
             now = _open_fds() or {}
@@ -161,33 +179,15 @@ def leak_check(*, deadline: float = 5.0) -> LeakCheck:
     return LeakCheck(deadline=deadline)
 
 
-def _idle_pool_thread(thread: threading.Thread) -> bool:
-    """A pool's worker waiting for work: its innermost frame is the pool's own code.
+def _kept(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is one a pool or a loop keeps for later work (see LeakCheck).
 
-    toolpalette's workers and the event loop's default executor keep idle threads for
-    the next job; one running a tool (or anything else) is not idle.
+    A toolpalette pool thread says so itself while it waits; an event loop's default
+    executor's threads are the loop's, whatever they do.
     """
-    pool_code = _POOL_CODE.get(thread.name.split("_")[0].split("-worker")[0])
-    if pool_code is None or thread.ident is None:
-        return False
-    frame = sys._current_frames().get(thread.ident)
-    # Waiting in the standard library's queue (the report thread's ``queue.Queue``)
-    # counts as the pool's own code waiting; anything else in between is busy.
-    while frame is not None and frame.f_globals.get("__name__") in _WAITING:
-        frame = frame.f_back
-    if frame is None:  # ended meanwhile
-        return True
-    module = str(frame.f_globals.get("__name__", ""))
-    return module.startswith(pool_code)
-
-
-_POOL_CODE = {
-    "toolpalette": "toolpalette._run",
-    "toolpalette-reports": "toolpalette._run.reports",
-    "toolpalette-watchdog": "toolpalette._run.watchdog",
-    "asyncio": "concurrent.futures",
-}
-_WAITING = frozenset({"queue", "threading"})
+    if isinstance(thread, PoolThread):
+        return thread.idle
+    return _LOOP_EXECUTOR.fullmatch(thread.name) is not None
 
 
 def _open_fds() -> dict[int, str] | None:
