@@ -138,10 +138,20 @@ def test_fixtures_reach_an_outside_suite_through_pytest11(tmp_path: Path) -> Non
     (tmp_path / "test_pack.py").write_text(
         textwrap.dedent(
             """
-            def test_uses_fixtures(tool_registry, tool_context, fake_tool_factory):
+            import sys
+
+            def test_loading_the_plugin_imported_none_of_the_helpers():
+                # pytest loads the plugin in every session: it costs no import until
+                # a test asks for a fixture.
+                loaded = [m for m in sys.modules if m.startswith("toolpalette.")]
+                assert "toolpalette.testing" not in loaded
+                assert not [m for m in loaded if m.startswith("toolpalette._tools")]
+
+            def test_uses_fixtures(tool_registry, tool_context, fake_tool_factory, leak_check):
                 tool_registry.register(fake_tool_factory("t"))
                 assert tool_registry.tool_names() == ["t"]
                 assert tool_context.parent is None
+                assert leak_check.leaks() == []
             """
         )
     )
@@ -154,7 +164,7 @@ def test_fixtures_reach_an_outside_suite_through_pytest11(tmp_path: Path) -> Non
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 passed" in result.stdout
+    assert "2 passed" in result.stdout
 
 
 def test_wait_until_returns_once_another_thread_makes_it_true() -> None:
