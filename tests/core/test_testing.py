@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -137,10 +138,20 @@ def test_fixtures_reach_an_outside_suite_through_pytest11(tmp_path: Path) -> Non
     (tmp_path / "test_pack.py").write_text(
         textwrap.dedent(
             """
-            def test_uses_fixtures(tool_registry, tool_context, fake_tool_factory):
+            import sys
+
+            def test_loading_the_plugin_imported_none_of_the_helpers():
+                # pytest loads the plugin in every session: it costs no import until
+                # a test asks for a fixture.
+                loaded = [m for m in sys.modules if m.startswith("toolpalette.")]
+                assert "toolpalette.testing" not in loaded
+                assert not [m for m in loaded if m.startswith("toolpalette._tools")]
+
+            def test_uses_fixtures(tool_registry, tool_context, fake_tool_factory, leak_check):
                 tool_registry.register(fake_tool_factory("t"))
                 assert tool_registry.tool_names() == ["t"]
                 assert tool_context.parent is None
+                assert leak_check.leaks() == []
             """
         )
     )
@@ -153,7 +164,7 @@ def test_fixtures_reach_an_outside_suite_through_pytest11(tmp_path: Path) -> Non
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 passed" in result.stdout
+    assert "2 passed" in result.stdout
 
 
 def test_wait_until_returns_once_another_thread_makes_it_true() -> None:
@@ -249,3 +260,22 @@ def test_assert_discoverable_names_what_is_installed_when_nothing_matches() -> N
     with pytest.raises(AssertionError, match=r"declares a toolpalette\.plugins or") as info:
         assert_discoverable("no-such-distribution-here")
     assert "pip install -e ." in str(info.value)
+
+
+def test_the_helpers_classes_are_named_where_users_import_them() -> None:
+    # toolpalette.testing is a package of private modules; its classes still print and
+    # pickle under the public name, so a failing leak check reads
+    # ``toolpalette.testing.LeakError``.
+    import toolpalette.testing as testing
+
+    own = [
+        getattr(testing, name)
+        for name in testing.__all__
+        if isinstance(getattr(testing, name), type)
+        and getattr(testing, name).__module__.startswith("toolpalette.testing")
+    ]
+    assert {cls.__name__ for cls in own} >= {"FakeTool", "LeakCheck", "LeakError", "Discovered"}
+    for cls in own:
+        assert cls.__module__ == "toolpalette.testing", cls
+    found = testing.Discovered("d", ("p",), ("t",), (), ())
+    assert pickle.loads(pickle.dumps(found)) == found

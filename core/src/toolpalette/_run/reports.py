@@ -3,7 +3,9 @@
 A report goes to the ``toolpalette_tool_error`` hook and to the host's ``on_tool_error``
 callback from a background thread fed by a bounded queue. A full queue drops the report
 and counts it; a reporter that raises is logged and skipped; a reporter that blocks
-stalls only the delivery thread, which is then replaced (a bounded number of times).
+stalls only the delivery thread, which is then replaced (a bounded number of times). The
+delivery thread is a pool thread: marked idle while it waits for a report, busy while it
+delivers one, so a leak check sees a reporter that never returns.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._hookcall import call_each, in_call_order
+from toolpalette._run.workers import PoolThread
 from toolpalette._tools.tool import ToolContext
 
 if TYPE_CHECKING:
@@ -113,7 +116,7 @@ class ReportQueue:
             maxsize
         )
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._thread: PoolThread | None = None
         self._busy_since: float | None = None
         self._busy_label = ""
         self._stalled = 0
@@ -151,13 +154,14 @@ class ReportQueue:
             self._thread = None
             return
         self._busy_since = None
-        self._thread = threading.Thread(target=self._run, name="toolpalette-reports", daemon=True)
+        self._thread = PoolThread(self._run, "toolpalette-reports")
         self._thread.start()
 
-    def _run(self) -> None:
-        me = threading.current_thread()
+    def _run(self, me: PoolThread) -> None:
         while True:
+            me.idle = True
             report, hook, callbacks = self._queue.get()
+            me.idle = False
             try:
                 for label, sink in _sinks_or_none(hook, callbacks):
                     with self._lock:

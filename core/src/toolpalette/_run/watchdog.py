@@ -7,11 +7,11 @@ done is to say who holds it, while it happens.
 
 Each thread that runs steps of async tools has a :class:`StepBoard`: the running module
 marks on it when a step starts (the tool's name, a step count) and when it ends, a few
-attribute writes per step. A daemon thread reads the boards each :data:`INTERVAL`
-seconds; when two looks find the same step still running :data:`STALL_AFTER` seconds
-apart, it logs, once per step, the tool's name and where the blocked thread is (logger
-``toolpalette.executor``). The executor answers a call that came back past its deadline
-504 (see ``Executor._settle``).
+attribute writes per step. A daemon thread (a pool thread, marked idle while it sleeps
+between looks) reads the boards each :data:`INTERVAL` seconds; when two looks find the
+same step still running :data:`STALL_AFTER` seconds apart, it logs, once per step, the
+tool's name and where the blocked thread is (logger ``toolpalette.executor``). The
+executor answers a call that came back past its deadline 504 (see ``Executor._settle``).
 
 The watchdog never walks another thread's frames with ``sys._current_frames()`` and
 ``f_back``: on CPython 3.11 a thread sampling another thread's frame objects can crash
@@ -32,6 +32,8 @@ import threading
 import time
 import weakref
 from typing import Final
+
+from toolpalette._run.workers import PoolThread
 
 __all__ = ["INTERVAL", "STALL_AFTER", "UNNAMED", "StepBoard", "board", "ensure_started", "local"]
 
@@ -87,14 +89,16 @@ def ensure_started() -> None:
         return
     with _lock:
         if not _started:
-            threading.Thread(target=_watch, name="toolpalette-watchdog", daemon=True).start()
+            PoolThread(_watch, "toolpalette-watchdog").start()
             _started = True
 
 
-def _watch() -> None:
+def _watch(me: PoolThread) -> None:
     seen: dict[StepBoard, tuple[int, float, bool]] = {}
     while True:
+        me.idle = True
         time.sleep(INTERVAL)
+        me.idle = False
         try:
             _look(seen)
         except Exception:  # pragma: no cover - the watchdog must outlive any surprise

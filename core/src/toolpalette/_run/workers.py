@@ -9,6 +9,11 @@ A call that finds every worker busy with live calls waits for one, in order (its
 caller's deadline still runs, so it never waits forever); a call is refused at once
 (:class:`PoolBusy`) only when every slot is held by an abandoned call that has not ended,
 since no live call would then ever free one: the pool never deadlocks behind hung tools.
+
+Every thread the pipeline keeps for work to come (these workers, the report thread, the
+loop-stall watchdog) is a :class:`PoolThread`, which says itself whether it is waiting
+for work: a leak check can then tell a spare thread from one still running a tool
+without reading the thread's frames.
 """
 
 from __future__ import annotations
@@ -21,12 +26,29 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["Job", "PoolBusy", "WorkerPool", "default_workers", "shared_pool"]
+__all__ = ["Job", "PoolBusy", "PoolThread", "WorkerPool", "default_workers", "shared_pool"]
 
 logger = logging.getLogger("toolpalette.executor")
 
 IDLE_EXPIRY: Final = 60.0
 """Seconds an idle worker thread waits for work before it exits."""
+
+
+class PoolThread(threading.Thread):
+    """A daemon thread a pool keeps for work to come; ``loop`` runs on it, given the thread.
+
+    ``idle`` is True while the thread waits for its next piece of work and False while it
+    does one (a tool, a report, a look). Only the thread itself writes it, just before it
+    starts to wait and just after the wait ends: one attribute write each, the whole cost
+    on the call path. ``toolpalette.testing.LeakCheck`` reads it to tell a pool's spare
+    thread, which is not a leak, from one still running a tool, which is; it never reads
+    another thread's frames for that (``_run/watchdog.py`` says why).
+    """
+
+    def __init__(self, loop: Callable[[PoolThread], object], name: str) -> None:
+        super().__init__(target=loop, args=(self,), name=name, daemon=True)
+        self.idle = False
+        """Whether the thread is waiting for work; False until its loop first waits."""
 
 
 class PoolBusy(Exception):
@@ -216,18 +238,19 @@ class WorkerPool:
         _deliver(job, False, PoolBusy())
 
     def _start_thread(self) -> None:
-        thread = threading.Thread(target=self._work, name="toolpalette-worker", daemon=True)
-        thread.start()
+        PoolThread(self._work, "toolpalette-worker").start()
 
-    def _work(self) -> None:
+    def _work(self, me: PoolThread) -> None:
         get = self._queue.get
         while True:
+            me.idle = True
             try:
                 job = get(timeout=IDLE_EXPIRY)
             except queue.Empty:
                 if self._retire_idle():
                     return
                 continue
+            me.idle = False
             try:
                 ok, outcome = True, job.fn()
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from a tool included
