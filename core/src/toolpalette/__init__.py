@@ -51,6 +51,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.info import ToolInfo
     from toolpalette._tools.origin import Origin
     from toolpalette._tools.provider import (
         BoundTool,
@@ -108,6 +109,7 @@ __all__ = [
     "ToolError",
     "ToolErrorReport",
     "ToolHub",
+    "ToolInfo",
     "ToolNotFoundError",
     "ToolPolicy",
     "ToolProvider",
@@ -163,6 +165,7 @@ _LAZY: dict[str, str] = {
     "ToolContext": "toolpalette._tools.tool",
     "ToolErrorReport": "toolpalette._run.reports",
     "ToolHub": "toolpalette._hub",
+    "ToolInfo": "toolpalette._tools.info",
     "ToolPolicy": "toolpalette._agents.policy",
     "ToolProvider": "toolpalette._tools.provider",
     "ToolRegistry": "toolpalette._tools.registry",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
-from toolpalette import FunctionToolProvider, tool
+from toolpalette import BoundTool, FunctionToolProvider, ToolInfo, ToolProvider, tool
 from toolpalette._plugins.config import HubConfig, load_config
-from toolpalette._plugins.renamed import RenamedProvider
+from toolpalette._plugins.renamed import renamed as rename
 from toolpalette.errors import InvalidInputError
 
 
@@ -126,7 +128,7 @@ def test_pack_config_is_read_only():
 
 def test_a_renamed_provider_delegates_everything_but_the_name():
     inner = FunctionToolProvider(search)
-    renamed = RenamedProvider(inner, "find")
+    renamed = rename(inner, "find")
     assert renamed.name == "find"
     assert renamed.description == inner.description
     assert renamed.input_schema == inner.input_schema
@@ -137,15 +139,15 @@ def test_a_renamed_provider_delegates_everything_but_the_name():
 
 
 def test_renamed_providers_are_equal_when_they_wrap_equal_providers_under_one_name():
-    a = RenamedProvider(FunctionToolProvider(search), "find")
-    b = RenamedProvider(FunctionToolProvider(search), "find")
+    a = rename(FunctionToolProvider(search), "find")
+    b = rename(FunctionToolProvider(search), "find")
     assert a == b
     assert hash(a) == hash(b)
-    assert a != RenamedProvider(FunctionToolProvider(search), "seek")
+    assert a != rename(FunctionToolProvider(search), "seek")
 
 
 def test_a_renamed_provider_refuses_input_under_its_new_name():
-    renamed = RenamedProvider(FunctionToolProvider(search), "find")
+    renamed = rename(FunctionToolProvider(search), "find")
     with pytest.raises(InvalidInputError) as caught:
         renamed.parse_input({"query": 3})
     assert caught.value.tool_name == "find"
@@ -154,4 +156,68 @@ def test_a_renamed_provider_refuses_input_under_its_new_name():
 
 def test_a_renamed_provider_needs_a_valid_name():
     with pytest.raises(ValueError, match="not a valid tool name"):
-        RenamedProvider(FunctionToolProvider(search), "x" * 65)
+        rename(FunctionToolProvider(search), "x" * 65)
+
+
+class Described(ToolProvider):
+    """A hand-written provider with a value of its own for every field of the record."""
+
+    def __init__(self, schema_fails: bool = False) -> None:
+        self.schema_fails = schema_fails
+
+    name = property(lambda self: "described")
+    description = property(lambda self: "Described by hand.")
+    output_schema = property(lambda self: {"type": "object"})
+    read_only = property(lambda self: True)
+    destructive = property(lambda self: False)
+    idempotent = property(lambda self: True)
+    open_world = property(lambda self: False)
+    display_name = property(lambda self: "Hand-made")
+    action_verb = property(lambda self: "Describing")
+    weight = property(lambda self: 4.0)
+    metadata = property(lambda self: {"k": "v"})
+    concurrency_safe = property(lambda self: False)
+    timeout = property(lambda self: 3.0)
+    output_cap = property(lambda self: 999)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        if self.schema_fails:
+            raise RuntimeError("the schema cannot be built")
+        return {"type": "object"}
+
+    def create(self, parent: Any = None) -> BoundTool:
+        return BoundTool(lambda value, ctx: "ok", is_async=False, takes_context=False)
+
+
+def test_a_renamed_provider_serves_every_field_of_the_record_but_the_name():
+    inner = Described()
+    renamed = rename(inner, "told")
+    for field in dataclasses.fields(ToolInfo):
+        if field.name != "name":
+            assert getattr(renamed, field.name) == getattr(inner, field.name), field.name
+    assert renamed.info == inner.info.replace(name="told")
+
+
+def test_a_derived_display_name_follows_the_new_name_and_a_declared_one_stays():
+    assert rename(FunctionToolProvider(search), "find").info.display_name == "Find"
+    assert rename(Described(), "told").info.display_name == "Hand-made"
+
+
+def test_reading_a_renamed_tools_flags_does_not_build_its_schema():
+    # A listing reads name, description and flags; a schema that cannot be built is
+    # reported where the catalog builds it, not raised by a listing.
+    renamed = rename(Described(schema_fails=True), "told")
+    assert (renamed.name, renamed.description, renamed.read_only) == (
+        "told",
+        "Described by hand.",
+        True,
+    )
+    with pytest.raises(RuntimeError, match="cannot be built"):
+        _ = renamed.info
+
+
+def test_a_collision_report_names_the_tool_and_the_name_it_is_offered_under():
+    described = rename(FunctionToolProvider(search), "find").describe()
+    assert "'search'" in described
+    assert described.endswith("offered as 'find'")

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._plugins.listing import Listing, ToolInfo
+from toolpalette._plugins.listing import ListedTool, Listing
 from toolpalette._plugins.problems import Problem
 from toolpalette._tools.origin import distribution_label
 
@@ -152,12 +152,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def tool_entry(tool: ToolInfo | ToolProvider) -> dict[str, Any]:
+def tool_entry(tool: ListedTool | ToolProvider) -> dict[str, Any]:
     """One tool in ``list --json``: name, description, read_only, pack, distribution, version.
 
     An MCP server's tool also has ``server``.
     """
-    info = tool if isinstance(tool, ToolInfo) else ToolInfo.of(tool)
+    info = tool if isinstance(tool, ListedTool) else ListedTool.of(tool)
     entry = {
         "name": info.name,
         "description": info.description,
@@ -188,7 +188,7 @@ def is_fatal(problem: Problem) -> bool:
     return problem.fatal and problem.kind != "blocked"
 
 
-def _row(tool: ToolInfo) -> tuple[str, ...]:
+def _row(tool: ListedTool) -> tuple[str, ...]:
     pack = tool.pack or "(unknown)"
     label = distribution_label(tool.distribution, tool.version)
     if tool.server is not None:

@@ -96,15 +96,15 @@ def _entries(cached: Any) -> dict[str, str] | None:
 
 def show_entry(provider: ToolProvider) -> dict[str, Any]:
     """``show --json``: the ``list`` keys plus display data, module and both schemas."""
-    origin = provider.origin
+    origin, info = provider.origin, provider.info
     return {
         **tool_entry(provider),
-        "display_name": provider.display_name,
-        "action_verb": provider.action_verb,
-        "weight": provider.weight,
+        "display_name": info.display_name,
+        "action_verb": info.action_verb,
+        "weight": info.weight,
         "module": origin.module if origin else None,
-        "input_schema": provider.input_schema,
-        "output_schema": provider.output_schema,
+        "input_schema": info.input_schema,
+        "output_schema": info.output_schema,
     }
 
 

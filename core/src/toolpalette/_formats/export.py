@@ -4,7 +4,9 @@ Formats: ``openai_chat`` (Chat Completions), ``openai_responses`` (Responses API
 ``anthropic`` (Messages) and ``mcp`` (``tools/list``). ``strict: true`` is set for the
 OpenAI and Anthropic formats only where the schema is in that provider's strict subset
 (encoded, with its sources, in ``strict.py``); ``strict=True`` on an export normalizes
-schemas into the subset first, where it can.
+schemas into the subset first, where it can. Each format is written from the tool's
+record (``provider.info``), so whatever offers a tool (a rename, a prefix) keeps every
+field a format has a place for.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Literal
 
 from toolpalette._formats import strict as _strict
 from toolpalette._formats.strict import Dialect
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import ToolProvider
 
 __all__ = ["FORMATS", "Format", "export", "export_json", "qualifies_strict", "strict_report"]
@@ -35,7 +38,7 @@ _DIALECT: dict[str, Dialect] = {
 """The strict subset each format's provider enforces (MCP has no strict mode)."""
 
 
-def _parameters(p: ToolProvider, fmt: str, normalize: bool) -> tuple[dict[str, Any], bool]:
+def _parameters(p: ToolInfo, fmt: str, normalize: bool) -> tuple[dict[str, Any], bool]:
     """The schema to send for ``p`` in ``fmt``, and whether to mark it ``strict``."""
     schema = p.input_schema
     dialect = _DIALECT[fmt]
@@ -46,7 +49,7 @@ def _parameters(p: ToolProvider, fmt: str, normalize: bool) -> tuple[dict[str, A
     return schema, _strict.qualifies(schema, dialect)
 
 
-def _openai_chat(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+def _openai_chat(p: ToolInfo, normalize: bool = False) -> dict[str, Any]:
     schema, strict = _parameters(p, "openai_chat", normalize)
     function: dict[str, Any] = {"name": p.name, "description": p.description, "parameters": schema}
     if strict:
@@ -54,7 +57,7 @@ def _openai_chat(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def _openai_responses(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+def _openai_responses(p: ToolInfo, normalize: bool = False) -> dict[str, Any]:
     schema, strict = _parameters(p, "openai_responses", normalize)
     return {
         "type": "function",
@@ -65,7 +68,7 @@ def _openai_responses(p: ToolProvider, normalize: bool = False) -> dict[str, Any
     }
 
 
-def _anthropic(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+def _anthropic(p: ToolInfo, normalize: bool = False) -> dict[str, Any]:
     schema, strict = _parameters(p, "anthropic", normalize)
     tool: dict[str, Any] = {"name": p.name, "description": p.description, "input_schema": schema}
     if strict:
@@ -73,7 +76,7 @@ def _anthropic(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
     return tool
 
 
-def _mcp(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
+def _mcp(p: ToolInfo, normalize: bool = False) -> dict[str, Any]:
     # MCP's tool annotations: the only format with fields for them. destructiveHint and
     # idempotentHint mean something only for a tool that changes things (the spec).
     annotations: dict[str, Any] = {
@@ -97,7 +100,7 @@ def _mcp(p: ToolProvider, normalize: bool = False) -> dict[str, Any]:
     return tool
 
 
-FORMATS: dict[str, Callable[[ToolProvider, bool], dict[str, Any]]] = {
+FORMATS: dict[str, Callable[[ToolInfo, bool], dict[str, Any]]] = {
     "openai_chat": _openai_chat,
     "openai_responses": _openai_responses,
     "anthropic": _anthropic,
@@ -106,7 +109,7 @@ FORMATS: dict[str, Callable[[ToolProvider, bool], dict[str, Any]]] = {
 """Every supported format, by name."""
 
 
-def _converter(fmt: str) -> Callable[[ToolProvider, bool], dict[str, Any]]:
+def _converter(fmt: str) -> Callable[[ToolInfo, bool], dict[str, Any]]:
     try:
         return FORMATS[fmt]
     except KeyError:
@@ -127,7 +130,7 @@ def export(
         ValueError: ``fmt`` is not a supported format.
     """
     convert = _converter(fmt)
-    return [convert(p, strict) for p in providers]
+    return [convert(p.info, strict) for p in providers]
 
 
 def export_json(providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False) -> bytes:
@@ -152,13 +155,14 @@ def strict_report(
     dialect = _DIALECT.get(fmt)
     report: dict[str, tuple[str, ...]] = {}
     for p in providers:
+        info = p.info
         if dialect is None:
-            report[p.name] = ("MCP has no strict mode",)
+            report[info.name] = ("MCP has no strict mode",)
             continue
         if strict:
-            reasons = _strict.normalize(p.input_schema, dialect).problems
+            reasons = _strict.normalize(info.input_schema, dialect).problems
         else:
-            reasons = tuple(_strict.problems(p.input_schema, dialect))
+            reasons = tuple(_strict.problems(info.input_schema, dialect))
         if reasons:
-            report[p.name] = reasons
+            report[info.name] = reasons
     return report

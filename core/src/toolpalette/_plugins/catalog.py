@@ -31,7 +31,7 @@ from toolpalette._plugins import listing as _listing
 from toolpalette._plugins.config import HubConfig
 from toolpalette._plugins.discovery import PLUGIN_GROUP
 from toolpalette._plugins.installed import Installed, snapshot
-from toolpalette._plugins.listing import Listing, ToolInfo
+from toolpalette._plugins.listing import ListedTool, Listing
 from toolpalette._plugins.packs import Pack, PackStatus, scan
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
 from toolpalette._plugins.switches import BLOCK_ENV, Switches
@@ -381,10 +381,10 @@ class PackCatalog:
         name = self.config.name_for(pack.name, provider.name)
         if name == provider.name:
             return provider
-        from toolpalette._plugins.renamed import RenamedProvider
+        from toolpalette._plugins.renamed import renamed
 
         try:
-            return RenamedProvider(provider, name)
+            return renamed(provider, name)
         except ValueError as exc:
             pack.problem("invalid-tool", f"the configured name is refused: {exc}", provider.name)
             return None
@@ -464,7 +464,7 @@ class PackCatalog:
                     self._load(pack, listing=True)
                 found = self._resolve(self._loaded())[0]
             tools = sorted(found, key=lambda p: p.name)
-            built = Listing(tuple(ToolInfo.of(p) for p in tools), tuple(self.problems()), False)
+            built = Listing(tuple(ListedTool.of(p) for p in tools), tuple(self.problems()), False)
             if key is not None and cache is not None:
                 _listing.store(cache, key, built)
             return built

@@ -23,7 +23,7 @@ JSON object with the ``key`` it was stored under, replaced atomically (written t
 temporary file, then renamed), so a reader sees a whole file or none:
 
 - ``listing.json``: ``hub.listing()``, printed by ``toolpalette list``. ``tools`` holds
-  each :class:`ToolInfo` as an object of its fields, ``problems`` each
+  each :class:`ListedTool` as an object of its fields, ``problems`` each
   :class:`~toolpalette._plugins.problems.Problem` likewise. Keyed by :func:`packs_key`.
 - ``show.json``: ``toolpalette show``. ``answer`` maps the name of every tool of the
   full catalog, in sorted order, to the JSON text (a string, parsed only for the tool
@@ -61,8 +61,8 @@ if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
 
 __all__ = [
+    "ListedTool",
     "Listing",
-    "ToolInfo",
     "cache_file",
     "key_of",
     "load",
@@ -79,7 +79,7 @@ _FORMAT: Final = 4
 
 
 @dataclass(frozen=True)
-class ToolInfo:
+class ListedTool:
     """What listing a tool needs: no schema, no import of its pack."""
 
     name: str
@@ -100,8 +100,12 @@ class ToolInfo:
     """The MCP server that serves it, for an MCP server's tool."""
 
     @classmethod
-    def of(cls, provider: ToolProvider) -> ToolInfo:
-        """The listing entry of a provider."""
+    def of(cls, provider: ToolProvider) -> ListedTool:
+        """The listing entry of a provider.
+
+        Reads the three properties, not ``provider.info``: that would build the tool's
+        schemas, which a listing never does.
+        """
         origin = provider.origin
         return cls(
             provider.name,
@@ -119,7 +123,7 @@ class ToolInfo:
 class Listing:
     """Every available tool (sorted by name) and every problem, and whether from cache."""
 
-    tools: tuple[ToolInfo, ...]
+    tools: tuple[ListedTool, ...]
     """The tools, sorted by name."""
     problems: tuple[Problem, ...]
     """What was skipped while building the listing, and why."""
@@ -205,7 +209,7 @@ def load(path: str, key: str) -> Listing | None:
     if data is None:
         return None
     try:
-        tools = tuple(ToolInfo(**entry) for entry in data["tools"])
+        tools = tuple(ListedTool(**entry) for entry in data["tools"])
         problems = tuple(Problem(**entry) for entry in data["problems"])
     except (TypeError, KeyError):
         return None

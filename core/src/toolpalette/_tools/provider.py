@@ -28,6 +28,7 @@ from toolpalette._tools import schema as _schema
 from toolpalette._tools import schema_paths as _paths
 from toolpalette._tools import signature as _signature
 from toolpalette._tools import strict_json as _json
+from toolpalette._tools.info import INFO_FIELDS, ToolInfo, default_display_name
 from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
 from toolpalette._tools.validation import MAX_PROBLEMS, ModelInput
@@ -77,6 +78,11 @@ class ToolProvider(abc.ABC):
     rest has sensible defaults. ``parse_input`` validates model input against the
     published input schema (jsonschema, no reference retrieval); providers backed by a
     pydantic model override it with a faster path that accepts exactly the same input.
+
+    The descriptive properties (every field of :class:`ToolInfo`) are read once, into
+    :attr:`info`, the first time something describes the tool, and are not read again
+    for that: they must not change over the provider's life. A tool whose description
+    or schema changes is a new provider, registered in the old one's place.
     """
 
     origin: Origin | None = None
@@ -110,7 +116,7 @@ class ToolProvider(abc.ABC):
     @property
     def display_name(self) -> str:
         """A human-friendly name."""
-        return self.name.replace("_", " ").capitalize()
+        return default_display_name(self.name)
 
     @property
     def action_verb(self) -> str:
@@ -160,6 +166,19 @@ class ToolProvider(abc.ABC):
     def output_cap(self) -> int | None:
         """Largest output in bytes of JSON text; None takes the executor's default."""
         return None
+
+    @property
+    def info(self) -> ToolInfo:
+        """Everything that describes the tool, as one frozen record.
+
+        Read from the properties above the first time it is asked for, then kept (a
+        copy made by :meth:`with_origin` shares it). Reading it builds the schemas.
+        """
+        info: ToolInfo | None = self.__dict__.get("_info")
+        if info is None:
+            info = ToolInfo(**{field: getattr(self, field) for field in INFO_FIELDS})
+            self.__dict__["_info"] = info
+        return info
 
     def is_concurrency_safe(self, value: Any) -> bool:
         """Whether a call with this (validated) input may overlap others."""

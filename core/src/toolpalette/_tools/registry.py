@@ -22,13 +22,14 @@ logger = logging.getLogger("toolpalette.registry")
 
 def tool_schema(provider: ToolProvider) -> dict[str, Any]:
     """The provider-neutral schema of one tool: name, description, input and output schema."""
+    info = provider.info
     schema: dict[str, Any] = {
-        "name": provider.name,
-        "description": provider.description,
-        "input_schema": provider.input_schema,
+        "name": info.name,
+        "description": info.description,
+        "input_schema": info.input_schema,
     }
-    if provider.output_schema is not None:
-        schema["output_schema"] = provider.output_schema
+    if info.output_schema is not None:
+        schema["output_schema"] = info.output_schema
     return schema
 
 

@@ -77,12 +77,12 @@ def langchain_tools(thinker: Thinker, turn: Turn | None = None) -> list[BaseTool
     offered = turn if turn is not None else thinker.begin_turn()
     return [
         ThinkerTool(
-            name=provider.name,
-            description=provider.description,
-            args_schema=provider.input_schema,
+            name=info.name,
+            description=info.description,
+            args_schema=info.input_schema,
             thinker=thinker,
         )
-        for provider in offered.tools
+        for info in (provider.info for provider in offered.tools)
     ]
 
 

@@ -68,15 +68,15 @@ class ThinkerToolset(AbstractToolset[Any]):
             for entry in turn.schemas("openai_responses")
         }
         tools: dict[str, ToolsetTool[Any]] = {}
-        for provider in turn.tools:
-            schema, is_strict = strict[provider.name]
+        for info in (provider.info for provider in turn.tools):
+            schema, is_strict = strict[info.name]
             definition = ToolDefinition(
-                name=provider.name,
-                description=provider.description,
+                name=info.name,
+                description=info.description,
                 parameters_json_schema=schema,
                 strict=is_strict or None,
             )
-            tools[provider.name] = ToolsetTool(
+            tools[info.name] = ToolsetTool(
                 toolset=self,
                 tool_def=definition,
                 max_retries=self._max_retries,

@@ -1,0 +1,90 @@
+"""``ToolInfo``: the one frozen record of what a tool is.
+
+A provider describes its tool through properties (the contract packs code against);
+:attr:`ToolProvider.info <toolpalette.ToolProvider.info>` reads them once into this
+record, and whatever describes a tool (the provider formats, the registry's surfaces,
+``toolpalette show``) reads the record. Each field is the provider property of the same
+name, so a wrapper that offers a tool differently (renamed, prefixed) is the wrapped
+provider's record with fields replaced (:meth:`ToolInfo.replace`), never a list of
+properties forwarded by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+__all__ = ["INFO_FIELDS", "ToolInfo", "default_display_name"]
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+def default_display_name(name: str) -> str:
+    """The display name a tool gets when it declares none: its name made readable."""
+    return name.replace("_", " ").capitalize()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInfo:
+    """Everything that describes one tool: what a model, a host and a UI read about it.
+
+    Built once per provider from its properties (``provider.info``), and immutable: a
+    provider whose description or schema changes is a new provider, registered in the
+    old one's place (as the meta-tools are when their catalog changes). Make a variant
+    with :meth:`replace`. The schemas are the provider's own dicts, not copies: read
+    them, never change them.
+    """
+
+    name: str
+    """The tool's name as the model sees it."""
+    description: str
+    """What the model reads about the tool."""
+    input_schema: dict[str, Any] = field(hash=False)
+    """The published input JSON Schema (refinements included)."""
+    output_schema: dict[str, Any] | None = field(default=None, hash=False)
+    """The output JSON Schema, or None when output ships as text."""
+    read_only: bool = False
+    """Whether the tool leaves the world unchanged; mutating unless declared."""
+    destructive: bool = True
+    """Whether a mutating call may destroy or overwrite (MCP's ``destructiveHint``)."""
+    idempotent: bool = False
+    """Whether repeating a mutating call with the same input changes nothing more."""
+    open_world: bool = True
+    """Whether the tool reaches beyond a closed domain (the web, other services)."""
+    display_name: str = ""
+    """A human-friendly name; empty when built, it becomes the name made readable."""
+    action_verb: str = "Running"
+    """What a UI says while the tool runs."""
+    weight: float = 1.0
+    """Relative cost or priority, for hosts that budget a palette."""
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, hash=False)
+    """An open mapping the core never reads."""
+    concurrency_safe: bool = False
+    """Whether calls may overlap when the input does not decide it.
+
+    False unless given: a provider's own default is its ``read_only``, which
+    ``provider.info`` reads.
+    """
+    timeout: float | None = None
+    """Seconds a call may run; None takes the executor's default."""
+    output_cap: int | None = None
+    """Largest output in bytes of JSON text; None takes the executor's default."""
+
+    def __post_init__(self) -> None:
+        if not self.display_name:
+            object.__setattr__(self, "display_name", default_display_name(self.name))
+
+    def replace(self, **changes: Any) -> ToolInfo:
+        """A copy of this record with ``changes`` (field names to new values).
+
+        Raises:
+            TypeError: a key is not a field of the record.
+        """
+        return dataclasses.replace(self, **changes)
+
+
+INFO_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(ToolInfo))
+"""The record's fields: each is also the provider property of that name."""
