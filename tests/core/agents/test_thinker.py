@@ -6,7 +6,9 @@ Read-only binding and sweep: ``test_palette.py``; admission, policy and approval
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from typing import Any, ClassVar
 
 import pytest
@@ -240,6 +242,16 @@ async def test_a_class_tool_keeps_its_instance_for_the_thinkers_life(hub: ToolHu
     other = hub.bind(Counter)  # another thinker: an instance of its own
     other.begin_turn()
     assert (await other.call("tally", {})).text == "1"
+
+
+async def test_a_thinker_is_freed_with_its_tools_once_the_host_lets_go(hub: ToolHub) -> None:
+    counter = hub.bind(Counter)
+    counter.begin_turn()
+    assert (await counter.call("tally", {})).text == "1"
+    freed = weakref.ref(counter)
+    del counter
+    gc.collect()
+    assert freed() is None  # and with it its palette, its executor and its Tally
 
 
 # -- idempotent reconcile ----------------------------------------------------------------

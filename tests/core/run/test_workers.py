@@ -22,7 +22,7 @@ class Call(Job):
     __slots__ = ("then",)
 
     def __init__(self, fn: Callable[[], Any], then: Callable[[bool, Any], Any] | None = None):
-        super().__init__(fn)
+        self.fn = fn
         self.then = then
 
     def deliver(self, ok: bool, value: Any) -> None:

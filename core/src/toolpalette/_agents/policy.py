@@ -59,9 +59,12 @@ class ToolPolicy:
         return Decision.DENY if name in self.deny else Decision.ALLOW
 
     def _decide(self, provider: ToolProvider) -> Decision:
-        if provider.name in self.deny:
+        if not (self.deny or self.ask or self.ask_for_mutating):
+            return Decision.ALLOW  # nothing to look up: the default policy
+        name = provider.name
+        if name in self.deny:
             return Decision.DENY
-        if provider.name in self.ask or (self.ask_for_mutating and not provider.read_only):
+        if name in self.ask or (self.ask_for_mutating and not provider.read_only):
             return Decision.ASK
         return Decision.ALLOW
 

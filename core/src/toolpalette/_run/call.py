@@ -1,70 +1,55 @@
-"""What one call is between the pipeline's steps: admitted, or refused.
+"""What one call is between the pipeline's steps: prepared, running, or refused.
 
-A step that lets a call through returns an :class:`Admitted` (the provider the call
-holds and its validated input); a run that must be waited for is a :class:`Running`; a
-step that stops a call raises a :class:`Refusal` carrying the result the model reads
-and the exception behind it, for the failure report. Every
-way a call can end short of success (unknown name, read-only binding, invalid input,
-policy, deadline, busy pool, abort, a raising tool, oversized output) is one
-``Refusal``; the executor catches it in one place and reports it there.
+The executor prepares every call the same way, whichever way it then runs
+(``execute``, ``execute_sync``, a batch): the look-up, the read-only binding and
+validation give a :data:`Prepared` call (the provider it holds and its validated
+input). A run that must be waited for is a :class:`Running`. A step that stops a call
+raises a :class:`Refusal` carrying the result the model reads and the exception behind
+it, for the failure report. Every way a call can end short of success (unknown name,
+read-only binding, invalid input, policy, deadline, busy pool, abort, a raising tool,
+oversized output) is one ``Refusal``; the executor catches it in one place and reports
+it there.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, final
+import threading
+from typing import TYPE_CHECKING, Any, NamedTuple, final
 
 from toolpalette._tools.result import ToolResult
 
 if TYPE_CHECKING:
-    import threading
-
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["Admitted", "Refusal", "Running", "refuse"]
+__all__ = ["Prepared", "Refusal", "Running", "refuse"]
+
+Prepared = tuple["ToolProvider", Any]
+"""A call past look-up, the read-only binding and validation: the provider it holds (a
+tool unregistered mid-call still finishes on it) and its validated input, as the
+provider's ``parse_input`` returned it."""
 
 
-@final
-class Admitted:
-    """A call that passed look-up, the read-only binding and validation."""
-
-    __slots__ = ("provider", "value")
-
-    def __init__(self, provider: ToolProvider, value: Any) -> None:
-        self.provider = provider
-        """The provider the call holds (a tool unregistered mid-call still finishes on it)."""
-        self.value = value
-        """The validated input, as the provider's ``parse_input`` returned it."""
-
-
-@final
-class Running:
+class Running(NamedTuple):
     """A call whose tool did not finish at once: what the run step waits for.
 
     ``work`` is a sync tool's call, to run in the worker pool, or an async tool that
     suspended in its first step (``running.Suspended``), to continue in a task.
     """
 
-    __slots__ = ("abort_event", "begun", "cap", "provider", "timeout", "work")
-
-    def __init__(
-        self,
-        provider: ToolProvider,
-        work: Any,
-        abort_event: threading.Event | None,
-        timeout: float,
-        cap: int,
-        begun: float,
-    ) -> None:
-        self.provider = provider
-        self.work = work
-        self.abort_event = abort_event
-        """The event the tool's own context sees set when the call is abandoned."""
-        self.timeout = timeout
-        """The call's deadline in seconds: the tool's own, or the executor's."""
-        self.cap = cap
-        """The call's output cap in bytes: the tool's own, or the executor's."""
-        self.begun = begun
-        """When the run began (``time.perf_counter``), for the deadline."""
+    provider: ToolProvider
+    """The provider the call holds."""
+    work: Any
+    """What to wait for."""
+    abort_event: threading.Event | None
+    """The event the tool's own context sees set when the call is abandoned."""
+    timeout: float
+    """The call's deadline in seconds: the tool's own, or the executor's."""
+    cap: int
+    """The call's output cap in bytes: the tool's own, or the executor's."""
+    structured: bool
+    """Whether the tool publishes an output schema (its result then carries the object)."""
+    begun: float
+    """When the run began (``time.perf_counter``), for the deadline."""
 
 
 @final

@@ -1,8 +1,11 @@
 """The policy step of the pipeline: allow, deny, or pause the call to ask a person.
 
 It runs after input validation: the policy sees the validated input, and a person is
-never asked about a call that would be refused anyway. :class:`Decision` is the one
-type for a policy's answer, for calls here and for grants in a thinker's admission.
+never asked about a call that would be refused anyway. The executor calls the policy
+itself and goes on at once when it answers a plain allow; any other answer (an
+awaitable, a deny, an ask, something unreadable) is settled here by :func:`authorize`.
+:class:`Decision` is the one type for a policy's answer, for calls here and for grants
+in a thinker's admission. What a policy or an approver raises refuses the call.
 """
 
 from __future__ import annotations
@@ -10,18 +13,18 @@ from __future__ import annotations
 import enum
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
-from toolpalette._run.call import Admitted, Refusal, refuse
+from toolpalette._run.call import Refusal, refuse
 
 if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.tool import ToolContext
 
-__all__ = ["Approver", "Decision", "Policy", "authorize", "read_decision"]
+__all__ = ["ALLOW", "Approver", "Decision", "Policy", "authorize", "read_decision"]
 
 
 class Decision(enum.Enum):
@@ -34,6 +37,9 @@ class Decision(enum.Enum):
     ASK = "ask"
     """Pause until a person approves or denies (see ``Thinker.resolve_approval``)."""
 
+
+ALLOW: Final = Decision.ALLOW
+"""The plain allow, compared by identity on every call."""
 
 Policy = Callable[["ToolProvider", Any], Any]
 """Called with the provider and the validated input; returns a :class:`Decision`, its
@@ -67,63 +73,68 @@ def read_decision(answer: Any) -> tuple[Decision, str | None]:
 
 
 async def authorize(
-    policy: Policy,
-    approve: Approver | None,
-    call: Admitted,
+    answer: Any,
+    provider: ToolProvider,
+    value: Any,
+    approver: Approver | None,
     ctx: ToolContext | None,
     abort: AbortSignal | None,
 ) -> None:
-    """Ask ``policy`` about a validated call: return to go ahead, pause on ask.
+    """The rest of the step for a policy's ``answer`` that is not a plain allow.
+
+    Awaits an async policy's answer, reads it, and on ``ask`` pauses until ``approver``
+    answers. Returns to go ahead.
 
     Raises:
         Refusal: 403 ``denied`` (a denial, or a policy that raised), 403
             ``approval_required`` (ask, with no approver), 499 ``aborted``.
     """
-    label = _shaping.name_label(call.provider.name)
+    if inspect.isawaitable(answer):  # an async policy
+        outcome = await _running.run_async(answer, None, abort, None)
+        answer = _settled(outcome, provider, "is not permitted here.")
     try:
-        answer = policy(call.provider, call.value)
-        if inspect.isawaitable(answer):  # an async policy
-            outcome = await _running.run_async(answer, None, abort, None)
-            answer = _settled(outcome, f"{label} is not permitted here.")
         decision, reason = read_decision(answer)
-    except Refusal:
-        raise
     except Exception as exc:
-        raise refuse(403, "denied", f"{label} is not permitted here.", exc) from None
+        raise _denied(provider, "is not permitted here.", exc) from None
     if decision is Decision.ASK:
-        await _ask(approve, call, ctx, abort, label)
+        await _ask(approver, provider, value, ctx, abort)
     elif decision is Decision.DENY:
-        raise refuse(403, "denied", reason or f"{label} is not permitted here.")
+        if reason:
+            raise refuse(403, "denied", reason)
+        raise _denied(provider, "is not permitted here.")
 
 
 async def _ask(
-    approve: Approver | None,
-    call: Admitted,
+    approver: Approver | None,
+    provider: ToolProvider,
+    value: Any,
     ctx: ToolContext | None,
     abort: AbortSignal | None,
-    label: str,
 ) -> None:
     """Pause until the approver answers; the caller's abort ends the wait."""
-    if approve is None:
+    if approver is None:
+        label = _shaping.name_label(provider.name)
         text = f"{label} needs a person's approval, and none can be asked here."
         raise refuse(403, "approval_required", text)
     try:
-        answer = approve(call.provider, call.value, ctx)
-        if inspect.isawaitable(answer):
-            outcome = await _running.run_async(answer, None, abort, None)
-            answer = _settled(outcome, f"{label} was not approved.")
-    except Refusal:
-        raise
+        answer = approver(provider, value, ctx)
     except Exception as exc:
-        raise refuse(403, "denied", f"{label} was not approved.", exc) from None
+        raise _denied(provider, "was not approved.", exc) from None
+    if inspect.isawaitable(answer):
+        outcome = await _running.run_async(answer, None, abort, None)
+        answer = _settled(outcome, provider, "was not approved.")
     if answer is not True:
-        raise refuse(403, "denied", f"{label} was not approved.")
+        raise _denied(provider, "was not approved.")
 
 
-def _settled(outcome: _running.Outcome, refused: str) -> Any:
+def _denied(provider: ToolProvider, why: str, error: BaseException | None = None) -> Refusal:
+    return refuse(403, "denied", f"{_shaping.name_label(provider.name)} {why}", error)
+
+
+def _settled(outcome: _running.Outcome, provider: ToolProvider, refused: str) -> Any:
     """The value of an awaited policy or approver: 499 on abort, 403 if it raised."""
     if isinstance(outcome.kind, _running.Aborted):
         raise refuse(499, "aborted", outcome.kind.reason)
     if outcome.kind is _running.RAISED:
-        raise refuse(403, "denied", refused, outcome.value)
+        raise _denied(provider, refused, outcome.value)
     return outcome.value

@@ -7,23 +7,33 @@ can read, and the first one ends the call:
 2. the read-only binding: 403 ``read_only``;
 3. validate the input: 400 ``invalid_input`` (input too large to validate on the event
    loop is validated in the worker pool, under the call's timeout and abort: 504, 499,
-   503 as for a sync tool; see :meth:`Executor._validate_apart`);
+   503 as for a sync tool; see ``deferred.py``);
 4. authorize: the policy denies (403 ``denied``) or asks, and the call pauses for the
    host's approver (``consent.py``);
 5. run under the deadline and render the output: 504 ``timeout``, 503 ``busy``, 499
    ``aborted`` (the caller's own abort), 500 or a ``ToolError``'s own status for a
    raising tool, 413 ``output_too_large``.
 
-A step refuses by raising :class:`~toolpalette._run.call.Refusal`; ``execute`` catches
+Every way in shares the same preparation, as a sync and an async HTTP client share
+their base: :meth:`Executor._prepare` (steps 1 to 3, the loop's share of validation),
+:meth:`Executor._decide` (step 4's call of the policy) and :meth:`Executor._invocation`
+(the tool built for the call, its configuration and context). ``execute`` (on an event
+loop), ``execute_sync`` (a thread without one, the blocking path of
+:meth:`Executor._run_blocking`) and the batches of ``execute_many`` (``many.py``) differ
+only in how they wait.
+
+What the executor asks about a call besides its registry (read-only, the policy, the
+approver, each tool's configuration) is one :class:`~toolpalette._run.rules.Rules`
+object, fixed when the executor is made: built from the keywords of a standalone
+executor, or a thinker's binding (:func:`with_rules`). A call only goes down from here.
+
+A step refuses by raising :class:`~toolpalette._run.call.Refusal`; each way in catches
 it in one place, reports the failure in the background (never the caller's own abort)
-and returns its result. :meth:`Executor.execute_sync` and the batches of
-:meth:`Executor.execute_many` (``many.py``) run the same steps.
+and returns its result.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -31,15 +41,24 @@ from collections.abc import Set as AbstractSet
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, final
 
+from toolpalette._run import consent as _consent
+from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run.abort import AbortSignal
-from toolpalette._run.call import Admitted, Refusal, Running, refuse
-from toolpalette._run.consent import Approver, Decision, Policy, authorize
+from toolpalette._run.call import Prepared, Refusal, Running, refuse
+from toolpalette._run.consent import ALLOW, Approver, Decision, Policy
+from toolpalette._run.deferred import Later, validate_apart, validate_blocking
 from toolpalette._run.many import run_many
-from toolpalette._run.reports import Reporter, ReportQueue, ToolErrorReport
+from toolpalette._run.reports import (
+    Reporter,
+    ReportQueue,
+    failure_report,
+    shared_queue,
+)
+from toolpalette._run.rules import KeywordRules, Rules, check_read_only
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
-from toolpalette._run.workers import PoolBusy, WorkerPool, shared_pool
+from toolpalette._run.workers import WorkerPool, shared_pool
 from toolpalette._tools import budget as _budget
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.tool import ToolContext
@@ -61,9 +80,8 @@ __all__ = [
     "Policy",
     "execute",
     "execute_many",
+    "with_rules",
 ]
-
-logger = logging.getLogger("toolpalette.executor")
 
 DEFAULT_TIMEOUT: Final = 30.0
 """Seconds a call may run when its tool sets no ``timeout``."""
@@ -76,43 +94,41 @@ Call = tuple[object, Any] | tuple[object, Any, "str | None"]
 """One call for ``execute_many``: ``(name, input)`` or ``(name, input, call_id)``."""
 
 _NO_CONTEXT: Final = ToolContext()
-_SHARED: dict[str, Any] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def _shared(key: str, factory: Callable[[], Any]) -> Any:
-    with _SHARED_LOCK:
-        if key not in _SHARED:
-            _SHARED[key] = factory()
-        return _SHARED[key]
-
-
-@final
-class _Later:
-    """An admitted call's input, to be validated apart (it needs more than the loop's share)."""
-
-    __slots__ = ("raw",)
-
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
 
 
 @final
 class _Bound:
     """The tool an executor built for one provider and parent, kept while both stay.
 
-    The provider's ``timeout`` and ``output_cap`` are read once here: they are properties.
+    What the call needs of the provider besides the tool (``timeout``, ``output_cap``,
+    whether it has an output schema, and its configuration when the rules say it is
+    fixed per provider) is read once here: they are properties, and the configuration
+    may be asked of the hub.
     """
 
-    __slots__ = ("name", "output_cap", "parent", "provider", "timeout", "tool")
+    __slots__ = (
+        "config",
+        "name",
+        "output_cap",
+        "parent",
+        "provider",
+        "structured",
+        "timeout",
+        "tool",
+    )
 
-    def __init__(self, provider: ToolProvider, name: str, parent: Any) -> None:
+    def __init__(self, provider: ToolProvider, parent: Any, rules: Rules) -> None:
         self.provider = provider
-        self.name = name
+        self.name = provider.name
         self.parent = parent
         self.tool: BoundTool = provider.create(parent)
         self.timeout: float | None = provider.timeout
         self.output_cap: int | None = provider.output_cap
+        self.structured = provider.output_schema is not None
+        config_for = rules.config_for
+        self.config: Mapping[str, Any] | None = (
+            config_for(provider) if config_for is not None and rules.config_per_tool else None
+        )
 
 
 class Executor:
@@ -166,11 +182,6 @@ class Executor:
             raise ValueError("timeout, output_cap and concurrency must be positive")
         self.registry = registry
         self.offered: AbstractSet[str] | None = frozenset(offered) if offered is not None else None
-        self.read_only = read_only
-        self.require_read_only = require_read_only
-        self.policy = policy
-        self.approve = approve
-        self.config_for = config_for
         self.context = context
         self.hook = hook
         self.on_tool_error: tuple[Reporter, ...] = (
@@ -180,10 +191,23 @@ class Executor:
         self.output_cap = output_cap
         self.concurrency = concurrency
         self.pool: WorkerPool = pool or shared_pool(worker_threads)
-        self.reports: ReportQueue = reports or _shared("reports", ReportQueue)
-        self._bound: dict[str, _Bound] = {}
-        self._guarded = read_only or require_read_only is not None
+        self.reports: ReportQueue = reports or shared_queue()
+        self._bound: dict[object, _Bound] = {}
+        self._use(
+            KeywordRules.of(
+                read_only=read_only,
+                require_read_only=require_read_only,
+                policy=policy,
+                approve=approve,
+                config_for=config_for,
+            )
+        )
         _start_watchdog()
+
+    def _use(self, rules: Rules) -> None:
+        """Ask ``rules`` about every call from now on (once, when the executor is made)."""
+        self._rules = rules
+        self._guarded = rules.read_only or rules.guard is not None
 
     # -- public ----------------------------------------------------------------------
 
@@ -205,15 +229,19 @@ class Executor:
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         try:
-            call = self._admit(name, input)
+            provider, value = self._prepare(name, input)
             since: float | None = started
-            if type(call.value) is _Later:  # the run's timeout starts after validation
-                call, since = await self._validate_apart(call, abort), None
-            if self.policy is None:
-                run = self._start(call, ctx, abort, call_id, since)
-            else:
-                await self._authorize(call, ctx, abort)
-                run = self._start(call, ctx, abort, call_id)  # the pause is not run time
+            if type(value) is Later:  # the run's timeout starts after validation
+                value = await validate_apart(provider, value, self.pool, self.timeout, abort)
+                since = None
+            if self._rules.policy is not None:
+                answer = self._decide(provider, value, ctx)
+                if answer is not ALLOW:
+                    await _consent.authorize(
+                        answer, provider, value, self._rules.approver, ctx, abort
+                    )
+                since = None  # a pause for a person is not run time
+            run = self._start(name, provider, value, ctx, abort, call_id, since)
             # Most async tools finish in their first step: then nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
@@ -238,7 +266,7 @@ class Executor:
             ctx,
             abort,
             self.concurrency,
-            admit=self._admit_and_authorize,
+            prepare=self._prepare_and_authorize,
             run=self._run,
             report=self._report,
         )
@@ -260,12 +288,17 @@ class Executor:
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         try:
-            call = self._admit(name, input)
-            if type(call.value) is _Later:
-                call = self._validate_blocking(call, abort)
-            if self.policy is not None:
-                _running.run_apart(self._authorize(call, ctx, abort))
-            return self._run_blocking(call, ctx, abort, call_id)
+            provider, value = self._prepare(name, input)
+            if type(value) is Later:
+                value = validate_blocking(provider, value, self.pool, self.timeout, abort)
+            if self._rules.policy is not None:
+                answer = self._decide(provider, value, ctx)
+                if answer is not ALLOW:
+                    approver = self._rules.approver
+                    _running.run_apart(
+                        _consent.authorize(answer, provider, value, approver, ctx, abort)
+                    )
+            return self._run_blocking(name, provider, value, ctx, abort, call_id)
         except Refusal as refusal:
             return self._report(name, input, refusal, ctx, started, call_id)
 
@@ -282,25 +315,25 @@ class Executor:
 
     # -- steps 1 to 3: look up, read-only, validate -------------------------------------
 
-    def _admit(self, name: object, raw: Any) -> Admitted:
+    def _prepare(self, name: object, raw: Any) -> Prepared:
         """Steps 1 to 3, in order; the call holds the provider it found from here on.
 
         One flat function (look-up, read-only binding, validation): it runs on every
         call, and each extra layer would cost a frame. Validation here does the loop's
         share of work only (``budget.validating_on_loop``): input that needs more is
-        admitted as a :class:`_Later`, for :meth:`_validate_apart` to finish.
+        prepared as a ``deferred.Later``, for ``deferred.validate_apart`` to finish.
         """
         provider = lookup(self.registry, name)
         offered = self.offered
         if provider is None or (offered is not None and name not in offered):
             raise self._not_found(name, provider)
         if self._guarded:
-            self._check_read_only(provider)
+            check_read_only(self._rules, provider)
         mode = _budget.validating_on_loop()
         try:
-            return Admitted(provider, provider.parse_input(raw))
+            return provider, provider.parse_input(raw)
         except _budget.ValidationDeferred:
-            return Admitted(provider, _Later(raw))
+            return provider, Later(raw)
         except InvalidInputError as exc:
             raise Refusal(_shaping.refused_input(exc), exc) from None
         except Exception as exc:  # a provider's own validation broke: not the model's fault
@@ -308,132 +341,95 @@ class Executor:
         finally:
             _budget.end_mode(mode)
 
-    async def _validate_apart(self, call: Admitted, abort: AbortSignal | None) -> Admitted:
-        """Step 3, finished in the worker pool: input that needs more than the loop's share.
-
-        The provider validates the input again, whole, in a worker thread (jsonschema
-        is pure Python: the thread gives the GIL back every switch interval, so the loop
-        keeps turning), with a budget proportional to the input's size. It runs as a
-        sync tool does: under the call's timeout (504 past it), the caller's abort (499)
-        and the pool's bounds (503); the validator reads the clock and its stop event
-        every ``budget.CHECK_EVERY`` steps, so the thread ends soon after the call does.
-        The tool's own timeout starts once validation ended.
-        """
-        if abort is not None and abort.aborted:
-            raise _aborted(abort.reason or "")
-        work, stop, timeout = self._apart(call)
-        outcome = await _running.run_sync(work, self.pool, timeout, abort, stop)
-        return self._validated(call, outcome, timeout)
-
-    def _validate_blocking(self, call: Admitted, abort: AbortSignal | None) -> Admitted:
-        """:meth:`_validate_apart` for a thread without a loop: it waits for the worker."""
-        if abort is not None and abort.aborted:
-            raise _aborted(abort.reason or "")
-        work, stop, timeout = self._apart(call)
-        outcome = _running.run_blocking(work, self.pool, timeout, abort, stop)
-        return self._validated(call, outcome, timeout)
-
-    def _apart(self, call: Admitted) -> tuple[Callable[[], Any], threading.Event, float]:
-        """The worker's validation of a :class:`_Later` call, its stop event and timeout."""
-        provider = call.provider
-        raw = call.value.raw
-        timeout = provider.timeout or self.timeout
-        stop = threading.Event()
-        deadline = time.monotonic() + timeout
-
-        def validate() -> Any:
-            mode = _budget.validating_apart(deadline, stop)
-            try:
-                return provider.parse_input(raw)
-            finally:
-                _budget.end_mode(mode)
-
-        return validate, stop, timeout
-
-    def _validated(self, call: Admitted, outcome: _running.Outcome, timeout: float) -> Admitted:
-        """How validation apart ended: the call admitted, or its refusal raised."""
-        provider = call.provider
-        kind, value = outcome.kind, outcome.value
-        if kind is _running.OK:
-            return Admitted(provider, value)
-        if kind is _running.RAISED:
-            if isinstance(value, InvalidInputError):
-                raise Refusal(_shaping.refused_input(value), value)
-            if not isinstance(value, _budget.ValidationStopped):
-                raise Refusal(_shaping.shape_exception(provider.name, value), value)
-            kind = _running.TIMEOUT  # the validator saw the deadline first
-        if kind is _running.TIMEOUT:
-            label = _shaping.name_label(provider.name)
-            text = (
-                f"{label} did not run: its input could not be checked within "
-                f"{timeout:g} seconds. Send less input."
-            )
-            raise refuse(504, "timeout", text, TimeoutError(text))
-        raise self._refusal(provider, outcome, timeout)
-
     def _not_found(self, name: object, provider: ToolProvider | None) -> Refusal:
         """Step 1's refusal: 404 for an unknown name, 403 for one not offered (same text)."""
         code, status = ("unknown_tool", 404) if provider is None else ("not_offered", 403)
-        return refuse(status, code, self._unavailable(name))
-
-    def _unavailable(self, name: object) -> str:
         names = self.registry.tool_names()
         if self.offered is not None:
             names = [n for n in names if n in self.offered]
-        return _shaping.unavailable_text(name, names)
-
-    def _check_read_only(self, provider: ToolProvider) -> None:
-        """Step 2: the read-only binding (403); a guard that raises refuses too."""
-        error: BaseException | None = None
-        allowed = provider.read_only if self.read_only else True
-        if allowed and self.require_read_only is not None:
-            try:
-                allowed = self.require_read_only(provider) is not False
-            except Exception as exc:
-                allowed, error = False, exc
-        if not allowed:
-            text = (
-                f"{_shaping.name_label(provider.name)} can change things, and this agent "
-                "may only use read-only tools."
-            )
-            raise refuse(403, "read_only", text, error)
+        return refuse(status, code, _shaping.unavailable_text(name, names))
 
     # -- step 4: authorize --------------------------------------------------------------
 
-    async def _authorize(
-        self, call: Admitted, ctx: ToolContext | None, abort: AbortSignal | None
-    ) -> None:
-        """Step 4: the policy allows, denies (403) or asks the approver (the call pauses)."""
-        assert self.policy is not None
-        await authorize(self.policy, self.approve, call, ctx, abort)
+    def _decide(self, provider: ToolProvider, value: Any, ctx: ToolContext | None) -> Any:
+        """Step 4, the policy's answer: :data:`~consent.ALLOW` to go ahead at once.
 
-    async def _admit_and_authorize(
+        Any other answer (an awaitable, deny, ask, a reason) is settled by
+        ``consent.authorize``. A policy that raises denies (403).
+        """
+        policy = self._rules.policy
+        assert policy is not None
+        try:
+            answer = policy.decide_call(ctx.parent if ctx is not None else None, provider, value)
+        except Exception as exc:
+            label = _shaping.name_label(provider.name)
+            raise refuse(403, "denied", f"{label} is not permitted here.", exc) from None
+        return ALLOW if answer is True or answer is None else answer
+
+    async def _prepare_and_authorize(
         self, name: object, raw: Any, ctx: ToolContext | None, abort: AbortSignal | None
-    ) -> Admitted:
-        """Steps 1 to 4, for a batch: every call of a turn is admitted before any runs."""
-        call = self._admit(name, raw)
-        if type(call.value) is _Later:
-            call = await self._validate_apart(call, abort)
-        if self.policy is not None:
-            await self._authorize(call, ctx, abort)
-        return call
+    ) -> Prepared:
+        """Steps 1 to 4, for a batch: every call of a turn is prepared before any runs."""
+        provider, value = self._prepare(name, raw)
+        if type(value) is Later:
+            value = await validate_apart(provider, value, self.pool, self.timeout, abort)
+        if self._rules.policy is not None:
+            answer = self._decide(provider, value, ctx)
+            if answer is not ALLOW:
+                await _consent.authorize(answer, provider, value, self._rules.approver, ctx, abort)
+        return provider, value
 
     # -- step 5: run and render ---------------------------------------------------------
 
+    def _invocation(
+        self, name: object, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
+    ) -> tuple[_Bound, ToolContext | None]:
+        """The tool for this call, and the context it gets: shared by every way of running.
+
+        The tool is built once per provider and parent and kept while both stay (a
+        class tool keeps its instance, and its state, for as long). A tool that takes no
+        context gets None here, and shares one empty context (no per-call Event).
+        """
+        parent = ctx.parent if ctx is not None else None
+        bound = self._bound.get(name)
+        if bound is None or bound.provider is not provider or bound.parent is not parent:
+            bound = self._bound[name] = _Bound(provider, parent, self._rules)
+        if not bound.tool.takes_context:
+            return bound, None
+        base = ctx if ctx is not None else _NO_CONTEXT
+        config = bound.config
+        if config is None:
+            config_for = self._rules.config_for
+            config = config_for(provider) if config_for is not None else base.config
+        tool_ctx = ToolContext(
+            parent=base.parent,
+            config=config,
+            abort=threading.Event(),
+            call_id=call_id if call_id is not None else base.call_id,
+            run_id=base.run_id,
+            thread_id=base.thread_id,
+            user=base.user,
+            on_progress=base.on_progress,
+        )
+        return bound, tool_ctx
+
     async def _run(
         self,
-        call: Admitted,
+        name: object,
+        call: Prepared,
         ctx: ToolContext | None,
         abort: AbortSignal | None,
         call_id: str | None,
     ) -> ToolResult:
         """Step 5 whole, for a batch: :meth:`_start`, then :meth:`_finish` if it must wait."""
-        run = self._start(call, ctx, abort, call_id)
+        run = self._start(name, call[0], call[1], ctx, abort, call_id)
         return await self._finish(run, abort) if isinstance(run, Running) else run
 
     def _start(
         self,
-        call: Admitted,
+        name: object,
+        provider: ToolProvider,
+        value: Any,
         ctx: ToolContext | None,
         abort: AbortSignal | None,
         call_id: str | None,
@@ -448,35 +444,25 @@ class Executor:
         when the call began, when nothing paused it since (it saves reading the clock).
         """
         if abort is not None and abort.aborted:
-            raise _aborted(abort.reason or "")
+            raise _shaping.aborted(abort.reason or "")
         begun = since if since is not None else time.perf_counter()
-        provider = call.provider
         timeout, cap = self.timeout, self.output_cap
         try:
-            # _prepare, inlined for the common case: the tool is already built.
-            bound = self._bound.get(provider.name)
-            if (
-                bound is None
-                or bound.provider is not provider
-                or bound.parent is not (ctx.parent if ctx is not None else None)
-            ):
-                bound = self._prepare(provider, ctx)
+            bound, tool_ctx = self._invocation(name, provider, ctx, call_id)
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
+            structured = bound.structured
             tool = bound.tool
-            tool_ctx = self._tool_context(provider, ctx, call_id) if tool.takes_context else None
             event = tool_ctx.abort if tool_ctx is not None else None
             if not tool.is_async:
-                work = partial(tool.invoke, call.value, tool_ctx or _NO_CONTEXT)
-                return Running(provider, work, event, timeout, cap, begun)
-            outcome = _running.start_async(
-                tool.invoke(call.value, tool_ctx or _NO_CONTEXT), bound.name
-            )
+                work = partial(tool.invoke, value, tool_ctx or _NO_CONTEXT)
+                return Running(provider, work, event, timeout, cap, structured, begun)
+            outcome = _running.start_async(tool.invoke(value, tool_ctx or _NO_CONTEXT), bound.name)
             if outcome.kind is _running.PENDING:
-                return Running(provider, outcome.value, event, timeout, cap, begun)
+                return Running(provider, outcome.value, event, timeout, cap, structured, begun)
             ended = time.perf_counter()
         except Exception as exc:  # create() or invoke() itself failed
-            outcome, ended = _running.Outcome(_running.RAISED, exc), begun
-        return self._settle(provider, outcome, timeout, cap, ended - begun)
+            outcome, ended, structured = _running.Outcome(_running.RAISED, exc), begun, False
+        return _settle(provider, outcome, timeout, cap, structured, ended - begun)
 
     async def _finish(self, run: Running, abort: AbortSignal | None) -> ToolResult:
         """Step 5, ended: wait for a started run under its deadline and the abort.
@@ -486,99 +472,37 @@ class Executor:
         timer from firing, and the watchdog names the tool that held it.
         """
         work = run.work
-        if isinstance(work, _running.Suspended):
+        if type(work) is _running.Suspended:
             outcome = await _running.finish_async(work, run.timeout, abort, run.abort_event)
         else:
-            outcome = await _running.run_sync(work, self.pool, run.timeout, abort, run.abort_event)
+            outcome = await _handoff.run_sync(work, self.pool, run.timeout, abort, run.abort_event)
         took = time.perf_counter() - run.begun
-        return self._settle(run.provider, outcome, run.timeout, run.cap, took)
-
-    def _settle(
-        self,
-        provider: ToolProvider,
-        outcome: _running.Outcome,
-        timeout: float,
-        cap: int,
-        took: float,
-    ) -> ToolResult:
-        """How a run ended, as the result: the rendered output, or a refusal raised."""
-        if took > timeout and (outcome.kind is _running.OK or outcome.kind is _running.RAISED):
-            raise _overran(provider, timeout, took, outcome)
-        if outcome.kind is _running.OK:
-            return _shaping.render_output(provider, outcome.value, cap)
-        raise self._refusal(provider, outcome, timeout)
+        return _settle(run.provider, outcome, run.timeout, run.cap, run.structured, took)
 
     def _run_blocking(
         self,
-        call: Admitted,
+        name: object,
+        provider: ToolProvider,
+        value: Any,
         ctx: ToolContext | None,
         abort: AbortSignal | None,
         call_id: str | None,
     ) -> ToolResult:
         """Step 5 for a thread without a loop: the tool runs in a worker, this thread waits."""
         if abort is not None and abort.aborted:
-            raise _aborted(abort.reason or "")
-        provider = call.provider
-        timeout, cap = self.timeout, self.output_cap
+            raise _shaping.aborted(abort.reason or "")
+        timeout, cap, structured = self.timeout, self.output_cap, False
         try:
-            bound = self._prepare(provider, ctx)
+            bound, tool_ctx = self._invocation(name, provider, ctx, call_id)
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
-            takes = bound.tool.takes_context
-            tool_ctx = self._tool_context(provider, ctx, call_id) if takes else _NO_CONTEXT
-            event = tool_ctx.abort if takes else None
-            work = partial(bound.tool.invoke, call.value, tool_ctx)
+            structured = bound.structured
+            work = partial(bound.tool.invoke, value, tool_ctx or _NO_CONTEXT)
             fn = partial(_running.run_to_end, work) if bound.tool.is_async else work
-            outcome = _running.run_blocking(fn, self.pool, timeout, abort, event)
+            event = tool_ctx.abort if tool_ctx is not None else None
+            outcome = _handoff.run_blocking(fn, self.pool, timeout, abort, event)
         except Exception as exc:
             outcome = _running.Outcome(_running.RAISED, exc)
-        if outcome.kind is _running.OK:
-            return _shaping.render_output(provider, outcome.value, cap)
-        raise self._refusal(provider, outcome, timeout)
-
-    def _prepare(self, provider: ToolProvider, ctx: ToolContext | None) -> _Bound:
-        """The tool for this provider and parent, built once and kept while both stay.
-
-        A class tool keeps its instance, and its state, for as long. A tool that takes
-        no context shares one empty context (no per-call Event to build).
-        """
-        parent = ctx.parent if ctx is not None else None
-        name = provider.name
-        bound = self._bound.get(name)
-        if bound is None or bound.provider is not provider or bound.parent is not parent:
-            bound = self._bound[name] = _Bound(provider, name, parent)
-        return bound
-
-    def _tool_context(
-        self, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
-    ) -> ToolContext:
-        base = ctx if ctx is not None else _NO_CONTEXT
-        config = self.config_for(provider) if self.config_for is not None else base.config
-        return ToolContext(
-            parent=base.parent,
-            config=config,
-            abort=threading.Event(),
-            call_id=call_id if call_id is not None else base.call_id,
-            run_id=base.run_id,
-            thread_id=base.thread_id,
-            user=base.user,
-            on_progress=base.on_progress,
-        )
-
-    def _refusal(
-        self, provider: ToolProvider, outcome: _running.Outcome, timeout: float
-    ) -> Refusal:
-        """The refusal for a run that did not return: raised, timed out, aborted or busy."""
-        kind = outcome.kind
-        if kind is _running.RAISED:
-            return Refusal(_shaping.shape_exception(provider.name, outcome.value), outcome.value)
-        if isinstance(kind, _running.Aborted):
-            return _aborted(kind.reason)
-        label = _shaping.name_label(provider.name)
-        if kind is _running.TIMEOUT:
-            text = f"{label} did not finish within {timeout:g} seconds and was stopped."
-            return refuse(504, "timeout", text, TimeoutError(text))
-        text = f"{label} cannot run now: too many calls are in progress. Try again later."
-        return refuse(503, "busy", text, PoolBusy(text))
+        return _settle(provider, outcome, timeout, cap, structured, 0.0)
 
     # -- reporting -------------------------------------------------------------------
 
@@ -596,42 +520,41 @@ class Executor:
         Not reported: a direct call outside a run (no context) and the caller's own abort.
         """
         result = refusal.result
-        reported = self.hook is not None or self.on_tool_error
-        if reported and ctx is not None and result.code != "aborted":
-            if call_id is not None and call_id != ctx.call_id:
-                ctx = dataclasses.replace(ctx, call_id=call_id)
-            report = ToolErrorReport(
-                tool=name if isinstance(name, str) else repr(name),
-                input=raw,
-                error=refusal.error,
-                status=result.status,
-                code=result.code,
-                text=result.text,
-                duration=time.perf_counter() - started,
-                context=ctx,
-            )
+        if ctx is None or result.code == "aborted":
+            return result
+        if self.hook is not None or self.on_tool_error:
+            report = failure_report(name, raw, refusal, ctx, started, call_id)
             self.reports.put(report, self.hook, self.on_tool_error)
         return result
 
 
-def _overran(
-    provider: ToolProvider, timeout: float, took: float, outcome: _running.Outcome
-) -> Refusal:
-    """A 504 for a call whose result came back after its deadline (its loop was blocked)."""
-    label = _shaping.name_label(provider.name)
-    text = f"{label} did not finish within {timeout:g} seconds and was stopped."
-    error = TimeoutError(
-        f"tool {provider.name!r} came back after {took:.2f} s, past its {timeout:g} s "
-        "deadline, because its event loop was blocked (by blocking code in an async "
-        "tool: see the watchdog's warning); its result was dropped"
-    )
-    if outcome.kind is _running.RAISED:
-        error.__cause__ = outcome.value
-    return refuse(504, "timeout", text, error)
+def with_rules(registry: ToolRegistry, rules: Rules, **options: Any) -> Executor:
+    """An executor that asks ``rules`` (a thinker's binding) about every call.
+
+    ``options`` are the executor's other keywords (``hook``, ``worker_threads``, ...);
+    the keywords that make rules (``read_only``, ``policy``, ``approve``, ...) are
+    ``rules``' to answer instead.
+    """
+    executor = Executor(registry, **options)
+    executor._use(rules)
+    return executor
 
 
-def _aborted(reason: str) -> Refusal:
-    return refuse(499, "aborted", reason or "The call was cancelled by the caller.")
+def _settle(
+    provider: ToolProvider,
+    outcome: _running.Outcome,
+    timeout: float,
+    cap: int,
+    structured: bool,
+    took: float,
+) -> ToolResult:
+    """How a run ended, as the result: the rendered output, or a refusal raised."""
+    kind = outcome.kind
+    if took > timeout and (kind is _running.OK or kind is _running.RAISED):
+        raise _shaping.overran(provider, timeout, took, outcome)
+    if kind is _running.OK:
+        return _shaping.render_output(provider, outcome.value, cap, structured)
+    raise _shaping.run_refusal(provider, outcome, timeout)
 
 
 async def execute(

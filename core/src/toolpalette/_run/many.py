@@ -1,10 +1,11 @@
-"""The calls of one turn: admitted in order, then run in batches that respect safety.
+"""The calls of one turn: prepared in order, then run in batches that respect safety.
 
 Consecutive concurrency-safe calls form one batch and run together, at most
 ``concurrency`` at a time; inside a batch, calls whose inputs share a resource key form
 a chain and run one after another, in call order. A call that is not concurrency-safe
 is a batch of its own: it starts after everything before it has ended, and everything
-after it waits for it. Refused calls (unknown, invalid, denied) take no slot.
+after it waits for it. Every call is prepared (looked up, validated, authorized) before
+any runs; refused calls (unknown, invalid, denied) take no slot.
 
 The steps are the executor's own (the same ones ``execute`` runs), handed in as
 callables: this module knows the order of a turn, not how one call is run.
@@ -18,23 +19,24 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, final
 
-from toolpalette._run.call import Admitted, Refusal
+from toolpalette._run.call import Prepared, Refusal
 
 if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
     from toolpalette._tools.result import ToolResult
     from toolpalette._tools.tool import ToolContext
 
-__all__ = ["Admit", "Report", "Run", "run_many"]
+__all__ = ["Prepare", "Report", "Run", "run_many"]
 
 logger = logging.getLogger("toolpalette.executor")
 
-Admit = Callable[[object, Any, "ToolContext | None", "AbortSignal | None"], Awaitable[Admitted]]
+Prepare = Callable[[object, Any, "ToolContext | None", "AbortSignal | None"], Awaitable[Prepared]]
 """Look up, read-only, validate and authorize one call (raises :class:`Refusal`)."""
 Run = Callable[
-    [Admitted, "ToolContext | None", "AbortSignal | None", "str | None"], Awaitable["ToolResult"]
+    [object, Prepared, "ToolContext | None", "AbortSignal | None", "str | None"],
+    Awaitable["ToolResult"],
 ]
-"""Run and render an admitted call (raises :class:`Refusal`)."""
+"""Run and render a prepared call (raises :class:`Refusal`)."""
 Report = Callable[[object, Any, Refusal, "ToolContext | None", float, "str | None"], "ToolResult"]
 """Report a refusal and return its result."""
 
@@ -51,14 +53,14 @@ class _Slot:
         self.input: Any = call[1] if len(call) > 1 else None
         self.call_id: str | None = call[2] if len(call) > 2 else None
         self.started = time.perf_counter()
-        self.call: Admitted | None = None
+        self.call: Prepared | None = None
         self.result: ToolResult | None = None
         self.refusal: Refusal | None = None
 
 
-def _safety(call: Admitted) -> tuple[bool, Hashable | None]:
+def _safety(call: Prepared) -> tuple[bool, Hashable | None]:
     """Whether the call may overlap others, and its resource key (a failing check: unsafe)."""
-    provider, value = call.provider, call.value
+    provider, value = call
     try:
         safe = bool(provider.is_concurrency_safe(value))
         key = provider.resource_key(value)
@@ -99,7 +101,7 @@ async def run_many(
     abort: AbortSignal | None,
     concurrency: int,
     *,
-    admit: Admit,
+    prepare: Prepare,
     run: Run,
     report: Report,
 ) -> list[ToolResult]:
@@ -109,7 +111,7 @@ async def run_many(
     ]
     for slot in slots:
         try:
-            slot.call = await admit(slot.name, slot.input, ctx, abort)
+            slot.call = await prepare(slot.name, slot.input, ctx, abort)
         except Refusal as refusal:
             slot.refusal = refusal
     limit = asyncio.Semaphore(concurrency)
@@ -134,7 +136,7 @@ async def _run_apart(
     anything else a call raised (the caller's cancellation) is raised once all ended.
     """
     outcomes = await asyncio.gather(
-        *(run(_admitted(slot), ctx, abort, slot.call_id) for slot in slots),
+        *(run(slot.name, _prepared(slot), ctx, abort, slot.call_id) for slot in slots),
         return_exceptions=True,
     )
     for slot, outcome in zip(slots, outcomes, strict=True):
@@ -146,7 +148,7 @@ async def _run_apart(
             slot.result = outcome
 
 
-def _admitted(slot: _Slot) -> Admitted:
+def _prepared(slot: _Slot) -> Prepared:
     assert slot.call is not None
     return slot.call
 
@@ -172,10 +174,10 @@ async def _run_one(
     assert slot.call is not None
     try:
         if limit is None:
-            slot.result = await run(slot.call, ctx, abort, slot.call_id)
+            slot.result = await run(slot.name, slot.call, ctx, abort, slot.call_id)
         else:
             async with limit:
-                slot.result = await run(slot.call, ctx, abort, slot.call_id)
+                slot.result = await run(slot.name, slot.call, ctx, abort, slot.call_id)
     except Refusal as refusal:
         slot.refusal = refusal
 

@@ -11,6 +11,7 @@ delivers one, so a leak check sees a reporter that never returns.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import queue
@@ -21,13 +22,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._hookcall import call_each, in_call_order
+from toolpalette._run.call import Refusal
 from toolpalette._run.workers import PoolThread
 from toolpalette._tools.tool import ToolContext
 
 if TYPE_CHECKING:
     from pluggy._hooks import HookImpl
 
-__all__ = ["ReportQueue", "Reporter", "ToolErrorReport"]
+__all__ = ["ReportQueue", "Reporter", "ToolErrorReport", "failure_report", "shared_queue"]
 
 logger = logging.getLogger("toolpalette.executor")
 
@@ -100,6 +102,30 @@ def _deliver_one(label: str, sink: Reporter, report: ToolErrorReport) -> None:
 
 async def _await(awaitable: Any) -> None:
     await awaitable
+
+
+def failure_report(
+    name: object,
+    sent: Any,
+    refusal: Refusal,
+    context: ToolContext,
+    started: float,
+    call_id: str | None,
+) -> ToolErrorReport:
+    """The report of a call that ``refusal`` ended; ``sent`` is the input as passed."""
+    if call_id is not None and call_id != context.call_id:
+        context = dataclasses.replace(context, call_id=call_id)
+    result = refusal.result
+    return ToolErrorReport(
+        tool=name if isinstance(name, str) else repr(name),
+        input=sent,
+        error=refusal.error,
+        status=result.status,
+        code=result.code,
+        text=result.text,
+        duration=time.perf_counter() - started,
+        context=context,
+    )
 
 
 class ReportQueue:
@@ -201,3 +227,15 @@ def _sinks_or_none(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, 
     except Exception:
         logger.exception("failure reporters could not be listed; report dropped")
         return []
+
+
+_SHARED: list[ReportQueue] = []
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_queue() -> ReportQueue:
+    """The process-wide report queue, for executors not given one of their own."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            _SHARED.append(ReportQueue())
+        return _SHARED[0]

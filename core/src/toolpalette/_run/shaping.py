@@ -17,8 +17,10 @@ import re
 import types
 from typing import TYPE_CHECKING, Any, Final
 
-from toolpalette._run.call import Refusal
-from toolpalette._tools.result import RichContent, ToolResult, rich_content
+from toolpalette._run import running as _running
+from toolpalette._run.call import Refusal, refuse
+from toolpalette._run.workers import PoolBusy
+from toolpalette._tools.result import CONTENT_TYPES, RichContent, ToolResult, rich_content
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import InvalidInputError, ToolError, ToolNotFoundError
 
@@ -27,10 +29,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_MESSAGE",
+    "aborted",
     "failure",
     "name_label",
+    "overran",
     "refused_input",
     "render_output",
+    "run_refusal",
     "shape_exception",
     "unavailable_text",
 ]
@@ -38,7 +43,7 @@ __all__ = [
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
 _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
-_PLAIN: Final = frozenset({str, int, float, bool, type(None), dict})
+_MAYBE_RICH: Final = (*CONTENT_TYPES, list, tuple)
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -162,7 +167,9 @@ def shape_exception(tool_name: str, exc: BaseException) -> ToolResult:
     return failure(status, code, message or f"{name_label(tool_name)} reported an error.")
 
 
-def render_output(provider: ToolProvider, value: Any, cap: int) -> ToolResult:
+def render_output(
+    provider: ToolProvider, value: Any, cap: int, structured: bool | None = None
+) -> ToolResult:
     """The result for a tool's return value.
 
     Text output ships as it is; rich content (images, audio, files, alone or in a list
@@ -172,12 +179,15 @@ def render_output(provider: ToolProvider, value: Any, cap: int) -> ToolResult:
     (sets, objects, NaN, cycles, lone surrogates) is a 500 ``invalid_output``; no
     ``repr`` of it reaches the model.
 
+    ``structured`` says whether the tool publishes an output schema (the result then
+    carries the output object); None reads it from the provider.
+
     Raises:
         Refusal: 413 over the cap, 500 for output that is not JSON (with its exception).
     """
     try:
-        # Plain text, numbers and objects are never rich content: no scan for them.
-        rich = None if type(value) in _PLAIN else rich_content(value)
+        # Only content objects and sequences can be rich content: no scan for the rest.
+        rich = rich_content(value) if isinstance(value, _MAYBE_RICH) else None
         if rich is None:
             dumped = provider.dump_output(value)
             text = dumped if isinstance(dumped, str) else _to_json(dumped)
@@ -192,8 +202,9 @@ def render_output(provider: ToolProvider, value: Any, cap: int) -> ToolResult:
         return _rich_result(provider.name, rich, cap)
     if size > cap:
         raise Refusal(_too_large(provider.name, cap))
-    structured = dumped if isinstance(dumped, dict) and provider.output_schema is not None else None
-    return ToolResult(text, structured=structured)
+    if structured is None:
+        structured = provider.output_schema is not None
+    return ToolResult(text, structured=dumped if structured and isinstance(dumped, dict) else None)
 
 
 def _rich_result(tool_name: str, rich: RichContent, cap: int) -> ToolResult:
@@ -218,3 +229,39 @@ def _invalid_output(tool_name: str) -> ToolResult:
         f"{name_label(tool_name)} returned output that cannot be shown (it is not JSON). "
         "The details were reported to the host.",
     )
+
+
+def run_refusal(provider: ToolProvider, outcome: _running.Outcome, timeout: float) -> Refusal:
+    """The refusal for a run that did not return: raised, timed out, aborted or busy."""
+    kind = outcome.kind
+    if kind is _running.RAISED:
+        return Refusal(shape_exception(provider.name, outcome.value), outcome.value)
+    if isinstance(kind, _running.Aborted):
+        return aborted(kind.reason)
+    label = name_label(provider.name)
+    if kind is _running.TIMEOUT:
+        text = f"{label} did not finish within {timeout:g} seconds and was stopped."
+        return refuse(504, "timeout", text, TimeoutError(text))
+    text = f"{label} cannot run now: too many calls are in progress. Try again later."
+    return refuse(503, "busy", text, PoolBusy(text))
+
+
+def overran(
+    provider: ToolProvider, timeout: float, took: float, outcome: _running.Outcome
+) -> Refusal:
+    """A 504 for a call whose result came back after its deadline (its loop was blocked)."""
+    label = name_label(provider.name)
+    text = f"{label} did not finish within {timeout:g} seconds and was stopped."
+    error = TimeoutError(
+        f"tool {provider.name!r} came back after {took:.2f} s, past its {timeout:g} s "
+        "deadline, because its event loop was blocked (by blocking code in an async "
+        "tool: see the watchdog's warning); its result was dropped"
+    )
+    if outcome.kind is _running.RAISED:
+        error.__cause__ = outcome.value
+    return refuse(504, "timeout", text, error)
+
+
+def aborted(reason: str) -> Refusal:
+    """The caller's own abort: 499, the caller's reason as the text."""
+    return refuse(499, "aborted", reason or "The call was cancelled by the caller.")

@@ -87,25 +87,26 @@ def shared_pool(max_workers: int | None = None) -> WorkerPool:
 class Job:
     """One sync call handed to a worker: the function, and how its outcome is delivered.
 
-    A subclass says how in :meth:`deliver` (the pipeline's: an event loop's handoff, or a
-    blocked thread's wait), so a call costs one object, not a job and a callback. The
-    pool's own bookkeeping lives in the flags below, written under the pool's lock.
+    A subclass sets :attr:`fn` and says how the outcome goes back in :meth:`deliver`
+    (the pipeline's: an event loop's handoff, or a blocked thread's wait), so a call
+    costs one object, not a job and a callback. The pool's own bookkeeping lives in the
+    other slots, set by :meth:`WorkerPool.submit` and written under the pool's lock.
     """
 
     __slots__ = ("abandoned", "finished", "fn", "refused", "released", "waiting")
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.fn = fn
-        self.abandoned = False
-        """Set by the caller that stopped waiting; the outcome is then dropped."""
-        self.released = False
-        """Whether abandoning this job gave its slot back to the pool."""
-        self.finished = False
-        """Whether the worker has accounted for the job's end (its slot is free)."""
-        self.waiting = False
-        """Whether the job waits for a free worker (it has not started)."""
-        self.refused = False
-        """Whether the pool refused the job while it waited (delivered as a PoolBusy)."""
+    fn: Callable[[], Any]
+    """The call to run in a worker; what it returns or raises is delivered."""
+    abandoned: bool
+    """Set by the caller that stopped waiting; the outcome is then dropped."""
+    released: bool
+    """Whether abandoning this job gave its slot back to the pool."""
+    finished: bool
+    """Whether the worker has accounted for the job's end (its slot is free)."""
+    waiting: bool
+    """Whether the job waits for a free worker (it has not started)."""
+    refused: bool
+    """Whether the pool refused the job while it waited (delivered as a PoolBusy)."""
 
     def deliver(self, ok: bool, value: Any) -> None:
         """Hand over the outcome: ``(True, result)`` or ``(False, exception)``.
@@ -167,6 +168,7 @@ class WorkerPool:
                 nothing was queued.
         """
         with self._lock:
+            job.abandoned = job.released = job.finished = job.waiting = job.refused = False
             if self._busy < self.max_workers:
                 self._dispatch(job)
             elif self._stuck >= self.max_workers:

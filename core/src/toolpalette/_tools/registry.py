@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, final
@@ -339,6 +339,7 @@ def sync(
     desired: Iterable[ToolProvider],
     *,
     same: Callable[[ToolProvider, ToolProvider], bool] = _identical,
+    within: Collection[str] | None = None,
 ) -> None:
     """Make ``registry`` hold exactly ``desired``, keeping the position of what stays.
 
@@ -346,9 +347,17 @@ def sync(
     place; new names are added in ``desired``'s order; the rest are removed. The one way
     the core brings a registry to a computed state (the hub's catalog, a thinker's
     palette at each reconcile), so an unchanged state leaves ``version`` alone.
+    ``within`` limits it to those names (``desired`` among them): the others are left
+    as they are, for a caller that knows only they can have changed.
     """
     wanted = list(desired)
-    registry.retain(p.name for p in wanted)
+    if within is None:
+        registry.retain(p.name for p in wanted)
+    else:
+        keep = {p.name for p in wanted}
+        for name in within:
+            if name not in keep:
+                registry.unregister(name)
     for provider in wanted:
         held = lookup(registry, provider.name)
         if held is None:

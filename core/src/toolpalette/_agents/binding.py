@@ -1,0 +1,114 @@
+"""What bind time fixes for a thinker: the parts of a bound thinker, made once.
+
+``hub.bind(Cls)`` reads the class's ``read_only`` and fixes it, with the thinker's
+policy, its pending approvals, its palette's reconciliation
+(``reconcile.py``), its grants (``admission.py``) and one executor for its whole life,
+in a frozen :class:`Binding` (:func:`make_binding`). The thinker keeps it where no
+attribute write reaches it (``thinker.py``, "the latch").
+
+The binding's :class:`CallRules` is the one object the thinker's executor asks about
+each call (``_run/rules.py``): read-only, the policy, who answers an ask, and each
+tool's configuration (the host's settings for its pack, read once per tool).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolpalette._agents.admission import Admission
+from toolpalette._agents.reconcile import Reconciler
+from toolpalette._agents.turn import Approval
+from toolpalette._run.executor import Executor, with_rules
+
+if TYPE_CHECKING:
+    from toolpalette._agents.approvals import Approvals, Notify
+    from toolpalette._agents.policy import ToolPolicy
+    from toolpalette._agents.resolved import ThinkerHub
+    from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.tool import ToolContext
+
+__all__ = ["APPROVED", "Binding", "CallRules", "make_binding"]
+
+APPROVED: ContextVar[bool] = ContextVar("toolpalette_approved", default=False)
+"""Set while a call runs that a person approved before it was made (``approved=True``)."""
+
+
+@dataclass(frozen=True)
+class CallRules:
+    """What a thinker's executor asks about each call (a ``_run.rules.Rules``).
+
+    ``read_only`` and ``policy`` are the binding's; there is no further guard (the
+    executor checks each tool's own ``read_only`` on every call). An ``ask`` goes to the
+    thinker's approvals; the configuration of a tool is the host's settings for its
+    pack, fixed for the hub's life, so the executor reads it once per tool.
+    """
+
+    read_only: bool
+    policy: ToolPolicy
+    grants: Admission
+    hub: ThinkerHub
+    guard: None = None
+    config_per_tool: bool = True
+
+    @property
+    def approver(self) -> Any:
+        """Pauses a call the policy asks about until a person answers (or the host said yes)."""
+        return self._ask
+
+    @property
+    def config_for(self) -> Any:
+        """The host's settings for a provider's pack."""
+        return self._config
+
+    async def _ask(self, provider: ToolProvider, value: Any, _ctx: ToolContext | None) -> bool:
+        grants = self.grants
+        if APPROVED.get():
+            grants.record("call", provider.name, "granted", "approved before the call")
+            return True
+        data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+        approval = Approval(uuid.uuid4().hex, "call", provider.name, data, grants.turn_number)
+        return await grants.approvals.ask_call(approval)
+
+    def _config(self, provider: ToolProvider) -> Mapping[str, Any]:
+        origin = provider.origin
+        return self.hub.pack_config(origin.pack or "") if origin is not None else {}
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What bind time fixed for one thinker; immutable, and found by its identity."""
+
+    read_only: bool
+    """The read-only binding: mutating tools are neither offered, granted nor run."""
+    policy: ToolPolicy
+    """Decides what is offered, and calls and grants."""
+    palette: Reconciler
+    """The palette's reconciliation (and the catalogs it leaves)."""
+    grants: Admission
+    """Admission of grants."""
+    approvals: Approvals
+    """The thinker's pending approvals, of calls and of grants."""
+    executor: Executor
+    """The pipeline of every call, for the thinker's life (class tools keep their state)."""
+
+
+def make_binding(
+    thinker: Any, *, read_only: bool, policy: ToolPolicy, approver: Notify | None
+) -> Binding:
+    """``thinker``'s binding: its palette's reconciliation, its grants and its executor."""
+    hub: ThinkerHub = thinker.hub
+    palette = Reconciler(thinker.palette, hub, policy, read_only)
+    grants = Admission(thinker, palette, policy, read_only, approver)
+    rules = CallRules(read_only, policy, grants, hub)
+    executor = with_rules(
+        thinker.palette,
+        rules,
+        offered=(),
+        hook=hub.pm.hook.toolpalette_tool_error,
+        worker_threads=hub.config.worker_threads,
+    )
+    return Binding(read_only, policy, palette, grants, grants.approvals, executor)
