@@ -196,6 +196,17 @@ def test_concurrent_first_searches_agree_with_sequential_ones() -> None:
     assert got == expected
 
 
+def test_scoring_every_term_up_front_changes_no_result() -> None:
+    documents = [doc(f"tool_{i}", f"Word{i % 37} and word{i % 11} text.") for i in range(400)]
+    queries = ["text", "word5 word7", "tool_3", "word36 text tool"]
+    lazy = LexicalRanker().build(documents)
+    warm = LexicalRanker().build(documents)
+    warm.warm()
+    assert [warm.search(q, 5) for q in queries] == [lazy.search(q, 5) for q in queries]
+    warm.warm()  # again: nothing left to do
+    assert [warm.search(q, 5) for q in queries] == [lazy.search(q, 5) for q in queries]
+
+
 # --- Queries: empty, limits, bounds --------------------------------------------------------
 
 

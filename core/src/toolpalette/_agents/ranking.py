@@ -73,14 +73,16 @@ __all__ = [
     "ToolIndex",
     "ToolRanker",
     "documents_from",
+    "fields_of",
     "terms",
 ]
 
 MAX_QUERY_CHARS = 4096
 """The most characters of a query read; the rest is ignored."""
 
-MAX_QUERY_TERMS = 128
-"""The most distinct terms of a query that count, in the order they come."""
+MAX_QUERY_TERMS = 64
+"""The most distinct terms of a query that count, in the order they come (so a search
+reads at most this many postings per tool)."""
 
 _MAX_PARAMETERS = 256
 """The most parameters (nested ones included) read from one input schema."""
@@ -317,8 +319,13 @@ def _parameters(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return names[:_MAX_PARAMETERS], descriptions[:_MAX_PARAMETERS]
 
 
-def _fields(document: ToolDocument) -> tuple[str, str, str, str]:
-    """A tool's four fields as text: name, description, parameter names and descriptions."""
+def fields_of(document: ToolDocument) -> tuple[str, str, str, str]:
+    """A tool's text as the default ranker reads it, in four fields.
+
+    The name, the description, the parameters' names and the parameters' descriptions
+    (nested ones included, see :func:`_parameters`), each normalized (NFKC) and the
+    last two joined with spaces: what another ranker may index too.
+    """
     names, descriptions = _parameters(document.input_schema)
     return (
         _normalized(document.name),
@@ -432,6 +439,15 @@ class LexicalIndex:
             return self._search_small(found, limit)
         return self._search_dense(found, limit)
 
+    def warm(self) -> None:
+        """Score every term now, so that no search pays for a term's first use.
+
+        For a host that would rather pay once, up front (in a background thread after
+        building, say): the index can be searched meanwhile, from any thread.
+        """
+        for term in list(self._pending):
+            self._postings(term)
+
     def _postings(self, term: str) -> _Postings | None:
         """The term's postings, scored now if this is the first search that uses it."""
         postings = self._scored.get(term)
@@ -528,7 +544,7 @@ class LexicalRanker:
         Done a catalog at a time, not a word at a time: every field's words are grouped
         by word in one pass, and each distinct word is cut into terms once.
         """
-        words = list(map(str.split, chain.from_iterable(map(_fields, documents))))
+        words = list(map(str.split, chain.from_iterable(map(fields_of, documents))))
         for field, weight in enumerate(self.weights.as_tuple()):
             if not weight:
                 words[field::_FIELDS] = [[]] * len(documents)
