@@ -64,6 +64,7 @@ def test_identifiers_split_at_every_boundary_and_keep_their_whole() -> None:
     assert terms("read_file") == [*pieces, "readfile"]
     assert terms("read.file") == terms("read-file") == terms("readFile") == terms("ReadFile")
     assert terms("READ_FILE") == terms("read_file")
+    assert terms("__init__") == terms("init") == ["init"]
     # A run of capitals is one piece, up to the next word's capital.
     assert terms("getHTTPResponse") == ["get", "http", "respons", "gethttpresponse"]
 
@@ -79,6 +80,7 @@ def test_forms_of_a_word_fold_to_one_term() -> None:
     for forms in (
         ("file", "files", "File", "FILES"),
         ("query", "queries"),
+        ("copy", "copies", "copied", "copying"),
         ("create", "creates", "created", "creating"),
         ("run", "running"),
         ("match", "matches", "matched"),
@@ -174,15 +176,19 @@ def test_ties_go_by_catalog_order_and_results_repeat() -> None:
     assert first.search("convert currency", 5) == found == second.search("convert currency", 5)
 
 
-def test_ties_go_by_catalog_order_among_many_postings() -> None:
-    # Enough postings that the search takes its list-based path, with a floor.
-    documents = [doc(f"tool_{i}", "Fetch the weather.") for i in range(700)]
+@pytest.mark.parametrize("others", [0, 1300], ids=["every tool matches", "a fifth matches"])
+def test_ties_go_by_catalog_order_among_many_postings(others: int) -> None:
+    # Enough postings that the search adds them up in a list, with a floor; the matches
+    # are read back from the whole list, or from the set of tools touched.
+    documents = [doc(f"tool_{i}", "Fetch the weather.") for i in range(350)]
     documents[300] = doc("weather", "Fetch the weather.")
+    documents += [doc(f"other_{i}", "Something else.") for i in range(others)]
     index = LexicalRanker().build(documents)
     found = index.search("weather fetch", 6)
     assert [p for p, _ in found] == [300, 0, 1, 2, 3, 4]
     assert len({score for _, score in found[1:]}) == 1
     assert index.search("weather fetch", 6) == found
+    assert len(index.search("weather fetch", 1000)) == 350
 
 
 def test_concurrent_first_searches_agree_with_sequential_ones() -> None:
@@ -221,7 +227,9 @@ def test_a_query_with_no_known_term_finds_nothing(index: ToolIndex) -> None:
 
 def test_an_empty_catalog_finds_nothing() -> None:
     index = LexicalRanker().build([])
+    assert len(index) == 0
     assert index.search("read file", 5) == []
+    assert len(LexicalRanker().build(CATALOG)) == len(CATALOG)
 
 
 def test_limit_bounds(index: ToolIndex) -> None:
@@ -230,9 +238,10 @@ def test_limit_bounds(index: ToolIndex) -> None:
     # Past the matches, only the matches come back.
     assert len(index.search("file", 20)) == 4
     assert len(index.search("file", 10**9)) == 4
-    for limit in (0, -1):
-        with pytest.raises(ValueError, match="limit"):
+    for limit in (0, -1, -7919):
+        with pytest.raises(ValueError, match="limit") as refused:
             index.search("file", limit)
+        assert str(limit) not in str(refused.value).replace("at least 1", "")
 
 
 def test_only_the_first_characters_of_a_query_are_read(index: ToolIndex) -> None:

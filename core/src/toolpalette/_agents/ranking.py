@@ -43,10 +43,11 @@ Writing another ranker (embeddings, a service of the host's): an object whose
             order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
             return [(i, scores[i]) for i in order[:limit]]
 
-``build`` runs when a catalog changes and ``search`` at every model query, so an index
-does its heavy work in ``build``. Like the default, it should find nothing for a blank
-query, break ties by catalog order, bound its work on a long query, and allow searches
-from several threads at once.
+``build`` runs when a catalog changes and ``search`` at every model query, so the work
+that does not depend on the query belongs in ``build`` (or is kept once done, as the
+default keeps its terms' scores). Like the default, an index should find nothing for a
+blank query, break ties by catalog order, bound its work on a long query, never repeat
+the query in an error, and allow searches from several threads at once.
 """
 
 from __future__ import annotations
@@ -222,6 +223,14 @@ _PUNCTUATION = "\"'`.,;:!?()[]{}<>*"
 """Stripped from around a word before the fast paths of :func:`_word_terms`."""
 
 
+def _piece_terms(pieces: list[str], memo: dict[str, str]) -> list[str]:
+    """The terms of lowercase pieces, stop words left out (looked up in C when known)."""
+    found: list[str | None] = list(map(memo.get, pieces))
+    if None in found:
+        found = [_piece_term(p, memo) for p in pieces]
+    return list(filter(None, found))
+
+
 def _word_terms(word: str, memo: dict[str, str]) -> list[str]:
     """The terms of one whitespace-separated word, punctuation around it included.
 
@@ -235,18 +244,17 @@ def _word_terms(word: str, memo: dict[str, str]) -> list[str]:
             term = _piece_term(core.lower(), memo)
             return [term] if term else []
     elif core.islower() and core.replace("_", "").isalpha():  # "snake_case"
-        pieces = [p for p in core.split("_") if p]
-        found = [t for t in (_piece_term(p, memo) for p in pieces) if t]
+        pieces = core.split("_")
+        if "" in pieces:
+            pieces = list(filter(None, pieces))
+        found = _piece_terms(pieces, memo)
         if len(pieces) > 1:
             found.append("".join(pieces))
         return found
     found = []
     for compound in _COMPOUND.findall(word):
         pieces = _pieces(compound)
-        for piece in pieces:
-            term = _piece_term(piece, memo)
-            if term:
-                found.append(term)
+        found += _piece_terms(pieces, memo)
         if len(pieces) > 1:
             found.append("".join(pieces))
     return found
@@ -426,7 +434,7 @@ class LexicalIndex:
             ValueError: ``limit`` is below 1.
         """
         if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
+            raise ValueError("limit must be at least 1")  # never the value: a model sent it
         wanted: dict[str, None] = {}
         for term in terms(query[:MAX_QUERY_CHARS]):
             wanted[term] = None
@@ -471,21 +479,30 @@ class LexicalIndex:
         return [(p, totals[p]) for p in ranked]
 
     def _search_dense(self, found: list[_Postings], limit: int) -> list[tuple[int, float]]:
-        """Many postings: added up in one list and filtered in C, not one by one."""
-        totals = [0.0] * self._catalog.size
+        """Many postings: added up in one list and filtered in C, not one by one.
+
+        The tools touched are kept in a set while that costs less than reading the
+        whole list at the end (fewer postings than half the catalog).
+        """
+        size = self._catalog.size
+        totals = [0.0] * size
         read, write = totals.__getitem__, totals.__setitem__
-        touched: set[int] = set()
+        touched: set[int] | None = (
+            set() if sum(len(p.positions) for p in found) < size // 2 else None
+        )
         floor = 0.0
         for postings in found:
             positions = postings.positions
             deque(map(write, positions, map(add, map(read, positions), postings.scores)), 0)
-            touched.update(positions)
+            if touched is not None:
+                touched.update(positions)
             if limit <= len(postings.best) and postings.best[limit - 1] > floor:
                 floor = postings.best[limit - 1]
-        kept = list(touched)
-        if floor > 0.0:
-            kept = list(compress(kept, map(ge, map(read, kept), repeat(floor))))
-        kept.sort()  # ascending, so the stable sort below leaves ties in catalog order
+        if touched is None:  # every tool, in ascending order
+            kept = list(compress(count(), map(ge, totals, repeat(floor or math.ulp(0.0)))))
+        else:
+            kept = sorted(compress(touched, map(ge, map(read, touched), repeat(floor))))
+        # Ascending positions, so the stable sort leaves ties in catalog order.
         ranked = sorted(kept, key=read, reverse=True)[:limit]
         return [(p, totals[p]) for p in ranked]
 
