@@ -147,10 +147,18 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy")
 
 
+# Packages of the bench group used for their data files only, installed without their
+# dependencies (bfcl-eval's are the leaderboard's model clients: torch, vllm...).
+BENCH_DATA_ONLY = ("bfcl-eval",)
+
+
 @nox.session(python="3.11")
 def bench(session: nox.Session) -> None:
-    """Benchmark toolpalette beside its anchors (langchain-core, mcp, pluggy, stevedore)."""
-    _install_group(session, "bench")
+    """Benchmark toolpalette beside its anchors (langchain-core, mcp, pluggy, stevedore, bm25s)."""
+    group = nox.project.dependency_groups(PYPROJECT, "bench")
+    data = [r for r in group if r.startswith(BENCH_DATA_ONLY)]
+    session.install(*[r for r in group if r not in data])
+    session.install("--no-deps", *data)
     session.install(*WITH_MCP)
     session.run("python", "-m", "bench", *session.posargs)
 

@@ -27,6 +27,7 @@ MODULES: tuple[str, ...] = (
     "bench_serve",
     "bench_mcp_client",
     "bench_scale",
+    "bench_search",
 )
 
 # Fewer rounds and calls under --quick; the modules read these when first imported.

@@ -26,6 +26,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._agents.meta",),
         "builds read_skill_file's provider to test its path check past schema validation",
     ),
+    "tests/core/agents/test_ranking.py": (
+        ("toolpalette._agents.ranking",),
+        "unit tests of the ranker; the public face is the search_tools meta-tool (next)",
+    ),
     "tests/core/cli/test_cli_call_host.py": (
         ("toolpalette._cli.call",),
         "unit test of the file names `call --save` gives content blocks",
