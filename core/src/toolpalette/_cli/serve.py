@@ -31,6 +31,8 @@ __all__ = ["register", "run", "worker_app"]
 
 OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
 """Where ``--workers`` passes the command's options to each worker (JSON)."""
+_BACKLOG = 2048
+"""Connections waiting to be accepted on the HTTP socket (uvicorn's default)."""
 
 _DESCRIPTION = """\
 Serve a palette to MCP clients: a thinker's (--thinker package.module:Class), or the
@@ -156,12 +158,12 @@ def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, f
     """Listen, say where and how on stderr, and serve with uvicorn until stopped."""
     import uvicorn
 
-    try:
-        listener = _listen(options["host"], port)
-    except OSError as exc:
-        print(f"error: cannot listen on {options['host']} port {port}: {exc}", file=sys.stderr)
-        return 1
     host = options["host"]
+    try:
+        listener = _listen(host, port)
+    except OSError as exc:
+        print(f"error: cannot listen on {host} port {port}: {exc}", file=sys.stderr)
+        return 1
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{listener.getsockname()[1]}{options['path']}"
     mode = "stateless" if options["stateless"] else "stateful"
@@ -219,10 +221,6 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
-
-
-_BACKLOG = 2048
-"""Connections waiting to be accepted (uvicorn's default)."""
 
 
 def _serve_stdio(palette: Any) -> int:
