@@ -164,6 +164,65 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python="3.11")
+def load(session: nox.Session) -> None:
+    """Load and soak ``toolpalette serve --http`` with Locust, beside the SDK's MCPServer.
+
+    Not part of CI (a full run takes about half an hour, the soak ten minutes):
+    ``nox -s load`` runs the cases, ``nox -s load -- --soak`` the soak, ``-- --quick``
+    a short smoke run; see ``python -m bench.load --help``.
+    """
+    _install_group(session, "load")
+    session.install(*WITH_MCP)
+    session.run("python", "-m", "bench.load", *session.posargs)
+
+
+# The official MCP conformance suite, from npm, into a folder of its own under .nox. Its
+# command needs Node.js 22 or newer: an older node on the machine gets the npm ``node``
+# package (22) installed beside it.
+CONFORMANCE = ROOT / ".nox" / "conformance-suite"
+CONFORMANCE_NPM = "@modelcontextprotocol/conformance@0.1.16"
+CONFORMANCE_NODE_NPM = "node@22"
+
+
+@nox.session(python="3.11")
+def conformance(session: nox.Session) -> None:
+    """Run the MCP conformance suite's server scenarios against ``toolpalette serve --http``.
+
+    Not part of CI. Serves every installed tool and skill with ``--workers 2`` and with
+    one worker, runs every server scenario against each, and prints pass or fail per
+    scenario; the scenarios that need the suite's own fixtures (tools, prompts and
+    resources by name) are listed as out of scope. Fails when another scenario fails.
+    """
+    npm = shutil.which("npm")
+    if npm is None:
+        session.error("the conformance suite needs npm (and Node.js) on the machine")
+    session.install(*WITH_MCP)
+    install = [npm, "install", "--prefix", str(CONFORMANCE), "--no-audit", "--no-fund"]
+    session.run(*install, "--loglevel=error", CONFORMANCE_NPM, external=True)
+    node = shutil.which("node") or ""
+    if _node_major(node) < 22:
+        session.run(*install, "--loglevel=error", CONFORMANCE_NODE_NPM, external=True)
+        node = str(CONFORMANCE / "node_modules" / ".bin" / "node")
+    suite = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+    session.run(
+        "python", "-m", "bench.load.conformance", "--node", node, "--suite", str(suite / "index.js")
+    )
+
+
+def _node_major(node: str) -> int:
+    """The major version of ``node`` (0 when there is none)."""
+    if not node:
+        return 0
+    import subprocess
+
+    found = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+    try:
+        return int(found.stdout.strip().lstrip("v").split(".")[0])
+    except ValueError:
+        return 0
+
+
+@nox.session(python="3.11")
 def demo(session: nox.Session) -> None:
     """The main job: install the first-party packs and skilljars, then run the demo."""
     session.install(*FIRST_PARTY)

@@ -38,6 +38,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._hub",),
         "checks by name that a warm read-only command never imports the hub's module",
     ),
+    "tests/core/cli/test_cli_serve_socket.py": (
+        ("toolpalette._cli.serve",),
+        "unit test of the socket `serve --http` listens on: its connections get TCP_NODELAY",
+    ),
     "tests/core/plugins/test_collect.py": (
         (
             "toolpalette._plugins.collect",

@@ -2,8 +2,11 @@
 
 Over stdio (the default) nothing but protocol goes to stdout: logs and anything a
 pack prints go to stderr. ``--http`` serves streamable HTTP with uvicorn (loopback by
-default); ``--workers N`` runs N worker processes, each building the palette from
-the same options (passed to them in ``TOOLPALETTE_SERVE_OPTIONS``).
+default) and says on stderr where and how: the URL, stateful or stateless, and the
+workers. ``--workers N`` runs N worker processes on one listening socket, each
+building the palette from the same options (passed to them in
+``TOOLPALETTE_SERVE_OPTIONS``); with more than one they serve stateless, since the
+requests of one session would reach any of them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import importlib
 import json
 import logging
 import os
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +31,8 @@ __all__ = ["register", "run", "worker_app"]
 
 OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
 """Where ``--workers`` passes the command's options to each worker (JSON)."""
+_BACKLOG = 2048
+"""Connections waiting to be accepted on the HTTP socket (uvicorn's default)."""
 
 _DESCRIPTION = """\
 Serve a palette to MCP clients: a thinker's (--thinker package.module:Class), or the
@@ -64,7 +70,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="the port (default: 8000)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="the port (default: 8000; 0 picks a free one, shown at start)",
+    )
     parser.add_argument("--path", default="/mcp", help="the endpoint's path (default: /mcp)")
     parser.add_argument(
         "--stateless",
@@ -76,8 +87,8 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=_positive_int,
         default=1,
-        help="HTTP worker processes (default: 1); with more than one, use --stateless "
-        "or route each session to one worker",
+        help="HTTP worker processes (default: 1); more than one serve stateless, as "
+        "--stateless does (a session's requests could reach any worker)",
     )
     parser.add_argument(
         "--page-size",
@@ -110,11 +121,12 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    workers = args.workers if args.http else 1
     options = {
         "thinker": args.thinker,
         "select": args.select or [],
         "read_only": args.read_only,
-        "stateless": args.stateless,
+        "stateless": args.stateless or workers > 1,
         "page_size": args.page_size,
         "config": args.config,
         "path": args.path,
@@ -124,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         # Importing packs and the thinker's module may print: never onto the protocol.
         with contextlib.redirect_stdout(sys.stderr):
             hub, thinker = _palette(options)
-            if args.http and args.workers > 1:
+            if args.http and workers > 1:
                 app: Any = None
             elif args.http:
                 app = _app(hub, thinker, options)
@@ -139,27 +151,76 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.http:
         return _serve_stdio(stdio)
+    return _serve_http(app, options, port=args.port, workers=workers, forced=not args.stateless)
+
+
+def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, forced: bool) -> int:
+    """Listen, say where and how on stderr, and serve with uvicorn until stopped."""
     import uvicorn
 
-    if app is None:
-        if not args.stateless:
-            print(
-                "note: each HTTP session lives in the worker that opened it: route every "
-                "Mcp-Session-Id to one worker, or serve --stateless",
-                file=sys.stderr,
-            )
+    host = options["host"]
+    try:
+        listener = _listen(host, port)
+    except OSError as exc:
+        print(f"error: cannot listen on {host} port {port}: {exc}", file=sys.stderr)
+        return 1
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{listener.getsockname()[1]}{options['path']}"
+    mode = "stateless" if options["stateless"] else "stateful"
+    print(
+        f"serving {url} ({mode}, {workers} worker{'s' if workers > 1 else ''})",
+        file=sys.stderr,
+        flush=True,
+    )
+    if workers > 1 and forced:
+        print(
+            f"note: {workers} workers serve stateless, as --stateless does: any worker "
+            "answers any request, and the palette is served without the meta-tools "
+            "(serve one worker to keep sessions)",
+            file=sys.stderr,
+            flush=True,
+        )
+    with listener, contextlib.suppress(KeyboardInterrupt):
+        if workers == 1:
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+            server.run(sockets=[listener])
+            return 0 if server.started else 1
+        from uvicorn.supervisors import Multiprocess
+
         os.environ[OPTIONS_ENV] = json.dumps(options)
-        uvicorn.run(
+        config = uvicorn.Config(
             "toolpalette._cli.serve:worker_app",
             factory=True,
-            host=args.host,
-            port=args.port,
-            workers=args.workers,
+            workers=workers,
             log_level="warning",
         )
-    else:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        Multiprocess(config, sockets=[listener]).run()
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The socket every worker accepts on, its connections sending without delay.
+
+    asyncio turns Nagle's algorithm off (``TCP_NODELAY``) only on connections accepted
+    from a socket created for the TCP protocol, and uvicorn creates its ``--workers``
+    socket without naming one: each keep-alive response after the first then waits
+    for the client's delayed acknowledgement, about 40 ms. This socket names TCP, and
+    sets the option on the listener too (Linux hands it on to what it accepts). It
+    listens at once: a client that connects before the workers are up waits in the
+    backlog rather than being refused.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(_BACKLOG)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def _serve_stdio(palette: Any) -> int:

@@ -58,6 +58,8 @@ DEFAULT_LIST_TTL_MS: Final = 60_000
 """How long a 2026-07-28 client may keep a listing (``ttlMs``) before asking again."""
 RESOURCE_NOT_FOUND: Final = -32002
 """The MCP specification's error code for an unknown resource."""
+SKILL_FILE_TEMPLATE: Final = "skill://{bundle}/{skill}/{path}"
+"""The URI template of a skill's files (a ``/`` in PATH may stay as it is, or be quoted)."""
 _STATE_KEY: Final = "toolpalette.session"
 _CANCELLED: Final = "The client cancelled the call."
 _LISTINGS: collections.OrderedDict[tuple[int, ...], _Listing] = collections.OrderedDict()
@@ -243,6 +245,7 @@ class PaletteServer(Server[Any]):
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
             on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
         )
         self.hub = hub
@@ -261,6 +264,7 @@ class PaletteServer(Server[Any]):
         # Registered apart: the handler answers the wire form it caches (a dict).
         self.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
         self.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
 
     def create_initialization_options(
         self,
@@ -471,6 +475,23 @@ class PaletteServer(Server[Any]):
                 )
         return types.ListResourcesResult(resources=resources)
 
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        """The ``skill://`` template of skill files, when the palette has skills."""
+        templates = []
+        if self._session(ctx).skills():
+            templates.append(
+                types.ResourceTemplate(
+                    name="skill-file",
+                    title="A file of a skill",
+                    uri_template=SKILL_FILE_TEMPLATE,
+                    description="A file in a skill's folder: BUNDLE/SKILL is the skill's id "
+                    "(prompts/list), PATH the file's path inside the folder.",
+                )
+            )
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
     async def _read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -498,6 +519,13 @@ class PaletteServer(Server[Any]):
                 uri=uri, text=text, mime_type=mime or "text/plain"
             )
         return types.ReadResourceResult(contents=[contents])
+
+
+async def _set_level(
+    ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+) -> types.EmptyResult:
+    """Accept a handshake-era client's ``logging/setLevel``: no log notification is sent."""
+    return types.EmptyResult()
 
 
 async def _name_check(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
