@@ -51,6 +51,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
     from toolpalette._tools.origin import Origin
     from toolpalette._tools.provider import (
@@ -126,6 +127,7 @@ __all__ = [
     "calls_from",
     "execute",
     "execute_many",
+    "function_tool",
     "hookimpl",
     "render_result",
     "replies",
@@ -176,6 +178,7 @@ _LAZY: dict[str, str] = {
     "calls_from": "toolpalette._formats.calls",
     "execute": "toolpalette._run.executor",
     "execute_many": "toolpalette._run.executor",
+    "function_tool": "toolpalette._tools.function_tool",
     "render_result": "toolpalette._formats.calls",
     "replies": "toolpalette._formats.calls",
     "tool": "toolpalette._tools.tool",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from toolpalette import (
     GrantRecord,
+    RequestSkillProvider,
     Skill,
     SkillSelector,
     Thinker,
@@ -99,6 +100,33 @@ async def test_hook_toolpalette_reconcile(hub: ToolHub, caplog: pytest.LogCaptur
     again = agent.begin_turn()
     assert [c[0] for c in calls] == ["second", "first", "second", "first"]
     assert (again.version, again.schemas_json()) == (turn.version, turn.schemas_json())
+
+
+def test_a_reconcile_hook_that_rebuilds_a_meta_tool_replaces_the_stale_one(hub: ToolHub) -> None:
+    # Re-registering a provider equal to the one held (a meta-tool is equal to any
+    # other of its type) with another description replaces it in place: the hook's
+    # catalog is offered, not the stale one.
+    catalogs = [[("io.example/plan", "Plan ahead.")]]
+
+    class Rebuilds:
+        @hookimpl
+        def toolpalette_reconcile(self, registry: ToolRegistry) -> None:
+            registry.register(RequestSkillProvider(catalogs[-1]))
+
+    hub.add_plugin(Rebuilds(), name="rebuilds")
+    agent = hub.bind(Agent)
+
+    def offered(turn: Any) -> list[str]:
+        [meta] = [p for p in turn.tools if p.name == "request_skill"]
+        return [m["enum"][0] for m in meta.input_schema["properties"]["skills"]["items"]["anyOf"]]
+
+    first = agent.begin_turn()
+    assert offered(first) == ["io.example/plan"]
+    catalogs.append([("io.example/plan", "Plan ahead."), ("io.example/later", "Later.")])
+    second = agent.begin_turn()
+    assert offered(second) == ["io.example/plan", "io.example/later"]
+    assert second.tool_names == first.tool_names  # in its place
+    assert second.version > first.version
 
 
 def test_hook_toolpalette_admit(hub: ToolHub) -> None:

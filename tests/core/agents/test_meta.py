@@ -122,7 +122,7 @@ def test_request_tools_mutates_and_request_skill_reads() -> None:
     assert RequestSkillProvider([]).read_only
 
 
-def test_two_instances_are_equal_and_one_registry_entry() -> None:
+def test_two_instances_are_equal_and_one_registry_entry_the_newer_one() -> None:
     first = RequestToolsProvider([("a", "A.")])
     second = RequestToolsProvider([("b", "B.")])
     assert first == second
@@ -130,8 +130,12 @@ def test_two_instances_are_equal_and_one_registry_entry() -> None:
     assert first != RequestSkillProvider([("a", "A.")])
     registry = ToolRegistry([first])
     version = registry.version
-    assert registry.register(second) is first
-    assert (len(registry), registry.version) == (1, version)
+    # Rebuilt with another catalog: it replaces the stale one in place.
+    assert registry.register(second) is second
+    assert (len(registry), registry.version) == (1, version + 1)
+    # The same catalog again changes nothing.
+    assert registry.register(RequestToolsProvider([("b", "B.")])) is second
+    assert registry.version == version + 1
 
 
 def test_a_meta_tool_runs_only_for_a_bound_thinker() -> None:

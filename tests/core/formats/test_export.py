@@ -121,6 +121,27 @@ def test_mcp_shape_carries_read_only_and_output_schema() -> None:
     assert "outputSchema" not in closed_entry or CLOSED.output_schema is not None
 
 
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_guidance_has_no_place_in_any_format(fmt: str) -> None:
+    # None of the tool shapes (OpenAI's functions, Anthropic's tools, MCP's Tool) has a
+    # field for text meant for the conversation's preamble; it is not folded into the
+    # description either.
+    @tool(guidance="Call me before any other tool.")
+    def first() -> str:
+        """Start here."""
+        return ""
+
+    @tool(name="first")
+    def without() -> str:
+        """Start here."""
+        return ""
+
+    provider = FunctionToolProvider(first)
+    assert provider.info.guidance == "Call me before any other tool."
+    exported = export_json([provider], fmt)  # type: ignore[arg-type]
+    assert exported == export_json([FunctionToolProvider(without)], fmt)  # type: ignore[arg-type]
+
+
 # -- strict ------------------------------------------------------------------------------
 
 

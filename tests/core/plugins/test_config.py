@@ -179,6 +179,7 @@ class Described(ToolProvider):
     concurrency_safe = property(lambda self: False)
     timeout = property(lambda self: 3.0)
     output_cap = property(lambda self: 999)
+    guidance = property(lambda self: "Describe first.")
 
     @property
     def input_schema(self) -> dict[str, Any]:

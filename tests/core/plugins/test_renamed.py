@@ -47,6 +47,7 @@ def _make(flags: dict[str, bool], index: int) -> Callable[..., Found]:
         concurrency_safe=index % 3 == 0,
         timeout=7 + index,
         output_cap=4096 + index,
+        guidance=f"Search {code} before you answer.",
         **flags,
     )(search)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
@@ -19,11 +20,13 @@ import pydantic
 import pytest
 from toolpalette import (
     Origin,
+    RequestToolsProvider,
     SurfaceDiff,
     Tool,
     ToolCollisionError,
     ToolNotFoundError,
     ToolRegistry,
+    function_tool,
     tool,
 )
 from toolpalette.errors import PluginWarning, ToolDefinitionError
@@ -184,6 +187,101 @@ def test_two_fakes_with_one_name_collide(tool_registry: ToolRegistry) -> None:
     tool_registry.register(fake_tool("x"))
     with pytest.raises(ToolCollisionError):
         tool_registry.register(fake_tool("x"))
+
+
+# -- re-registering: the same tool rebuilt replaces the old in place ---------------------
+
+PACK = Origin(pack="notes", distribution="toolpalette-notes", version="1.0")
+
+
+def _from(origin: Origin | None, **options: Any) -> Any:
+    fake = fake_tool("search", **options)
+    fake.origin = origin
+    return fake
+
+
+def test_a_tool_rebuilt_by_its_pack_replaces_the_old_in_its_place(
+    tool_registry: ToolRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
+    diffs: list[SurfaceDiff] = []
+    tool_registry.on_surface_changed(diffs.append)
+    old = _from(PACK, description="Search the notes.")
+    tool_registry.register_all(fake_tool("first"), old, fake_tool("last"))
+    # The same type from the same pack (a later version of it, even): an upsert.
+    new = _from(dataclasses.replace(PACK, version="1.1"), description="Search every note.")
+    with caplog.at_level(logging.DEBUG, logger="toolpalette.registry"):
+        assert tool_registry.register(new) is new
+    assert tool_registry.get_provider("search") is new
+    assert [p.name for p in tool_registry.providers()] == ["first", "search", "last"]
+    assert tool_registry.version == 4
+    assert diffs[-1] == SurfaceDiff(4, changed=("search",))
+    assert "re-registered 'search'" in caplog.text
+    assert [r.levelno for r in caplog.records] == [logging.DEBUG]
+
+
+def test_a_rebuilt_meta_tool_replaces_the_stale_one_and_an_unchanged_one_changes_nothing(
+    tool_registry: ToolRegistry,
+) -> None:
+    # A reconcile hook that rebuilds a meta-tool with a new catalog: equal providers
+    # (a meta-tool is equal to any other of its type) with another description.
+    stale = RequestToolsProvider([("a", "Tool a.")])
+    tool_registry.register(stale)
+    assert tool_registry.register(RequestToolsProvider([("a", "Tool a.")])) is stale
+    assert tool_registry.version == 1
+    fresh = RequestToolsProvider([("a", "Tool a."), ("b", "Tool b.")])
+    assert tool_registry.register(fresh) is fresh
+    assert tool_registry.version == 2
+    items = tool_registry.get_provider("request_tools").input_schema["properties"]["names"]
+    assert [m["enum"] for m in items["items"]["anyOf"]] == [["a"], ["b"]]
+
+
+def test_another_type_from_the_same_pack_collides_naming_both(
+    tool_registry: ToolRegistry,
+) -> None:
+    tool_registry.register(_from(PACK))
+    other = function_tool("search", "Search.", {"type": "object"}, lambda: "")
+    other.origin = PACK
+    with pytest.raises(ToolCollisionError) as caught:
+        tool_registry.register(other)
+    assert "FakeTool 'search'" in caught.value.first
+    assert "_FunctionSchemaTool 'search'" in caught.value.second
+    assert tool_registry.version == 1
+
+
+def test_the_same_type_from_another_distribution_collides_naming_both(
+    tool_registry: ToolRegistry,
+) -> None:
+    tool_registry.register(_from(PACK))
+    elsewhere = Origin(pack="notes", distribution="notes-fork", version="2.0")
+    with pytest.raises(ToolCollisionError) as caught:
+        tool_registry.register(_from(elsewhere))
+    assert "toolpalette-notes 1.0" in str(caught.value)
+    assert "notes-fork 2.0" in str(caught.value)
+    assert tool_registry.version == 1
+
+
+@pytest.mark.parametrize(
+    "origins", [(None, None), (PACK, None), (None, PACK), (Origin(), Origin())]
+)
+def test_tools_of_unknown_origin_are_never_taken_for_each_other(
+    tool_registry: ToolRegistry, origins: tuple[Origin | None, Origin | None]
+) -> None:
+    tool_registry.register(_from(origins[0]))
+    with pytest.raises(ToolCollisionError):
+        tool_registry.register(_from(origins[1]))
+
+
+# -- matches -----------------------------------------------------------------------------
+
+
+def test_matches_says_whether_the_registered_tool_has_this_input_schema() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    registry = make_registry(fake_tool("search", input_schema=schema))
+    assert registry.matches("search", {"properties": {"q": {"type": "string"}}, "type": "object"})
+    assert not registry.matches("search", {"type": "object"})
+    assert not registry.matches("unknown", schema)
+    assert not registry.matches(None, schema)
+    assert registry.matches("search", as_provider(registry.get_provider("search")).input_schema)
 
 
 def test_a_function_and_a_class_under_one_name_collide(tool_registry: ToolRegistry) -> None:

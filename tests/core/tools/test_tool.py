@@ -12,8 +12,9 @@ import threading
 import pydantic
 import pytest
 from toolpalette import Tool, ToolContext, ToolSpec, tool
-from toolpalette._tools.tool import get_spec
+from toolpalette._tools.tool import MAX_GUIDANCE, get_spec
 from toolpalette.errors import ToolDefinitionError
+from toolpalette.testing import as_provider
 
 
 class Query(pydantic.BaseModel):
@@ -53,6 +54,7 @@ def test_decorator_with_options_records_every_option() -> None:
         refine_schema=refiner,
         model_dependent=True,
         grade="large",
+        guidance="Search the docs before answering a question about them.",
     )
     def search(text: str) -> str:
         return text
@@ -73,6 +75,7 @@ def test_decorator_with_options_records_every_option() -> None:
     assert spec.refine_schema is refiner
     assert spec.model_dependent is True
     assert spec.grade == "large"
+    assert spec.guidance == "Search the docs before answering a question about them."
 
 
 def test_defaults_a_tool_is_mutating_unless_declared() -> None:
@@ -128,6 +131,40 @@ def test_non_positive_timeout_is_refused(timeout: float) -> None:
 def test_non_positive_output_cap_is_refused(cap: int) -> None:
     with pytest.raises(ToolDefinitionError, match="output_cap"):
         tool(output_cap=cap)
+
+
+def test_guidance_is_kept_on_the_spec_and_the_record() -> None:
+    text = "Call this first.\n\tThen read what it returns."
+
+    @tool(read_only=True, guidance=text)
+    def start() -> str:
+        """Start here."""
+        return "started"
+
+    assert get_spec(start).guidance == text  # type: ignore[union-attr]
+    assert as_provider(start).guidance == text
+    assert as_provider(start).info.guidance == text
+    assert ToolSpec().guidance is None
+
+
+@pytest.mark.parametrize(
+    ("guidance", "reason"),
+    [
+        ("", "non-empty"),
+        ("   \n", "non-empty"),
+        (42, "non-empty string"),
+        ("x" * (MAX_GUIDANCE + 1), f"at most {MAX_GUIDANCE} characters"),
+        ("Use it\x1b[31m now", "control characters"),
+        ("Nul\x00", "control characters"),
+    ],
+)
+def test_guidance_that_is_not_a_short_text_is_refused(guidance: object, reason: str) -> None:
+    with pytest.raises(ToolDefinitionError, match=reason):
+        tool(guidance=guidance)  # type: ignore[call-overload]
+
+
+def test_guidance_of_the_longest_length_is_accepted() -> None:
+    assert tool(guidance="x" * MAX_GUIDANCE) is not None
 
 
 def test_unknown_options_are_refused() -> None:

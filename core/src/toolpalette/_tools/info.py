@@ -11,13 +11,16 @@ properties forwarded by hand.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-__all__ = ["INFO_FIELDS", "ToolInfo", "default_display_name"]
+__all__ = ["INFO_FIELDS", "ToolInfo", "default_display_name", "serving_fields"]
+
+_T = TypeVar("_T", bound=type)
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -72,6 +75,12 @@ class ToolInfo:
     """Seconds a call may run; None takes the executor's default."""
     output_cap: int | None = None
     """Largest output in bytes of JSON text; None takes the executor's default."""
+    guidance: str | None = None
+    """A short text for the conversation's preamble while the tool is offered, or None.
+
+    No provider format has a place for it in a tool's definition (MCP's is the server's
+    ``instructions``), so the exports leave it out.
+    """
 
     def __post_init__(self) -> None:
         if not self.display_name:
@@ -88,3 +97,21 @@ class ToolInfo:
 
 INFO_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(ToolInfo))
 """The record's fields: each is also the provider property of that name."""
+
+
+def serving_fields(getter_for: Callable[[str], Callable[[Any], Any]]) -> Callable[[_T], _T]:
+    """A class decorator: a property for every field of the record, read by ``getter_for(f)``.
+
+    For providers that serve their description from a record rather than define each
+    property: every field, present and future, gets its property, so none can be
+    forgotten. The class's abstract methods are computed again, since the properties
+    arrive after the class body.
+    """
+
+    def decorate(cls: _T) -> _T:
+        for name in INFO_FIELDS:
+            setattr(cls, name, property(getter_for(name), doc=f"The tool's ``{name}``."))
+        abc.update_abstractmethods(cls)
+        return cls
+
+    return decorate

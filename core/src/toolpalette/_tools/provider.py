@@ -30,7 +30,7 @@ from toolpalette._tools import signature as _signature
 from toolpalette._tools import strict_json as _json
 from toolpalette._tools.info import INFO_FIELDS, ToolInfo, default_display_name
 from toolpalette._tools.origin import Origin
-from toolpalette._tools.tool import TOOL_NAME, Tool, ToolContext, ToolSpec, get_spec
+from toolpalette._tools.tool import TOOL_NAME, BoundTool, Tool, ToolContext, ToolSpec, get_spec
 from toolpalette._tools.validation import MAX_PROBLEMS, ModelInput
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
 
@@ -51,26 +51,6 @@ _BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionar
 """Providers already built for @tool functions and classes (see ``as_provider``)."""
 
 
-class BoundTool:
-    """A tool made for one parent, ready to run validated input.
-
-    ``invoke`` returns the result, or an awaitable when ``is_async`` is true.
-    """
-
-    __slots__ = ("_call", "is_async", "takes_context")
-
-    def __init__(self, call: Callable[..., Any], *, is_async: bool, takes_context: bool) -> None:
-        self._call = call
-        self.is_async = is_async
-        """Whether ``invoke`` returns an awaitable."""
-        self.takes_context = takes_context
-        """Whether the tool asked for a ToolContext."""
-
-    def invoke(self, value: Any, context: ToolContext | None = None) -> Any:
-        """Run the tool on input returned by ``parse_input``."""
-        return self._call(value, context if context is not None else ToolContext())
-
-
 class ToolProvider(abc.ABC):
     """Everything needed to present and invoke one tool.
 
@@ -79,10 +59,9 @@ class ToolProvider(abc.ABC):
     published input schema (jsonschema, no reference retrieval); providers backed by a
     pydantic model override it with a faster path that accepts exactly the same input.
 
-    The descriptive properties (every field of :class:`ToolInfo`) are read once, into
-    :attr:`info`, the first time something describes the tool, and are not read again
-    for that: they must not change over the provider's life. A tool whose description
-    or schema changes is a new provider, registered in the old one's place.
+    The descriptive properties (the fields of :class:`ToolInfo`) are read once, into
+    :attr:`info`, so they must not change over the provider's life: a tool whose
+    description or schema changes is a new provider, registered in the old one's place.
     """
 
     origin: Origin | None = None
@@ -168,16 +147,19 @@ class ToolProvider(abc.ABC):
         return None
 
     @property
-    def info(self) -> ToolInfo:
-        """Everything that describes the tool, as one frozen record.
+    def guidance(self) -> str | None:
+        """A short text for the conversation's preamble while the tool is offered, or None."""
+        return None
 
-        Read from the properties above the first time it is asked for, then kept (a
-        copy made by :meth:`with_origin` shares it). Reading it builds the schemas.
+    @property
+    def info(self) -> ToolInfo:
+        """Everything that describes the tool: the properties above, read once and kept.
+
+        Reading it builds the schemas; a copy made by :meth:`with_origin` shares it.
         """
         info: ToolInfo | None = self.__dict__.get("_info")
         if info is None:
-            info = ToolInfo(**{field: getattr(self, field) for field in INFO_FIELDS})
-            self.__dict__["_info"] = info
+            info = self.__dict__["_info"] = ToolInfo(**{f: getattr(self, f) for f in INFO_FIELDS})
         return info
 
     def is_concurrency_safe(self, value: Any) -> bool:
@@ -383,23 +365,17 @@ class _SpecProvider(ToolProvider):
     def action_verb(self) -> str:
         return self._spec.action_verb or super().action_verb
 
-    @property
-    def concurrency_safe(self) -> bool:
-        flag = self._spec.concurrency_safe
-        return self._spec.read_only if flag is None or callable(flag) else flag
+    concurrency_safe = property(lambda self: self._spec.default_concurrency_safe)
+    guidance = property(lambda self: self._spec.guidance)
 
     def is_concurrency_safe(self, value: Any) -> bool:
-        flag = self._spec.concurrency_safe
-        return bool(flag(value)) if callable(flag) else self.concurrency_safe
+        return self._spec.is_concurrency_safe(value)
 
     def resource_key(self, value: Any) -> Hashable | None:
-        key_of = self._spec.resource_key
-        return key_of(value) if key_of is not None else None
+        return self._spec.key_for(value)
 
     def grade_for(self, parent: Any) -> str | None:
-        if not self._spec.model_dependent:
-            return None
-        return self._spec.grade or getattr(parent, "grade", None)
+        return self._spec.grade_for(parent)
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
         # pydantic alone decides, with bounded work (see toolpalette._tools.validation);

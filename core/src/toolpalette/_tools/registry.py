@@ -99,8 +99,9 @@ SurfaceCallback = Callable[[SurfaceDiff], None]
 class ToolRegistry:
     """Tool names to providers, for one palette (or the hub's whole catalog).
 
-    - Registering a provider equal to the one under its name is an idempotent upsert
-      that keeps its position; any other provider under a taken name raises
+    - Registering under a taken name (see :meth:`register`) is an upsert that keeps
+      the name's position when it is the same tool again (an equal provider) or the
+      same tool rebuilt (the same type from the same pack); anything else raises
       :class:`ToolCollisionError` naming both. Nothing is renamed or overridden silently.
     - ``register`` and ``unregister`` are state-idempotent; :attr:`version` grows by one
       with every real change and never otherwise.
@@ -167,6 +168,16 @@ class ToolRegistry:
         """
         return self.get_provider(name).create(parent)
 
+    def matches(self, name: object, schema: Mapping[str, Any]) -> bool:
+        """Whether the tool registered under ``name`` has exactly this input schema.
+
+        False for an unknown name (or one that is not a string). For a host that keeps
+        a tool's schema (a conversation's history, a cached prompt) and asks whether
+        it still holds before reusing it.
+        """
+        provider = lookup(self, name)
+        return provider is not None and provider.input_schema == schema
+
     def has_tool(self, name: str) -> bool:
         """Whether ``name`` is registered.
 
@@ -194,12 +205,23 @@ class ToolRegistry:
     def register(self, obj: object) -> ToolProvider | None:
         """Register a provider, an ``@tool`` function, or an ``@tool`` Tool subclass.
 
-        Returns the provider now under that name (the existing one on an idempotent
-        upsert), or None when ``obj`` is a Tool subclass without ``@tool`` (skipped with
-        a warning).
+        Under a taken name:
+
+        - the same provider, or one equal to it with the same record (``info``),
+          changes nothing;
+        - one equal to it with another record (a meta-tool rebuilt with a new catalog),
+          or of the same type from the same pack (both with an origin naming the same
+          pack, distribution and MCP server: a pack's tool rebuilt), replaces it in
+          place, keeping the name's position, and is logged at DEBUG;
+        - anything else (another type, another pack, a provider of unknown origin)
+          raises :class:`ToolCollisionError` naming both.
+
+        Returns the provider now under that name (the existing one when nothing
+        changed), or None when ``obj`` is a Tool subclass without ``@tool`` (skipped
+        with a warning).
 
         Raises:
-            ToolCollisionError: a different provider already holds the name.
+            ToolCollisionError: a different tool already holds the name.
             ToolDefinitionError: ``obj`` cannot become a tool.
         """
         if isinstance(obj, type) and issubclass(obj, Tool) and get_spec(obj) is None:
@@ -210,18 +232,32 @@ class ToolRegistry:
             )
             return None
         provider = as_provider(obj)
+        name = provider.name
         with self._lock:
-            existing = self._providers.get(provider.name)
-            if existing is not None:
-                if existing == provider:
+            existing = self._providers.get(name)
+            if existing is None:
+                self._providers[name] = provider
+                diff = self._bump(added=(name,))
+            elif existing is provider:
+                return existing
+            elif existing == provider:
+                if existing.info == provider.info:
                     return existing
+                diff = self._upsert(provider, "an equal provider with another description")
+            elif _rebuilt(existing, provider):
+                diff = self._upsert(provider, "the same type from the same pack")
+            else:
                 raise ToolCollisionError(
-                    tool_name=provider.name, first=existing.describe(), second=provider.describe()
+                    tool_name=name, first=existing.describe(), second=provider.describe()
                 )
-            self._providers[provider.name] = provider
-            diff = self._bump(added=(provider.name,))
         self._notify(diff)
         return provider
+
+    def _upsert(self, provider: ToolProvider, why: str) -> SurfaceDiff:
+        """Put ``provider`` in its name's place (under the lock); the diff to notify."""
+        self._providers[provider.name] = provider
+        logger.debug("re-registered %r (%s): replaced in place", provider.name, why)
+        return self._bump(changed=(provider.name,))
 
     def register_all(self, *objs: object) -> list[ToolProvider]:
         """Register each object in turn; returns the providers registered (skips omitted)."""
@@ -328,6 +364,19 @@ def lookup(registry: ToolRegistry, name: object) -> ToolProvider | None:
         return None
     with registry._lock:
         return registry._providers.get(name)
+
+
+def _rebuilt(held: ToolProvider, new: ToolProvider) -> bool:
+    """Whether ``new`` is ``held`` rebuilt: the same type, from one known pack.
+
+    Providers of unknown origin (built in a host's code or a test) are never taken for
+    each other: two of them under one name collide.
+    """
+    if type(held) is not type(new) or held.origin is None or new.origin is None:
+        return False
+    one, other = held.origin, new.origin
+    pack = (one.pack, one.distribution, one.server)
+    return any(pack) and pack == (other.pack, other.distribution, other.server)
 
 
 def _identical(held: ToolProvider, wanted: ToolProvider) -> bool:

@@ -10,12 +10,11 @@ carried by every wrapper without a line here; only behaviour is forwarded.
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._tools.info import INFO_FIELDS, ToolInfo
+from toolpalette._tools.info import INFO_FIELDS, ToolInfo, serving_fields
 from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import InvalidInputError
@@ -23,6 +22,15 @@ from toolpalette.errors import InvalidInputError
 __all__ = ["ReplacedProvider"]
 
 
+def _served(field: str) -> Callable[[ReplacedProvider], Any]:
+    def get(self: ReplacedProvider) -> Any:
+        changes = self.changes
+        return changes[field] if field in changes else getattr(self.inner, field)
+
+    return get
+
+
+@serving_fields(_served)
 class ReplacedProvider(ToolProvider):
     """``inner`` with some fields of its record replaced; everything else is its own.
 
@@ -40,7 +48,7 @@ class ReplacedProvider(ToolProvider):
         ValueError: a new ``name`` is not a valid tool name.
     """
 
-    if TYPE_CHECKING:  # served generically, below the class
+    if TYPE_CHECKING:  # served generically, by the decorator
         name: str
         description: str
         input_schema: dict[str, Any]
@@ -106,16 +114,3 @@ class ReplacedProvider(ToolProvider):
 
     def __hash__(self) -> int:
         return hash((ReplacedProvider, self.name, self.inner))
-
-
-def _served(field: str) -> property:
-    def get(self: ReplacedProvider) -> Any:
-        changes = self.changes
-        return changes[field] if field in changes else getattr(self.inner, field)
-
-    return property(get, doc=f"The replaced ``{field}``, else the wrapped provider's.")
-
-
-for _field in INFO_FIELDS:
-    setattr(ReplacedProvider, _field, _served(_field))
-abc.update_abstractmethods(ReplacedProvider)

@@ -12,12 +12,15 @@ from typing import Any, Final, TypeVar, overload
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [
+    "MAX_GUIDANCE",
     "MAX_TIMEOUT",
     "TOOL_NAME",
+    "BoundTool",
     "ProgressSink",
     "Tool",
     "ToolContext",
     "ToolSpec",
+    "check_spec",
     "get_spec",
     "tool",
 ]
@@ -28,6 +31,13 @@ TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 MAX_TIMEOUT: Final = 86_400.0
 """The longest timeout a tool may declare, in seconds (a day); no call should run longer,
 and a deadline much further out cannot be waited on (``inf`` or ``1e10`` overflow)."""
+
+MAX_GUIDANCE: Final = 1024
+"""The longest ``guidance`` a tool may declare, in characters: it is added to the
+conversation's preamble while the tool is offered, so it stays a few sentences."""
+
+_CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\n", "\t", "\r"}
+"""Characters a text for the model may not hold (line breaks and tabs it may)."""
 
 _SPEC_ATTR: Final = "__toolpalette_spec__"
 
@@ -79,6 +89,33 @@ class ToolSpec:
     """Whether the tool's behaviour depends on the model grade it runs for."""
     grade: str | None = None
     """The grade of a model-dependent tool; None takes its parent's."""
+    guidance: str | None = None
+    """A short text for the conversation's preamble while the tool is offered: when to
+    use the tool, what to do first. At most :data:`MAX_GUIDANCE` characters."""
+
+    # What the declarations decide for one call: one place for every provider built
+    # from a spec (``@tool`` functions and classes, ``function_tool``).
+
+    @property
+    def default_concurrency_safe(self) -> bool:
+        """Whether calls may overlap when the input does not decide: the flag, else read_only."""
+        flag = self.concurrency_safe
+        return self.read_only if flag is None or callable(flag) else flag
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        """Whether a call with this validated input may overlap others."""
+        flag = self.concurrency_safe
+        return bool(flag(value)) if callable(flag) else self.default_concurrency_safe
+
+    def key_for(self, value: Any) -> Hashable | None:
+        """The resource key of a call with this validated input; None: no key."""
+        return self.resource_key(value) if self.resource_key is not None else None
+
+    def grade_for(self, parent: Any) -> str | None:
+        """The model grade the tool runs for under ``parent``; None: it depends on none."""
+        if not self.model_dependent:
+            return None
+        return self.grade or getattr(parent, "grade", None)
 
 
 @dataclass(frozen=True)
@@ -127,6 +164,26 @@ class ToolContext:
             )
 
 
+class BoundTool:
+    """A tool made for one parent, ready to run validated input.
+
+    ``invoke`` returns the result, or an awaitable when ``is_async`` is true.
+    """
+
+    __slots__ = ("_call", "is_async", "takes_context")
+
+    def __init__(self, call: Callable[..., Any], *, is_async: bool, takes_context: bool) -> None:
+        self._call = call
+        self.is_async = is_async
+        """Whether ``invoke`` returns an awaitable."""
+        self.takes_context = takes_context
+        """Whether the tool asked for a ToolContext."""
+
+    def invoke(self, value: Any, context: ToolContext | None = None) -> Any:
+        """Run the tool on input returned by ``parse_input``."""
+        return self._call(value, context if context is not None else ToolContext())
+
+
 class Tool:
     """Base class of class-based tools.
 
@@ -167,6 +224,7 @@ def tool(
     refine_schema: SchemaRefiner | None = None,
     model_dependent: bool = False,
     grade: str | None = None,
+    guidance: str | None = None,
 ) -> Callable[[T], T]: ...
 def tool(obj: Any = None, /, **options: Any) -> Any:
     """Declare a function or a ``Tool`` subclass as a tool.
@@ -184,7 +242,7 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
     if options.get("metadata") is None:
         options.pop("metadata", None)
     spec = ToolSpec(**options)
-    _check_spec(spec, obj if obj is not None else None)
+    check_spec(spec, obj if obj is not None else None)
 
     def decorate(target: Any) -> Any:
         if not callable(target):
@@ -202,7 +260,13 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
     return decorate(obj) if obj is not None else decorate
 
 
-def _check_spec(spec: ToolSpec, target: object) -> None:
+def check_spec(spec: ToolSpec, target: object = None) -> None:
+    """Refuse options no tool may declare (``target``, if given, names it in the error).
+
+    Raises:
+        ToolDefinitionError: a malformed name, a timeout or output cap out of range, or
+            a guidance that is not a short text.
+    """
     label = spec.name or str(getattr(target, "__qualname__", "<tool>"))
     if spec.name is not None and not TOOL_NAME.match(spec.name):
         raise ToolDefinitionError(
@@ -221,6 +285,21 @@ def _check_spec(spec: ToolSpec, target: object) -> None:
         )
     if spec.output_cap is not None and spec.output_cap <= 0:
         raise ToolDefinitionError(tool_name=label, reason="output_cap must be positive")
+    if spec.guidance is not None:
+        problem = _text_problem(spec.guidance, MAX_GUIDANCE)
+        if problem is not None:
+            raise ToolDefinitionError(tool_name=label, reason=f"guidance {problem}")
+
+
+def _text_problem(text: object, limit: int) -> str | None:
+    """Why ``text`` cannot be given to a model as a tool's text, or None."""
+    if not isinstance(text, str) or not text.strip():
+        return "must be a non-empty string"
+    if len(text) > limit:
+        return f"must be at most {limit} characters"
+    if any(c in _CONTROL for c in text):
+        return "must not hold control characters (line breaks and tabs are fine)"
+    return None
 
 
 def get_spec(obj: object) -> ToolSpec | None:

@@ -26,7 +26,7 @@ from toolpalette._agents.thinker import Thinker
 from toolpalette._agents.turn import Turn
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.result import ToolResult
-from toolpalette.adapters._common import ForeignToolProvider, failure_text
+from toolpalette.adapters._common import failure_text, foreign_tool
 from toolpalette.errors import ToolError
 
 __all__ = ["ThinkerTool", "langchain_tools", "providers_from_langchain"]
@@ -94,7 +94,8 @@ def providers_from_langchain(
     ``read_only`` names the tools that change nothing; every other one is mutating.
 
     Raises:
-        ToolDefinitionError: a tool's name or schema cannot be a toolpalette tool.
+        ToolDefinitionError: a tool's name cannot be a toolpalette tool's.
+        InvalidToolSchemaError: a tool's schema is not valid JSON Schema of type ``object``.
     """
     safe = frozenset(read_only)
     providers: list[ToolProvider] = []
@@ -104,7 +105,7 @@ def providers_from_langchain(
             "properties": {},
         }
         providers.append(
-            ForeignToolProvider(
+            foreign_tool(
                 tool.name,
                 tool.description,
                 schema,

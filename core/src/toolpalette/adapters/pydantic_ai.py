@@ -32,7 +32,7 @@ from pydantic_core import SchemaValidator, core_schema
 from toolpalette._agents.thinker import Thinker
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.result import ToolResult
-from toolpalette.adapters._common import ForeignToolProvider, failure_text
+from toolpalette.adapters._common import failure_text, foreign_tool
 from toolpalette.errors import (
     InvalidInputError,
     ToolDefinitionError,
@@ -125,6 +125,7 @@ def providers_from_pydantic_ai(
     Raises:
         ToolDefinitionError: a tool takes a ``RunContext`` (there is no pydantic-ai run
             to give it), or its name cannot be a toolpalette tool.
+        InvalidToolSchemaError: a tool's schema is not valid JSON Schema of type ``object``.
     """
     safe = frozenset(read_only)
     providers: list[ToolProvider] = []
@@ -135,9 +136,9 @@ def providers_from_pydantic_ai(
                 reason="it takes a pydantic-ai RunContext; only plain tools can be wrapped",
             )
         providers.append(
-            ForeignToolProvider(
+            foreign_tool(
                 tool.name,
-                tool.description or tool.name,
+                tool.description or "",
                 tool.function_schema.json_schema,
                 _runner(tool),
                 read_only=tool.name in safe,
