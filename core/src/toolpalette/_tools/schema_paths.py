@@ -163,12 +163,16 @@ def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
         return "one of the allowed values"
     for key in ("anyOf", "oneOf"):
         options = node.get(key)
-        if isinstance(options, list) and options and all("const" in o for o in options):
+        if isinstance(options, list) and options and all(_has_const(o) for o in options):
             return "one of the allowed values"
         if isinstance(options, list):
             kinds = sorted({_option_kind(resolve(schema, o)) for o in options})
             return " or ".join(kinds)
     return "a value matching the schema"
+
+
+def _has_const(option: Any) -> bool:
+    return isinstance(option, dict) and "const" in option
 
 
 def _option_kind(option: Any) -> str:
