@@ -308,7 +308,8 @@ CHECK_EVERY: Final = 1_000
 """Steps between two looks at the clock and the stop event, validating apart (a few ms)."""
 
 LOOP_CHECK_EVERY: Final = 250
-"""Steps between two looks at the clock on an event loop (a millisecond or so)."""
+"""Steps between two looks at the clock on an event loop, past the first
+:data:`CHECK_EVERY` (a millisecond or so: most input is validated within those)."""
 
 LOOP_AT_ONCE: Final = 1_000
 """The most steps one piece of work may cost on an event loop (a descent through a
@@ -319,9 +320,10 @@ halfway. A piece that costs more is done in a worker (:class:`ValidationDeferred
 class _Budget:
     """The steps left to one :func:`schema_errors` call, and whether it ran out.
 
-    Watched (in an executor, on the loop or in a worker), the steps are handed out
-    ``every`` at a time and the clock and the stop event are read between two
-    handouts; otherwise all at once. Either way a step costs one subtraction.
+    Watched (in an executor, on the loop or in a worker), the first
+    :data:`CHECK_EVERY` steps are handed out at once and the rest ``every`` at a time,
+    the clock and the stop event read between two handouts; otherwise all at once.
+    Either way a step costs one subtraction.
     """
 
     __slots__ = ("every", "left", "over", "reserve", "steps", "stopped", "watch")
@@ -329,7 +331,7 @@ class _Budget:
     def __init__(self, steps: int, watch: _Watch | None = None, every: int = CHECK_EVERY) -> None:
         self.steps = steps
         self.every = every
-        first = steps if watch is None else min(steps, every)
+        first = steps if watch is None else min(steps, CHECK_EVERY)
         self.left = first
         self.reserve = steps - first
         self.watch = watch
