@@ -27,6 +27,17 @@ values, item-by-item keywords (``enum`` items, ``anyOf`` items, ``contains``), a
 ``anyOf`` branch; ours a short prefix). Parsing a megabyte of JSON text is common to
 every text case.
 
+The hostile-schema cases (issue: faults, item 1) turn it around: small input (at most
+64 KiB of text, so it starts on the loop) against a schema built so that one step of a
+naive validator costs work that grows with the schema: 2,000 long ``enum`` arrays, 600
+patterns, branches that check nothing (``allOf`` of ``{}``, ``anyOf`` of ``false``), a
+hundred thousand declared properties or annotation keys, ``unevaluated*`` walks, a nested
+``$schema`` that would switch to jsonschema's stock validator, hashes chosen to collide,
+``allOf`` doubling through ``$ref``. The tools are ``FakeTool``s, which skip the
+definition-time check that refuses most of these schemas: the bounds hold without it.
+The table gives each case's status, median time and longest loop stall; the summary
+records the worst stall over them (goal < 50 ms, as for the refusal cases).
+
 The invalid-input comparison with the mcp SDK and pydantic is in ``bench_pipeline``
 (same run under ``python -m bench``).
 """
@@ -35,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import os
 import statistics
 import time
@@ -239,6 +251,120 @@ CASES: list[tuple[str, str, Any]] = [
 ]
 
 
+_COLLIDE = (1 << 61) - 1
+"""Python hashes integers modulo this: multiples of it, plus one, all hash alike."""
+
+
+def _hostile(name: str, schema: dict[str, Any]) -> FakeTool:
+    return FakeTool(name, input_schema={"type": "object", "properties": schema}, result="ok")
+
+
+def _doubling() -> FakeTool:
+    defs: dict[str, Any] = {"d0": {"type": "integer"}}
+    for level in range(1, 41):
+        below = {"$ref": f"#/$defs/d{level - 1}"}
+        defs[f"d{level}"] = {"allOf": [below, dict(below)]}
+    schema = {"type": "object", "$defs": defs, "properties": {"n": {"$ref": "#/$defs/d40"}}}
+    return FakeTool("doubling", input_schema=schema, result="ok")
+
+
+def _wide() -> dict[str, Any]:
+    wide: dict[str, Any] = {f"x-note-{i}": i for i in range(100_000)}
+    wide["type"] = "integer"
+    return wide
+
+
+HOSTILE: list[tuple[str, FakeTool, Any]] = [
+    (
+        "2,000 long enum arrays: 61 KB of items",
+        _hostile(
+            "enums",
+            {"xs": {"items": {"enum": [[0] * 39 + [i] for i in range(2_000)]}}},
+        ),
+        lambda: json.dumps({"xs": [[0] * 39 + [5_000]] * 500}),
+    ),
+    (
+        "600 distinct patterns: 21 KB",
+        _hostile(
+            "patterns",
+            {f"p{i}": {"type": "string", "pattern": f"^\\w{{4}}-{i}$"} for i in range(600)},
+        ),
+        lambda: json.dumps({f"p{i}": f"abcd-{i}" for i in range(600)}),
+    ),
+    (
+        "allOf of 20,000 empty schemas: 30 items",
+        _hostile("empties", {"xs": {"items": {"allOf": [{}] * 20_000}}}),
+        lambda: json.dumps({"xs": [1] * 30}),
+    ),
+    (
+        "anyOf of 2,000 false: an object of 6,000 items",
+        _hostile("falses", {"ys": {"anyOf": [{"properties": {"a": False}}] * 2_000}}),
+        lambda: json.dumps({"ys": {"a": list(range(6_000))}}),
+    ),
+    (
+        "100,000 declared properties: 30 empty objects",
+        _hostile(
+            "declared", {"xs": {"items": {"properties": {f"k{i}": {} for i in range(100_000)}}}}
+        ),
+        lambda: json.dumps({"xs": [{}] * 30}),
+    ),
+    (
+        "100,000 annotation keys in an anyOf branch: 30 items",
+        _hostile("annotated", {"xs": {"items": {"anyOf": [_wide(), {"type": "string"}]}}}),
+        lambda: json.dumps({"xs": [1] * 30}),
+    ),
+    (
+        "required of 2,000 names: 300 empty objects",
+        _hostile("needy", {"xs": {"items": {"required": [f"r{i}" for i in range(2_000)]}}}),
+        lambda: json.dumps({"xs": [{}] * 300}),
+    ),
+    (
+        "unevaluatedProperties, patternProperties ^(a+)+$: one key",
+        FakeTool(
+            "unevaluated_keys",
+            input_schema={
+                "type": "object",
+                "patternProperties": {"^(a+)+$": {}},
+                "unevaluatedProperties": False,
+            },
+        ),
+        lambda: json.dumps({"a" * 24 + "!": 1}),
+    ),
+    (
+        "unevaluatedItems after contains: 20,000 items",
+        _hostile("unevaluated_items", {"xs": {"contains": {}, "unevaluatedItems": False}}),
+        lambda: json.dumps({"xs": [1] * 20_000}),
+    ),
+    (
+        "nested draft-07 $schema, uniqueItems: 3,000 objects",
+        _hostile(
+            "dialect",
+            {
+                "xs": {
+                    "$schema": "http://json-schema.org/draft-07/schema#",
+                    "uniqueItems": True,
+                }
+            },
+        ),
+        lambda: json.dumps({"xs": [{"a": i} for i in range(3_000)]}),
+    ),
+    (
+        "uniqueItems: 3,000 integers whose hashes collide",
+        _hostile("colliding", {"xs": {"uniqueItems": True}}),
+        lambda: json.dumps({"xs": [k * _COLLIDE + 1 for k in range(1, 3_001)]}),
+    ),
+    (
+        "enum of 2,000 colliding integers: 2,500 items",
+        _hostile(
+            "colliding_enum", {"xs": {"items": {"enum": [k * _COLLIDE + 1 for k in range(2_000)]}}}
+        ),
+        lambda: json.dumps({"xs": [2_001 * _COLLIDE + 1] * 2_500}),
+    ),
+    ("allOf doubling through $ref, 40 deep: one value", _doubling(), lambda: {"n": 1}),
+]
+"""Hand-written schemas built so that one step of a naive validator grows with them."""
+
+
 async def _one(executor: Executor, name: str, raw: Any) -> tuple[float, float, int]:
     """Milliseconds to the answer, the longest loop stall in ms, and the status."""
     gaps: list[float] = []
@@ -262,10 +388,12 @@ async def _one(executor: Executor, name: str, raw: Any) -> tuple[float, float, i
     return elapsed * 1e3, max(gaps, default=0.0) * 1e3, result.status
 
 
-async def measure() -> list[tuple[str, float, float, int]]:
-    registry = make_registry(pick, tags, shaped, Nested, HAND, ROWS)
-    executor = Executor(registry)
-    inputs = [(label, name, make()) for label, name, make in CASES]
+async def measure(
+    cases: list[tuple[str, str, Any]], *tools: Any
+) -> list[tuple[str, float, float, int]]:
+    registry = make_registry(*tools)
+    executor = Executor(registry, timeout=300)
+    inputs = [(label, name, make()) for label, name, make in cases]
     for _, name, raw in inputs:  # warm-up: build validators once
         await _one(executor, name, raw)
     # The prepared inputs (several million objects) live for the whole run, and a full
@@ -288,8 +416,13 @@ async def measure() -> list[tuple[str, float, float, int]]:
 
 
 def main(argv: list[str]) -> None:
-    """Print one row per adversarial case."""
-    rows = asyncio.run(measure())
+    """Print one row per adversarial case, then one per hostile schema."""
+    rows = asyncio.run(measure(CASES, pick, tags, shaped, Nested, HAND, ROWS))
+    hostile = asyncio.run(
+        measure(
+            [(label, fake.name, make) for label, fake, make in HOSTILE], *(f for _, f, _ in HOSTILE)
+        )
+    )
     print(
         f"{ROUNDS} rounds per case, each input about 1 MiB; the stall is the worst over "
         f"the rounds (goal < {STALL_GOAL_MS:.0f} ms, status 400).\n"
@@ -299,6 +432,24 @@ def main(argv: list[str]) -> None:
     for label, ms, stall, status in rows:
         ok = status == _expected(label) and stall < STALL_GOAL_MS
         print(f"| {label} | {status} | {ms:.1f} | {stall:.1f} | {'met' if ok else 'MISSED'} |")
+    print(
+        "\nHostile schemas, input of at most 64 KiB (validated on the loop as far as its share "
+        f"goes); goal < {STALL_GOAL_MS:.0f} ms of stall whatever the status.\n"
+    )
+    print("| hostile schema | status | median ms to answer | longest loop stall ms | goal |")
+    print("|---|---|---|---|---|")
+    for label, ms, stall, status in hostile:
+        ok = stall < STALL_GOAL_MS
+        print(f"| {label} | {status} | {ms:.1f} | {stall:.1f} | {'met' if ok else 'MISSED'} |")
+    worst = max(hostile, key=lambda row: row[2])
+    record(
+        f"longest loop stall over the hostile schemas ({worst[0]})",
+        worst[2],
+        "the stall budget (a fixed goal)",
+        STALL_GOAL_MS,
+        unit="ms",
+        goal="<= 1.0",
+    )
     refused = all(status == _expected(label) for label, _, _, status in rows)
     valid = next(row for row in rows if row[0] == VALID)
     record(

@@ -26,7 +26,7 @@ from toolpalette._tools.schema import check_schema, refine
 from toolpalette._tools.schema_paths import declared_type, format_path, safe_parts
 from toolpalette._tools.signature import function_input_model, output_schema, split_docstring
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
-from toolpalette.testing import as_provider
+from toolpalette.testing import FakeTool, as_provider
 
 SECRET = "sk-SECRET-0a9b8c7d"
 
@@ -387,6 +387,15 @@ def test_safe_parts_hides_keys_the_schema_does_not_declare() -> None:
 )
 def test_declared_type(parts: list[object], expected: str) -> None:
     assert declared_type(NESTED, parts) == expected
+
+
+def test_a_union_with_a_boolean_member_is_described_not_a_crash() -> None:
+    schema = {"type": "object", "properties": {"u": {"anyOf": [True, {"type": "integer"}]}}}
+    assert declared_type(schema, ["u"]) == "a value matching the schema or integer"
+    fake = FakeTool("u", input_schema={**schema, "properties": {"u": {"anyOf": [False]}}})
+    with pytest.raises(InvalidInputError) as info:
+        fake.parse_input({"u": SECRET})
+    assert [str(p) for p in info.value.problems] == ["at u: expected a value matching the schema"]
 
 
 def test_refined_schema_is_published_and_enforced() -> None:

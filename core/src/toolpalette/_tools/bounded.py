@@ -1,34 +1,36 @@
 """The bounded JSON Schema validator: Draft 2020-12, its work bounded by the input's size.
 
-:func:`compile_validator` builds a jsonschema validator whose keywords never do more
-than the input asks for: patterns match in a linear-time engine, ``uniqueItems``
-hashes, ``enum`` and ``const`` compare as JSON values in time bounded by the smaller,
-an ``items`` schema that a type (or strings' values) decides checks plain items in C,
-and messages quote a short prefix of the instance, never all of it. Every keyword
-charges its steps to the budget of :mod:`toolpalette._tools.budget` (one a call, and
-one per item or key it goes through), so a :func:`~toolpalette._tools.budget.schema_errors`
-call stops where its budget runs out. References are never retrieved: only those
-inside the schema itself resolve.
+:func:`compile_validator` builds a jsonschema validator for a prepared copy of the schema
+(:mod:`toolpalette._tools.prepared`: what depends on the schema alone, such as its
+compiled patterns, is worked out there, once) whose keywords never do more than the
+input asks for (:mod:`toolpalette._tools.keywords`, :mod:`toolpalette._tools.items`,
+:mod:`toolpalette._tools.unevaluated`). Every keyword charges its steps to the budget of
+:mod:`toolpalette._tools.budget`: one a call, more where its work grows with the input;
+every descent into a subschema is charged too (:func:`~toolpalette._tools.prepared.descent_cost`),
+and a descent into ``false`` answers without printing the instance. So a
+:func:`~toolpalette._tools.budget.schema_errors` call stops where its budget runs out,
+and no step's own work grows with the schema. References are never retrieved: only
+those inside the schema itself resolve.
 
 jsonschema is imported here lazily, never by ``import toolpalette``.
 """
 
 from __future__ import annotations
 
-import itertools
-import operator
-import reprlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from toolpalette._tools.budget import out_of_steps, spend
-from toolpalette._tools.json_values import SCALAR_TYPES, all_unique, json_equal
+from toolpalette._tools import keywords as _keywords
+from toolpalette._tools.budget import spend
+from toolpalette._tools.items import check_items
+from toolpalette._tools.prepared import descent_cost, prepare
+from toolpalette._tools.unevaluated import unevaluated_items, unevaluated_properties
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["compile_validator", "linear_pattern"]
+__all__ = ["compile_validator"]
 
 
 def _refuse_retrieval(uri: str) -> Any:
@@ -47,13 +49,17 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
 
     Its work is bounded by the input's size: ``pattern``, ``patternProperties`` and
     ``additionalProperties`` match with a linear-time regular expression engine (never a
-    backtracking one), and ``uniqueItems`` hashes items instead of comparing every pair.
-    Its messages quote at most a short prefix of the instance (but for
-    ``unevaluatedItems`` and ``unevaluatedProperties``, which name what is left over).
-    Run through :func:`~toolpalette._tools.budget.schema_errors`, its work is also
-    bounded by a budget of steps.
+    backtracking one), compiled once here; ``uniqueItems``, ``enum`` and ``const``
+    hash; every keyword and descent is charged to the budget (see the module doc). Its
+    messages quote at most a short prefix of the instance. Run through
+    :func:`~toolpalette._tools.budget.schema_errors`, its work is bounded by a budget of
+    steps.
+
+    Raises:
+        ValidationDeferred: on an event loop, when preparing the schema costs more
+            than the loop's share (:data:`toolpalette._tools.prepared.LOOP_BUILD`).
     """
-    validator: Validator = _bounded_class()(schema, registry=_empty_registry())
+    validator: Validator = _bounded_class()(prepare(schema), registry=_empty_registry())
     return validator
 
 
@@ -85,6 +91,42 @@ def _per_item(keyword: Callable[..., Any]) -> Callable[..., Any]:
     return per_item
 
 
+def _false_error(instance: Any) -> Any:
+    """The error jsonschema gives for ``false``, quoting a short prefix of the instance."""
+    from jsonschema import ValidationError
+
+    return ValidationError(
+        f"False schema does not allow {_keywords.short(instance)}",
+        validator=None,  # type: ignore[arg-type]  # as jsonschema's own: no keyword
+        validator_value=None,
+        instance=instance,
+        schema=False,
+    )
+
+
+def _charged_descent(descend: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """The ``descend`` of jsonschema, charged :func:`descent_cost`, quick on ``false``."""
+
+    def charged(
+        self: Any,
+        instance: Any,
+        schema: Any,
+        path: Any = None,
+        schema_path: Any = None,
+        resolver: Any = None,
+    ) -> Iterator[Any]:
+        stop = spend(descent_cost(schema), at_once=True)
+        if stop is not None:
+            return iter(stop)
+        if schema is False:  # jsonschema's error prints the whole instance
+            return iter([_false_error(instance)])
+        return descend(
+            self, instance, schema, path=path, schema_path=schema_path, resolver=resolver
+        )
+
+    return charged
+
+
 @lru_cache(maxsize=1)
 def _bounded_class() -> Any:
     from jsonschema import Draft202012Validator, validators
@@ -92,406 +134,43 @@ def _bounded_class() -> Any:
     standard = Draft202012Validator.VALIDATORS
     keywords = {
         **standard,
-        "pattern": _pattern_keyword,
-        "patternProperties": _pattern_properties_keyword,
-        "additionalProperties": _additional_properties_keyword,
-        "uniqueItems": _unique_items_keyword,
-        "items": _items_keyword,
-        "type": _type_keyword,
-        "enum": _enum_keyword,
-        "const": _const_keyword,
-        "anyOf": _any_of_keyword,
-        "oneOf": _one_of_keyword,
-        "not": _not_keyword,
-        "minItems": _size_keyword("array", longest=False),
-        "maxItems": _size_keyword("array", longest=True),
-        "minLength": _size_keyword("string", longest=False),
-        "maxLength": _size_keyword("string", longest=True),
-        "minProperties": _size_keyword("object", longest=False),
-        "maxProperties": _size_keyword("object", longest=True),
-        "contains": _per_item(_contains_keyword),
+        "$ref": _keywords.reference(standard["$ref"]),
+        "$dynamicRef": _keywords.reference(standard["$dynamicRef"]),
+        "additionalProperties": _keywords.additional_properties,
+        "anyOf": _keywords.any_of,
+        "const": _keywords.const,
+        "contains": _per_item(_keywords.contains),
+        "dependentRequired": _keywords.dependent_required,
+        "dependentSchemas": _keywords.dependent_schemas,
+        "enum": _keywords.enum,
+        "if": _keywords.if_,
+        "items": check_items,
+        "maxItems": _keywords.size("array", longest=True),
+        "maxLength": _keywords.size("string", longest=True),
+        "maxProperties": _keywords.size("object", longest=True),
+        "minItems": _keywords.size("array", longest=False),
+        "minLength": _keywords.size("string", longest=False),
+        "minProperties": _keywords.size("object", longest=False),
+        "multipleOf": _keywords.multiple_of,
+        "not": _keywords.not_,
+        "oneOf": _keywords.one_of,
+        "pattern": _keywords.pattern,
+        "patternProperties": _keywords.pattern_properties,
+        "properties": _keywords.properties,
+        "propertyNames": _per_item(standard["propertyNames"]),
+        "required": _keywords.required,
+        "type": _keywords.type_,
+        "unevaluatedItems": _per_item(unevaluated_items),
+        "unevaluatedProperties": _per_item(unevaluated_properties),
+        "uniqueItems": _keywords.unique_items,
         **{
-            name: _per_item(standard[name])
-            for name in ("propertyNames", "unevaluatedItems", "unevaluatedProperties")
+            name: _keywords.number_bound(name)
+            for name in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
         },
     }
-    return validators.extend(  # type: ignore[no-untyped-call]
+    bounded = validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator, {name: _counted(fn) for name, fn in keywords.items()}
     )
-
-
-@lru_cache(maxsize=512)
-def linear_pattern(pattern: str) -> Any:
-    """A matcher of ``pattern`` in a linear-time engine (search semantics), or None.
-
-    None means the pattern needs what such an engine lacks (look-around,
-    back-references): a schema that uses one is refused (see
-    :func:`~toolpalette._tools.schema.check_schema`).
-    """
-    from pydantic_core import SchemaError, SchemaValidator, core_schema
-
-    try:
-        return SchemaValidator(core_schema.str_schema(pattern=pattern, regex_engine="rust-regex"))
-    except SchemaError:
-        return None
-
-
-def _search(pattern: str, text: str) -> bool:
-    matcher = linear_pattern(pattern)
-    return matcher is not None and bool(matcher.isinstance_python(text))
-
-
-def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if validator.is_type(instance, "string") and not _search(pattern, instance):
-        yield ValidationError("does not match the pattern")
-
-
-def _pattern_properties_keyword(
-    validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
-) -> Iterable[Any]:
-    if not validator.is_type(instance, "object"):
-        return
-    # Each key is searched with each pattern, and a match descends even into an empty
-    # subschema (no keyword of its own charges for that).
-    stop = spend(len(patterns) * len(instance))
-    if stop is not None:
-        yield from stop
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if _search(pattern, key):
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties_keyword(
-    validator: Any, extra: Any, instance: Any, schema: Any
-) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if not validator.is_type(instance, "object"):
-        return
-    declared = schema.get("properties", {})
-    patterns = list(schema.get("patternProperties", {}))
-    stop = spend(len(patterns) * len(instance))
-    if stop is not None:
-        yield from stop
-        return
-    others = [
-        key
-        for key in instance
-        if key not in declared and not any(_search(pattern, key) for pattern in patterns)
-    ]
-    if validator.is_type(extra, "object"):
-        stop = spend(len(others))  # a descent each, even into an empty subschema
-        if stop is not None:
-            yield from stop
-            return
-        for key in others:
-            yield from validator.descend(instance[key], extra, path=key)
-    elif not extra and others:
-        yield ValidationError("has properties the schema does not allow")
-
-
-def _unique_items_keyword(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if not (unique and validator.is_type(instance, "array")):
-        return
-    if not SCALAR_TYPES.issuperset(map(type, instance)):
-        # Arrays and objects are hashed through their canonical form, a step each;
-        # plain values are hashed in C.
-        stop = spend(len(instance))
-        if stop is not None:
-            yield from stop
-            return
-    if not all_unique(instance):
-        yield ValidationError("has non-unique elements")
-
-
-_JSON_TYPES: Final[dict[str, tuple[type, ...]]] = {
-    "string": (str,),
-    "integer": (int,),  # an integral float too, but that is checked item by item
-    "number": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-    "array": (list,),
-    "object": (dict,),
-}
-_ANNOTATIONS: Final = frozenset(
-    {
-        "title",
-        "description",
-        "examples",
-        "default",
-        "$comment",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "format",  # annotation only: the validator has no format checker
-    }
-)
-
-
-def _items_keyword(validator: Any, items: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    """``items`` (Draft 2020-12), with the items a type alone decides checked in C.
-
-    An item schema that names only a type (and annotations) accepts an item of one of
-    the Python types that JSON type stands for without a descent; so does one of
-    strings allowed by value (``enum`` or ``const`` of strings, with or without
-    ``type``) and an ``anyOf`` of such schemas (see :func:`_simple_items`). The other
-    items (a wrong type, ``1.0`` for ``integer``, the first of each string not allowed)
-    descend as usual, a step each.
-    """
-    from jsonschema import ValidationError
-
-    if not validator.is_type(instance, "array"):
-        return
-    prefix = len(schema.get("prefixItems", []))
-    if len(instance) <= prefix:
-        return
-    if items is False:
-        yield ValidationError(f"expected at most {prefix} items")
-        return
-    simple = _simple_items(items)
-    rest: Sequence[int] = range(prefix, len(instance))
-    if simple is not None:
-        # Only the odd items descend: found by C-level list and set methods.
-        accepted, texts = simple
-        if accepted is _ANY_TYPE:
-            return
-        kinds = list(map(type, itertools.islice(instance, prefix, None)))
-        odd_kinds = set(kinds) - accepted
-        if not odd_kinds:
-            return
-        odd: list[int] = []
-        for kind in odd_kinds:
-            if kind is str and texts:  # a string is accepted by its value
-                strings = itertools.compress(
-                    itertools.islice(instance, prefix, None),
-                    map(operator.is_, kinds, itertools.repeat(str)),
-                )
-                # The first place of each string not accepted (a string equals no other
-                # JSON value, so list.index finds just that string).
-                odd.extend(instance.index(text, prefix) - prefix for text in set(strings) - texts)
-            else:
-                odd.extend(_positions(kinds, kind))
-        if not odd:
-            return
-        stop = spend(len(odd))
-        if stop is not None:
-            yield from stop
-            return
-        rest = sorted(prefix + i for i in odd)
-    else:
-        stop = spend(len(rest))
-        if stop is not None:
-            yield from stop
-            return
-    for index in rest:
-        yield from validator.descend(instance=instance[index], schema=items, path=index)
-        if out_of_steps():  # every later item would cost a descent and find nothing
-            return
-
-
-def _simple_items(items: Any) -> tuple[frozenset[type], frozenset[str]] | None:
-    """What an item schema accepts without a descent, or None to descend always.
-
-    ``(types, texts)``: an item whose Python type is in ``types`` is accepted whatever
-    its value, and a string in ``texts`` is accepted too. For an item schema of a type
-    alone (:func:`_types_alone`); of ``enum`` or ``const`` of strings, with or without
-    a ``type``; or of ``anyOf`` over such schemas (annotations allowed everywhere).
-    """
-    if not isinstance(items, dict):
-        types = _types_alone(items)
-        return None if types is None else (types, frozenset())
-    keys = items.keys() - _ANNOTATIONS
-    if keys <= {"type"}:
-        types = _types_alone(items)
-        return None if types is None else (types, frozenset())
-    if keys == {"anyOf"}:
-        branches = items["anyOf"]
-        if not isinstance(branches, list) or not branches:
-            return None
-        accepted: frozenset[type] = frozenset()
-        texts: frozenset[str] = frozenset()
-        for branch in branches:
-            part = _simple_items(branch)
-            if part is None:
-                return None
-            accepted, texts = accepted | part[0], texts | part[1]
-        return accepted, texts
-    if keys - {"type"} not in ({"enum"}, {"const"}):
-        return None
-    values = items["enum"] if "enum" in items else [items["const"]]
-    if not isinstance(values, list) or not all(type(value) is str for value in values):
-        return None
-    if "type" in items:
-        types = _types_alone({"type": items["type"]})
-        if types is None:
-            return None
-        if str not in types:  # no string is of the type: nothing is accepted
-            return frozenset(), frozenset()
-    return frozenset(), frozenset(values)
-
-
-def _positions(kinds: list[type], kind: type) -> Iterable[int]:
-    """Where ``kind`` is in ``kinds``, each found by ``list.index``."""
-    index = -1
-    while True:
-        try:
-            index = kinds.index(kind, index + 1)
-        except ValueError:
-            return
-        yield index
-
-
-def _types_alone(items: Any) -> frozenset[type] | None:
-    """The Python types an item schema accepts by type alone, or None to descend always.
-
-    ``True`` and an item schema of annotations only accept everything.
-    """
-    if items is True:
-        return _ANY_TYPE
-    if not isinstance(items, dict) or not _ANNOTATIONS.issuperset(
-        key for key in items if key != "type"
-    ):
-        return None
-    kind = items.get("type")
-    if kind is None:
-        return _ANY_TYPE
-    names = [kind] if isinstance(kind, str) else kind
-    if not isinstance(names, list) or not all(name in _JSON_TYPES for name in names):
-        return None
-    return frozenset(python for name in names for python in _JSON_TYPES[name])
-
-
-_ANY_TYPE: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None), list, dict})
-
-
-# -- keywords whose stock messages print the whole instance -----------------------------
-# jsonschema writes ``repr(instance)`` into most messages: for a megabyte array that is
-# a megabyte of text per error, once per branch of an ``anyOf``. These quote a short
-# prefix instead (the messages only ever reach logs, as a refusal's ``__cause__``).
-
-_SHORT: Final = reprlib.Repr()
-_SHORT.maxstring = _SHORT.maxother = 60
-_SHORT.maxlist = _SHORT.maxdict = 6
-_SHORT.maxlevel = 3
-
-
-def _short(instance: Any) -> str:
-    """The start of ``repr(instance)``, in time bounded whatever its size."""
-    return _SHORT.repr(instance)
-
-
-def _type_keyword(validator: Any, types: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    names = types if isinstance(types, list) else [types]
-    if not any(validator.is_type(instance, name) for name in names):
-        yield ValidationError(f"{_short(instance)} is not of type {', '.join(map(repr, names))}")
-
-
-def _enum_keyword(validator: Any, enums: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if not any(json_equal(each, instance) for each in enums):
-        yield ValidationError(f"{_short(instance)} is not one of the allowed values")
-
-
-def _const_keyword(validator: Any, const: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if not json_equal(const, instance):
-        yield ValidationError(f"{_short(instance)} is not the expected value")
-
-
-def _any_of_keyword(validator: Any, options: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    errors: list[Any] = []
-    for index, option in enumerate(options):
-        found = list(validator.descend(instance, option, schema_path=index))
-        if not found:
-            return
-        errors.extend(found)
-    yield ValidationError(
-        f"{_short(instance)} is not valid under any of the given schemas", context=errors
-    )
-
-
-def _one_of_keyword(validator: Any, options: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    errors: list[Any] = []
-    valid = 0
-    for index, option in enumerate(options):
-        found = list(validator.descend(instance, option, schema_path=index))
-        if found and not valid:
-            errors.extend(found)
-        valid += not found
-        if valid > 1:
-            yield ValidationError(
-                f"{_short(instance)} is valid under more than one of the given schemas"
-            )
-            return
-    if not valid:
-        yield ValidationError(
-            f"{_short(instance)} is not valid under any of the given schemas", context=errors
-        )
-
-
-def _not_keyword(validator: Any, refused: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if validator.evolve(schema=refused).is_valid(instance):
-        yield ValidationError(f"{_short(instance)} should not be valid under the given schema")
-
-
-def _contains_keyword(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterable[Any]:
-    from jsonschema import ValidationError
-
-    if not validator.is_type(instance, "array"):
-        return
-    least = schema.get("minContains", 1)
-    most = schema.get("maxContains", len(instance))
-    checker = validator.evolve(schema=wanted)
-    matches = 0
-    for item in instance:
-        if checker.is_valid(item):
-            matches += 1
-            if matches > most:
-                yield ValidationError(
-                    f"has more than {most} matching items",
-                    validator="maxContains",
-                    validator_value=most,
-                )
-                return
-    if matches < least:
-        if matches:
-            yield ValidationError(
-                f"has fewer than {least} matching items",
-                validator="minContains",
-                validator_value=least,
-            )
-        else:
-            yield ValidationError(
-                f"{_short(instance)} does not contain items matching the given schema"
-            )
-
-
-def _size_keyword(kind: str, longest: bool) -> Callable[..., Iterable[Any]]:
-    """``minItems``, ``maxItems``, ``minLength``, ... : a bound on ``len`` of one type."""
-
-    def size(validator: Any, bound: Any, instance: Any, schema: Any) -> Iterable[Any]:
-        from jsonschema import ValidationError
-
-        if validator.is_type(instance, kind):
-            if longest and len(instance) > bound:
-                yield ValidationError(f"{_short(instance)} is longer than {bound}")
-            elif not longest and len(instance) < bound:
-                yield ValidationError(f"{_short(instance)} is shorter than {bound}")
-
-    return size
+    # Every descent goes through here (the keywords', and jsonschema's for ``$ref``).
+    bounded.descend = _charged_descent(bounded.descend)
+    return bounded

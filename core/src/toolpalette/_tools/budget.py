@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_EVERY",
+    "LOOP_AT_ONCE",
+    "LOOP_CHECK_EVERY",
     "LOOP_CONTAINERS",
     "LOOP_SECONDS",
     "LOOP_STEPS",
@@ -46,6 +48,7 @@ __all__ = [
     "ValidationStopped",
     "container_problem",
     "end_mode",
+    "on_loop",
     "out_of_steps",
     "schema_errors",
     "spend",
@@ -198,10 +201,11 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
     watch: _Watch | None
     if on_loop:
         steps, watch = LOOP_STEPS, _Watch(time.monotonic() + LOOP_SECONDS, None, defer=True)
+        budget = _Budget(steps, watch, LOOP_CHECK_EVERY)
     else:
         steps = max(LOOP_STEPS, STEPS_PER_BYTE * size)
         watch = mode if isinstance(mode, _Watch) else None
-    budget = _Budget(steps, watch)
+        budget = _Budget(steps, watch)
     token = _BUDGET.set(budget)
     try:
         errors = list(itertools.islice(validator.iter_errors(instance), limit))
@@ -290,6 +294,11 @@ def validating_apart(deadline: float, stop: threading.Event) -> contextvars.Toke
     return _MODE.set(_Watch(deadline, stop, defer=False))
 
 
+def on_loop() -> bool:
+    """Whether validation runs with the loop's share of work (:func:`validating_on_loop`)."""
+    return _MODE.get() is _ON_LOOP
+
+
 def end_mode(token: contextvars.Token[object]) -> None:
     """Back to the mode before :func:`validating_on_loop` or :func:`validating_apart`."""
     _MODE.reset(token)
@@ -298,19 +307,30 @@ def end_mode(token: contextvars.Token[object]) -> None:
 CHECK_EVERY: Final = 1_000
 """Steps between two looks at the clock and the stop event, validating apart (a few ms)."""
 
+LOOP_CHECK_EVERY: Final = 250
+"""Steps between two looks at the clock on an event loop, past the first
+:data:`CHECK_EVERY` (a millisecond or so: most input is validated within those)."""
+
+LOOP_AT_ONCE: Final = 1_000
+"""The most steps one piece of work may cost on an event loop (a descent through a
+schema object's keys, a pattern's search of a string): work that a keyword cannot stop
+halfway. A piece that costs more is done in a worker (:class:`ValidationDeferred`)."""
+
 
 class _Budget:
     """The steps left to one :func:`schema_errors` call, and whether it ran out.
 
-    Watched (in an executor, on the loop or in a worker), the steps are handed out
-    :data:`CHECK_EVERY` at a time and the clock and the stop event are read between two
-    handouts; otherwise all at once. Either way a step costs one subtraction.
+    Watched (in an executor, on the loop or in a worker), the first
+    :data:`CHECK_EVERY` steps are handed out at once and the rest ``every`` at a time,
+    the clock and the stop event read between two handouts; otherwise all at once.
+    Either way a step costs one subtraction.
     """
 
-    __slots__ = ("left", "over", "reserve", "steps", "stopped", "watch")
+    __slots__ = ("every", "left", "over", "reserve", "steps", "stopped", "watch")
 
-    def __init__(self, steps: int, watch: _Watch | None = None) -> None:
+    def __init__(self, steps: int, watch: _Watch | None = None, every: int = CHECK_EVERY) -> None:
         self.steps = steps
+        self.every = every
         first = steps if watch is None else min(steps, CHECK_EVERY)
         self.left = first
         self.reserve = steps - first
@@ -322,7 +342,7 @@ class _Budget:
     def refill(self) -> bool:
         """Whether work may go on once ``left`` is spent: more steps, and still watched."""
         while self.left < 0 and self.reserve > 0:
-            more = min(CHECK_EVERY, self.reserve)
+            more = min(self.every, self.reserve)
             self.reserve -= more
             self.left += more
         watch = self.watch
@@ -351,14 +371,17 @@ def _over_budget(steps: int) -> Any:
     )
 
 
-def spend(steps: int) -> list[Any] | None:
+def spend(steps: int, *, at_once: bool = False) -> list[Any] | None:
     """Charge ``steps``: None to go on, else the errors to yield instead of working.
 
     The first charge past the budget yields the over-budget error; every later one
-    yields nothing. Outside :func:`schema_errors` nothing is counted.
+    yields nothing. Outside :func:`schema_errors` nothing is counted. ``at_once``: the
+    steps pay for one piece of work the caller does next without charging again (see
+    :data:`LOOP_AT_ONCE`).
 
     Raises:
-        ValidationDeferred: on the loop, past its time.
+        ValidationDeferred: on the loop, past its time, or for a piece of work over
+            :data:`LOOP_AT_ONCE`.
         ValidationStopped: in a worker, past the deadline or once stopped.
     """
     budget = _BUDGET.get()
@@ -366,6 +389,8 @@ def spend(steps: int) -> list[Any] | None:
         return None
     if budget.over:
         return []
+    if at_once and steps > LOOP_AT_ONCE and budget.watch is not None and budget.watch.defer:
+        raise ValidationDeferred
     budget.left -= steps
     if budget.left >= 0 or budget.refill():
         return None

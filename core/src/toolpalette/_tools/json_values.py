@@ -4,18 +4,29 @@
 object's keys does not matter. Used by the bounded validator (``enum``, ``const``,
 ``uniqueItems``) and by the pydantic path's ``uniqueItems`` check; each function's time
 is bounded by the size of what it compares, with no pairwise comparison.
+
+Keys are hashed, so their hashes must not be chosen by whoever wrote the values: a set
+of keys that all hash alike makes every look-up compare with each of them (quadratic,
+in C, holding the GIL). Python hashes integers by their value modulo ``2**61 - 1``, so
+:func:`json_key` tags every plain value with a string (hashed with the process's random
+key) and writes integers past that modulus in hex; two distinct values then collide only
+by chance.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["SCALAR_TYPES", "all_unique", "json_equal", "json_key"]
+__all__ = ["SCALAR_TYPES", "all_unique", "json_key", "sized_key", "value_count"]
 
 SCALAR_TYPES: Final[frozenset[type]] = frozenset({str, int, float, bool, type(None)})
 """The Python types of JSON's plain values."""
+
+_MODULUS: Final = (1 << 61) - 1
+"""Python's modulus for hashing numbers: integers within it hash to distinct values."""
 
 _JSON_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
 _FLOAT: Final = re.compile(r"[0-9][.eE]")
@@ -24,14 +35,16 @@ _FLOAT: Final = re.compile(r"[0-9][.eE]")
 def all_unique(items: list[Any]) -> bool:
     """Whether no two items are equal as JSON values (hashing: linear in the items).
 
-    Lists of strings alone, or of integers alone, are compared as they are (C speed);
-    anything else through :func:`json_key`.
+    Lists of strings alone, or of integers alone within Python's hash modulus, are
+    compared as they are (C speed); anything else through :func:`json_key`.
     """
     if not items:
         return True
     kind = type(items[0])
     if kind in (str, int) and all(type(item) is kind for item in items):
-        return len(set(items)) == len(items)
+        if kind is str or (min(items) > -_MODULUS and max(items) < _MODULUS):
+            return len(set(items)) == len(items)
+        return len(set(map(json_key, items))) == len(items)
     # repr() keys, built in C: equal reprs are equal JSON values, so a repeat is a
     # duplicate; and without objects (key order) or floats (1 == 1.0) among the items,
     # different reprs are different values, so no repeat proves uniqueness.
@@ -50,11 +63,14 @@ def all_unique(items: list[Any]) -> bool:
 
 
 def json_key(value: Any) -> Any:
-    """A hashable key equal for JSON-equal values (``1`` and ``1.0``; not ``1`` and ``true``)."""
+    """A hashable key equal for JSON-equal values (``1`` and ``1.0``; not ``1`` and ``true``).
+
+    Its hash is the process's to choose, not the value's writer's (see the module doc).
+    """
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, (int, float)):
-        return ("n", value)
+        return _number_key(value)
     if isinstance(value, str):
         return ("s", value)
     if isinstance(value, list):
@@ -64,26 +80,60 @@ def json_key(value: Any) -> Any:
     return ("z", None)
 
 
-def json_equal(one: Any, two: Any) -> bool:
-    """Equal as JSON values (``1 == 1.0``, ``1 != true``), in time bounded by the smaller."""
-    if one is two:
-        return True
-    if isinstance(one, list) or isinstance(two, list):
-        return (
-            isinstance(one, list)
-            and isinstance(two, list)
-            and len(one) == len(two)
-            and all(map(json_equal, one, two))
-        )
-    if isinstance(one, dict) or isinstance(two, dict):
-        return (
-            isinstance(one, dict)
-            and isinstance(two, dict)
-            and one.keys() == two.keys()
-            and all(json_equal(value, two[key]) for key, value in one.items())
-        )
-    if isinstance(one, bool) or isinstance(two, bool):
-        return type(one) is type(two) and one == two
-    if isinstance(one, str) or isinstance(two, str):
-        return type(one) is type(two) and one == two
-    return bool(one == two)
+def _number_key(value: float) -> Any:
+    if isinstance(value, float) and not value.is_integer():
+        return ("n", value)  # a fraction: few values share a hash, none by choice
+    whole = int(value) if isinstance(value, float) else value
+    if -_MODULUS < whole < _MODULUS:
+        return ("n", whole)
+    return ("N", format(whole, "x"))
+
+
+def sized_key(value: Any, most: int, check: Callable[[int], bool] | None = None) -> tuple[Any, int]:
+    """:func:`json_key` of ``value`` and the values it counted (itself and those inside).
+
+    Stops once past ``most`` values, returning None for the key: a value holding more
+    values than ``most`` equals none of at most that size. ``check`` is called with the
+    count every :data:`CHECK_EVERY` values and at the end; once it answers False the
+    walk stops too, the key None.
+    """
+    if not isinstance(value, (list, dict)):
+        return json_key(value), 1
+    counted = [0]
+
+    def key(item: Any) -> Any:
+        counted[0] += 1
+        if counted[0] > most or (
+            check is not None and not counted[0] % CHECK_EVERY and not check(counted[0])
+        ):
+            raise _Stopped
+        if isinstance(item, list):
+            return ("a", tuple(map(key, item)))
+        if isinstance(item, dict):
+            return ("o", frozenset((name, key(each)) for name, each in item.items()))
+        return json_key(item)
+
+    try:
+        found = key(value)
+    except _Stopped:
+        return None, counted[0]
+    if check is not None and not check(counted[0]):
+        return None, counted[0]
+    return found, counted[0]
+
+
+CHECK_EVERY: Final = 256
+"""Values :func:`sized_key` hashes between two calls of its ``check``."""
+
+
+class _Stopped(Exception):
+    """Raised inside :func:`sized_key` to end its walk."""
+
+
+def value_count(value: Any) -> int:
+    """The values in ``value``: itself and every one inside it."""
+    if isinstance(value, list):
+        return 1 + sum(map(value_count, value))
+    if isinstance(value, dict):
+        return 1 + sum(map(value_count, value.values()))
+    return 1

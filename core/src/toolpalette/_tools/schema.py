@@ -16,7 +16,13 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from toolpalette._tools.bounded import linear_pattern
+from toolpalette._tools.patterns import (
+    MAX_PATTERN_WEIGHT,
+    MAX_PATTERNS_WEIGHT,
+    compile_pattern,
+    pattern_weight,
+)
+from toolpalette._tools.schema_cost import schema_patterns, work_problems
 from toolpalette._tools.tool import SchemaRefiner
 from toolpalette.errors import InvalidToolSchemaError
 
@@ -55,34 +61,43 @@ def _local_refs_only(schema: Any, path: str = "#") -> Iterable[str]:
             yield from _local_refs_only(item, f"{path}/{i}")
 
 
-def _backtracking_patterns(schema: Any, path: str = "#") -> Iterable[str]:
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "pattern" and isinstance(value, str) and linear_pattern(value) is None:
-                yield (
-                    f"{path}/pattern: needs look-around or back-references; input is only "
-                    "matched with a linear-time engine"
-                )
-            elif key == "patternProperties" and isinstance(value, dict):
-                for pattern, sub in value.items():
-                    if linear_pattern(pattern) is None:
-                        yield (
-                            f"{path}/patternProperties: a pattern needs look-around or "
-                            "back-references; input is only matched with a linear-time engine"
-                        )
-                    yield from _backtracking_patterns(sub, f"{path}/patternProperties")
-            else:
-                yield from _backtracking_patterns(value, f"{path}/{key}")
-    elif isinstance(schema, list):
-        for i, item in enumerate(schema):
-            yield from _backtracking_patterns(item, f"{path}/{i}")
+def _backtracking_patterns(schema: dict[str, Any]) -> Iterable[str]:
+    """The patterns a linear-time engine cannot compile (each compiled once).
+
+    Patterns too costly to compile are reported by :func:`work_problems` and not
+    compiled here (nor any, when all of them together are).
+    """
+    weights = {pattern: pattern_weight(pattern) for _, pattern in schema_patterns(schema)}
+    if sum(weights.values()) > MAX_PATTERNS_WEIGHT:
+        return
+    linear = {
+        pattern: compile_pattern(pattern) is not None
+        for pattern, weight in weights.items()
+        if weight <= MAX_PATTERN_WEIGHT
+    }
+    for path, pattern in schema_patterns(schema):
+        if linear.get(pattern, True):
+            continue
+        if path.endswith("/pattern"):
+            yield (
+                f"{path}: needs look-around or back-references; input is only "
+                "matched with a linear-time engine"
+            )
+        else:
+            yield (
+                f"{path}: a pattern needs look-around or back-references; input is only "
+                "matched with a linear-time engine"
+            )
 
 
 def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None:
-    """Refuse a schema that is invalid, reaches outside itself, or needs backtracking.
+    """Refuse a schema that is invalid, reaches outside itself, or is over the bounds.
 
     Invalid: not Draft 2020-12. Outside itself: a ``$ref`` that is not local. Needs
     backtracking: a pattern that only a backtracking regular expression engine can match.
+    Over the bounds: it costs more to validate than any input's budget allows, or time
+    the budget cannot see (see :mod:`toolpalette._tools.schema_cost`: subschemas per
+    value, patterns' compile cost, references that do not resolve).
 
     Raises:
         InvalidToolSchemaError: naming every problem found.
@@ -99,6 +114,7 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     ]
     errors.extend(f"{what} schema {p}" for p in _local_refs_only(schema))
     errors.extend(f"{what} schema {p}" for p in _backtracking_patterns(schema))
+    errors.extend(f"{what} schema {p}" for p in work_problems(schema))
     if what == "input" and schema.get("type") != "object":
         errors.append("input schema must have type 'object'")
     if errors:

@@ -17,17 +17,27 @@ a tuple's positions (``prefixItems``).
 from __future__ import annotations
 
 import enum
+import heapq
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from toolpalette._tools.budget import LOOP_STEPS, OVER_BUDGET, STEPS_PER_BYTE
 from toolpalette.errors import InputProblem
 
+MAX_PROBLEMS: Final = 64
+"""The most problems one refusal collects (the first found, in input order)."""
+
+MAX_NAMES: Final = 64
+"""The most declared names a refusal of undeclared keys lists."""
+
 __all__ = [
+    "MAX_NAMES",
+    "MAX_PROBLEMS",
     "Location",
     "Place",
     "declared_type",
     "format_path",
+    "no_other_fields",
     "problems_from_jsonschema",
     "resolve",
     "safe_parts",
@@ -153,12 +163,16 @@ def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
         return "one of the allowed values"
     for key in ("anyOf", "oneOf"):
         options = node.get(key)
-        if isinstance(options, list) and options and all("const" in o for o in options):
+        if isinstance(options, list) and options and all(_has_const(o) for o in options):
             return "one of the allowed values"
         if isinstance(options, list):
             kinds = sorted({_option_kind(resolve(schema, o)) for o in options})
             return " or ".join(kinds)
     return "a value matching the schema"
+
+
+def _has_const(option: Any) -> bool:
+    return isinstance(option, dict) and "const" in option
 
 
 def _option_kind(option: Any) -> str:
@@ -187,9 +201,17 @@ _CONSTRAINTS = {
 
 
 def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> list[InputProblem]:
-    """Turn jsonschema errors into problems that name paths and declared types only."""
+    """Turn jsonschema errors into problems that name paths and declared types only.
+
+    At most :data:`MAX_PROBLEMS`, the first found: an object missing many required
+    fields is one error per field, each listing them all.
+    """
     problems: list[InputProblem] = []
+    seen: set[InputProblem] = set()
+    allowed: dict[int, str] = {}  # by properties object: the errors of one call share few
     for error in errors:
+        if len(problems) >= MAX_PROBLEMS:
+            break
         parts = safe_parts(schema, list(error.absolute_path))
         keyword = error.validator
         if keyword == "required":
@@ -199,12 +221,17 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
                     expected = f"required field of type {declared_type(schema, [*parts, name])}"
                     problem = InputProblem(format_path([*parts, name]), expected)
                     # jsonschema reports each missing name separately: report it once.
-                    if problem not in problems:
+                    if problem not in seen:
+                        seen.add(problem)
                         problems.append(problem)
+                        if len(problems) >= MAX_PROBLEMS:
+                            break
             continue
         if keyword in ("additionalProperties", "unevaluatedProperties"):
-            allowed = sorted((error.schema.get("properties") or {}).keys())
-            expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+            declared = error.schema.get("properties") or {}
+            expected = allowed.get(id(declared)) or allowed.setdefault(
+                id(declared), no_other_fields(declared)
+            )
         elif keyword in _CONSTRAINTS:
             expected = _CONSTRAINTS[keyword].format(v=error.validator_value)
         elif keyword in ("enum", "const"):
@@ -223,3 +250,18 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
             expected = declared_type(schema, parts)
         problems.append(InputProblem(format_path(parts), expected))
     return problems or [InputProblem("(input)", "a value matching the schema")]
+
+
+def no_other_fields(declared: Iterable[str]) -> str:
+    """What an object with undeclared keys should be: the declared names, sorted.
+
+    At most :data:`MAX_NAMES` are listed (and how many more there are): a refusal's
+    length does not grow with the schema.
+    """
+    names = list(declared)
+    if not names:
+        return "no other fields"
+    if len(names) <= MAX_NAMES:
+        return f"no other fields (allowed: {', '.join(sorted(names))})"
+    first = heapq.nsmallest(MAX_NAMES, names)
+    return f"no other fields (allowed: {', '.join(first)}, and {len(names) - MAX_NAMES} more)"

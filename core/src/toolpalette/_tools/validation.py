@@ -39,13 +39,19 @@ import pydantic
 from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
 
 from toolpalette._tools.json_values import all_unique
-from toolpalette._tools.schema_paths import Location, declared_type, format_path, resolve, walk
+from toolpalette._tools.schema_paths import (
+    MAX_PROBLEMS,
+    Location,
+    declared_type,
+    format_path,
+    no_other_fields,
+    resolve,
+    walk,
+)
 from toolpalette.errors import InputProblem
 
 __all__ = ["MAX_PROBLEMS", "ModelInput", "problems_from_errors"]
 
-MAX_PROBLEMS: Final = 64
-"""The most problems one refusal collects (the first found, in input order)."""
 
 _REPRESENTATION: Final = frozenset(
     {
@@ -447,8 +453,7 @@ def problems_from_errors(
             if kind == "extra_forbidden":
                 parts = parts[:-1]
             parent = resolve(schema, walk(schema, parts, Location.PYDANTIC).node) or {}
-            allowed = sorted((parent.get("properties") or {}).keys())
-            expected = "no other fields" + (f" (allowed: {', '.join(allowed)})" if allowed else "")
+            expected = no_other_fields(parent.get("properties") or {})
         elif kind in ("literal_error", "enum"):
             expected = "one of the allowed values"
         elif kind in _BY_TYPE and isinstance(error.get("ctx"), Mapping):

@@ -28,7 +28,8 @@ def check_tool(obj: object) -> ToolProvider:
     ``obj`` is an ``@tool`` function or class, or a provider. The checks: the name is
     1-64 letters, digits, ``_`` and ``-``; the description is not blank; the input
     schema (and the output schema, if any) is valid Draft 2020-12 that refers to nothing
-    outside itself, the input one an object; the tool exports to every format in
+    outside itself and is within the validation bounds, the input one an object; the
+    tool exports to every format in
     :data:`FORMATS` as plain JSON. ``tests/contract`` runs it over every installed tool.
 
     Raises:
