@@ -75,11 +75,14 @@ def _interpreter(version: str) -> str | None:
     """Where Python ``version`` (``"3.12"``) is on this machine, or None.
 
     First ``python3.12`` on PATH, then the newest 3.12.x that pyenv has installed (asked
-    of ``pyenv`` itself, when it is present). A pyenv shim on PATH runs only the versions
-    pyenv has activated, so every candidate is run once to check that it is that version.
+    of ``pyenv`` itself, on PATH or in ``$PYENV_ROOT/bin``). A pyenv shim on PATH runs
+    only the versions pyenv has activated, so each candidate is run once to check that
+    it is that version.
     """
     candidates = [shutil.which(f"python{version}")]
     pyenv = shutil.which("pyenv")
+    if pyenv is None and os.environ.get("PYENV_ROOT"):
+        pyenv = shutil.which("pyenv", path=str(Path(os.environ["PYENV_ROOT"], "bin")))
     if pyenv is not None:
         release = re.compile(rf"{re.escape(version)}\.(\d+)")
         found = [
