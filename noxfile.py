@@ -176,14 +176,20 @@ PEERS = {
 } | {"mcp": WITH_MCP[0]}
 
 
-def _install_peers(session: nox.Session, version: str) -> list[str]:
-    """Install the peers, each on its own if they fail together; the names that failed."""
-    try:
-        session.install(*PEERS.values(), silent=True)
+def _install_for_core_tests(session: nox.Session, version: str) -> list[str]:
+    """Install what the core's tests need; the names of the peers that would not install.
+
+    One pip run when everything installs together (the usual case); otherwise the core,
+    the first-party distributions and the test tools, then each peer on its own.
+    """
+    tools = nox.project.dependency_groups(PYPROJECT, "test-core")
+    try:  # the core comes with its mcp extra, as a peer
+        session.install(*tools, *FIRST_PARTY[1:], *PEERS.values(), silent=True)
     except nox.command.CommandFailed:
         pass
     else:
         return []
+    session.install(*tools, *FIRST_PARTY)
     missing = []
     for name, requirement in PEERS.items():
         try:
@@ -207,9 +213,7 @@ def _core_tests(version: str) -> Callable[[nox.Session], None]:
                 f"Python {version} was not found (no python{version} on PATH, none in "
                 f"pyenv): the core's tests did not run on Python {version}"
             )
-        _install_group(session, "test-core")
-        session.install(*FIRST_PARTY)
-        missing = _install_peers(session, version)
+        missing = _install_for_core_tests(session, version)
         env = {**_mcp_peers(session), "TOOLPALETTE_TEST_MISSING_PEERS": ",".join(missing)}
         session.run(
             "pytest",
