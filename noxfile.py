@@ -1,15 +1,22 @@
 """Every way to test, lint, type-check, benchmark and demo toolpalette.
 
-``python -m nox`` runs the default sessions (the full test suite, as CI does);
-``python -m nox -s demo`` runs the main job. Each session builds the distributions it
-needs from this checkout and installs them into its own fresh virtual environment, so
-packs and skilljars are always tested as installed distributions.
+``python -m nox`` runs the default sessions, as CI does: lint, type checks, the docs
+site, the whole test suite on Python 3.11, the core's unit, fault and docs tests on
+every other Python the core supports (``core-3.10``, ``core-3.12``, ``core-3.13``), and
+the integration tests. ``python -m nox -s demo`` runs the main job. Each session builds
+the distributions it needs from this checkout and installs them into its own fresh
+virtual environment, so packs and skilljars are always tested as installed
+distributions.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import nox
@@ -17,11 +24,23 @@ import nox
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = False
-nox.options.sessions = ["lint", "typecheck", "tests-3.11", "tests-3.10", "dists"]
 
 ROOT = Path(__file__).parent
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-PYTHONS = ["3.11", "3.10", "3.12", "3.13"]
+# The whole suite runs on MAIN_PYTHON; the core's own tests on every other Python the
+# core claims (its requires-python and classifiers).
+MAIN_PYTHON = "3.11"
+OTHER_PYTHONS = ["3.10", "3.12", "3.13"]
+CORE_TESTS = ["tests/core", "tests/faults", "tests/docs"]
+
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "docs",
+    f"tests-{MAIN_PYTHON}",
+    *(f"core-{version}" for version in OTHER_PYTHONS),
+    "dists",
+]
 
 
 def _distributions(folder: str) -> list[str]:
@@ -40,6 +59,45 @@ NO_DEPS = [p for p in TEST_ONLY if Path(p).name.startswith("nodeps-")]
 
 def _install_group(session: nox.Session, group: str) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, group))
+
+
+def _output(*argv: str) -> str:
+    """What ``argv`` prints, or "" when it cannot run or fails (a shim with no version)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@cache
+def _interpreter(version: str) -> str | None:
+    """Where Python ``version`` (``"3.12"``) is on this machine, or None.
+
+    First ``python3.12`` on PATH, then the newest 3.12.x that pyenv has installed (asked
+    of ``pyenv`` itself, on PATH or in ``$PYENV_ROOT/bin``). A pyenv shim on PATH runs
+    only the versions pyenv has activated, so each candidate is run once to check that
+    it is that version.
+    """
+    candidates = [shutil.which(f"python{version}")]
+    pyenv = shutil.which("pyenv")
+    if pyenv is None and os.environ.get("PYENV_ROOT"):
+        pyenv = shutil.which("pyenv", path=str(Path(os.environ["PYENV_ROOT"], "bin")))
+    if pyenv is not None:
+        release = re.compile(rf"{re.escape(version)}\.(\d+)")
+        found = [
+            m for m in map(release.fullmatch, _output(pyenv, "versions", "--bare").split()) if m
+        ]
+        if found:
+            newest = max(found, key=lambda m: int(m.group(1))).group(0)
+            prefix = _output(pyenv, "prefix", newest)
+            if prefix:
+                candidates.append(str(Path(prefix, "bin", f"python{version}")))
+    check = "import sys; print('%d.%d' % sys.version_info[:2])"
+    for candidate in candidates:
+        if candidate is not None and _output(candidate, "-c", check) == version:
+            return candidate
+    return None
 
 
 # Real MCP servers the client is tested against. They pin their own ``mcp``, so they live
@@ -85,14 +143,13 @@ def _mcp_peers(session: nox.Session) -> dict[str, str]:
     return env
 
 
-@nox.session(python=PYTHONS)
+@nox.session(python=[MAIN_PYTHON])
 def tests(session: nox.Session) -> None:
     """Run the test suite against the core and the first-party packs, installed (not editable).
 
     The MCP client's tests also run against real MCP servers (``mcp-server-time``,
     ``mcp-server-git`` from PyPI, ``@modelcontextprotocol/server-filesystem`` from npm),
-    installed apart from the session (see ``_mcp_peers``). A Python version that is not on
-    the machine is skipped, not failed.
+    installed apart from the session (see ``_mcp_peers``).
     """
     _install_group(session, "test")
     session.install(*WITH_MCP)
@@ -109,7 +166,81 @@ def tests(session: nox.Session) -> None:
     )
 
 
-@nox.session(python="3.11")
+# The packages the core's tests check toolpalette against: the provider SDKs, the agent
+# frameworks and the core's mcp extra, by name. On a Python one of them does not
+# support, the session installs the others, says which it could not install, and the
+# tests needing it skip saying so (tests/core/test_peers.py fails on any other missing).
+PEERS = {
+    re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0]: requirement
+    for requirement in nox.project.dependency_groups(PYPROJECT, "test-peers")
+} | {"mcp": WITH_MCP[0]}
+
+
+def _install_for_core_tests(session: nox.Session, version: str) -> list[str]:
+    """Install what the core's tests need; the names of the peers that would not install.
+
+    One pip run when everything installs together (the usual case); otherwise the core,
+    the first-party distributions and the test tools, then each peer on its own.
+    """
+    tools = nox.project.dependency_groups(PYPROJECT, "test-core")
+    try:  # the core comes with its mcp extra, as a peer
+        session.install(*tools, *FIRST_PARTY[1:], *PEERS.values(), silent=True)
+    except nox.command.CommandFailed:
+        pass
+    else:
+        return []
+    session.install(*tools, *FIRST_PARTY)
+    missing = []
+    for name, requirement in PEERS.items():
+        try:
+            session.install(requirement, silent=True)
+        except nox.command.CommandFailed:
+            missing.append(name)
+    if missing:
+        session.warn(
+            f"Not installable on Python {version}: {', '.join(missing)}; "
+            "the tests that need them skip, saying so."
+        )
+    return missing
+
+
+def _core_tests(version: str) -> Callable[[nox.Session], None]:
+    """The session that runs the core's own tests on Python ``version``."""
+
+    def core(session: nox.Session) -> None:
+        if session.python is False:
+            session.skip(
+                f"Python {version} was not found (no python{version} on PATH, none in "
+                f"pyenv): the core's tests did not run on Python {version}"
+            )
+        missing = _install_for_core_tests(session, version)
+        env = {**_mcp_peers(session), "TOOLPALETTE_TEST_MISSING_PEERS": ",".join(missing)}
+        session.run(
+            "pytest",
+            *CORE_TESTS,
+            "-m",
+            "not dists",
+            "-p",
+            "no:cacheprovider",
+            *session.posargs,
+            env=env,
+        )
+
+    core.__doc__ = (
+        f"Run the core's unit, fault and docs tests on Python {version} (no coverage).\n\n"
+        f"The interpreter is python{version} on PATH or pyenv's newest; without one the "
+        "session is reported as skipped, naming the version."
+    )
+    return core
+
+
+for _version in OTHER_PYTHONS:
+    nox.session(name=f"core-{_version}", python=_interpreter(_version) or False)(
+        _core_tests(_version)
+    )
+
+
+@nox.session(python=MAIN_PYTHON)
 def dists(session: nox.Session) -> None:
     """Install the first-party and the test-only packs and skilljars into a fresh venv.
 
@@ -125,7 +256,7 @@ def dists(session: nox.Session) -> None:
     )
 
 
-@nox.session(python="3.11")
+@nox.session(python=MAIN_PYTHON)
 def lint(session: nox.Session) -> None:
     """Check style and formatting with ruff, and the core's import layers with import-linter.
 
@@ -139,7 +270,7 @@ def lint(session: nox.Session) -> None:
     session.run("lint-imports")
 
 
-@nox.session(python="3.11")
+@nox.session(python=MAIN_PYTHON)
 def typecheck(session: nox.Session) -> None:
     """Type-check the core, the packs, the skilljars and this file with mypy --strict."""
     _install_group(session, "typecheck")
@@ -147,12 +278,31 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy")
 
 
+@nox.session(python=MAIN_PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into ``site/`` in strict mode: a broken link fails.
+
+    MkDocs (``mkdocs.yml``) with Material; the API reference is read from the core's
+    sources by mkdocstrings, nothing imported, so only the ``docs`` group is installed.
+    Open ``site/index.html``, or run ``mkdocs serve`` in that environment to write docs.
+    """
+    _install_group(session, "docs")
+    session.run(
+        "mkdocs",
+        "build",
+        "--strict",
+        "--clean",
+        *session.posargs,
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
 # Packages of the bench group used for their data files only, installed without their
 # dependencies (bfcl-eval's are the leaderboard's model clients: torch, vllm...).
 BENCH_DATA_ONLY = ("bfcl-eval",)
 
 
-@nox.session(python="3.11")
+@nox.session(python=MAIN_PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmark toolpalette beside its anchors (langchain-core, mcp, pluggy, stevedore, bm25s)."""
     group = nox.project.dependency_groups(PYPROJECT, "bench")
@@ -163,7 +313,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "bench", *session.posargs)
 
 
-@nox.session(python="3.11")
+@nox.session(python=MAIN_PYTHON)
 def load(session: nox.Session) -> None:
     """Load and soak ``toolpalette serve --http`` with Locust, beside the SDK's MCPServer.
 
@@ -184,7 +334,7 @@ CONFORMANCE_NPM = "@modelcontextprotocol/conformance@0.1.16"
 CONFORMANCE_NODE_NPM = "node@22"
 
 
-@nox.session(python="3.11")
+@nox.session(python=MAIN_PYTHON)
 def conformance(session: nox.Session) -> None:
     """Run the MCP conformance suite's server scenarios against ``toolpalette serve --http``.
 
@@ -222,7 +372,7 @@ def _node_major(node: str) -> int:
         return 0
 
 
-@nox.session(python="3.11")
+@nox.session(python=MAIN_PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: install the first-party packs and skilljars, then run the demo."""
     session.install(*FIRST_PARTY)

@@ -9,6 +9,7 @@ of hanging the suite. The examples use the installed first-party packs and skill
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -46,7 +47,8 @@ def test_the_example_runs_as_written(tmp_path: Path, line: int, body: str) -> No
     if "mcp-server-time" in body and not time_server:
         pytest.skip(f"the example at line {line} runs mcp-server-time: TOOLPALETTE_MCP_TIME unset")
     (tmp_path / "README.md").write_text("# Scratch\n\nA workspace for the guide.\n")
-    with sqlite3.connect(tmp_path / "data.db") as db:
+    # A connection's `with` commits but does not close (Python 3.13 warns): close it too.
+    with contextlib.closing(sqlite3.connect(tmp_path / "data.db")) as db, db:
         db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
         db.execute("INSERT INTO notes (text) VALUES ('first')")
     script = tmp_path / f"example_line_{line}.py"

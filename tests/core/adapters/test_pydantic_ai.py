@@ -7,8 +7,20 @@ import time
 from typing import Any
 
 import pytest
+
+# A peer its nox session could not install on this Python skips this module, saying so;
+# tests/core/test_peers.py fails for any other peer missing.
+pytest.importorskip("pydantic_ai", reason="pydantic-ai-slim is not installed on this Python")
+
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry, RunContext
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.toolsets import FunctionToolset
@@ -93,7 +105,15 @@ async def test_a_failure_reaches_the_model_as_its_text_with_the_call_id() -> Non
     result = await agent.run("Weather?")
     returns = tool_returns(result.all_messages())
     assert returns["call_bad"].startswith("Error (400 invalid_input):")
-    assert "teleport" in returns["call_unknown"]  # pydantic-ai answers unknown names itself
+    # pydantic-ai answers unknown names itself: with a tool return, or with a retry prompt
+    # in the releases that still support Python 3.10.
+    retries = {
+        part.tool_call_id: part.content
+        for message in result.all_messages()
+        for part in getattr(message, "parts", [])
+        if isinstance(part, RetryPromptPart)
+    }
+    assert "teleport" in {**retries, **returns}["call_unknown"]
     assert CALLED == []
     deadline = time.monotonic() + 10
     while not any(r.tool == "weather" for r in reports) and time.monotonic() < deadline:

@@ -1,4 +1,7 @@
-"""``toolpalette new``: the generated projects' own tests pass before installation."""
+"""``toolpalette new``: the generated projects' own tests pass before installation.
+
+After installation, exactly as the command prints it, in tests/integration/test_scaffold_dists.py.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +20,13 @@ else:  # pragma: no cover - Python 3.10
 
 
 def _pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _python(project, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args)
+
+
+def _python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(project / "src")}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, *args],
         cwd=project,
         env=env,
         capture_output=True,
@@ -52,7 +59,7 @@ def test_new_pack_writes_a_ready_project(
     assert project["dependencies"] == ["toolpalette>=0.1,<1"]
     result = _pytest(root, "-k", "not discoverable")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed, 1 deselected" in result.stdout
+    assert "5 passed, 1 deselected" in result.stdout
 
 
 def test_new_skilljar_writes_a_ready_project(tmp_path: Path) -> None:
@@ -67,6 +74,53 @@ def test_new_skilljar_writes_a_ready_project(tmp_path: Path) -> None:
     result = _pytest(root, "-k", "not discoverable")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed, 1 deselected" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["pack", "skilljar"])
+def test_the_printed_commands_are_the_readmes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    root = tmp_path / "project"
+    name = "weather" if kind == "pack" else "io.example.ops"
+    assert run_cli(["new", kind, name, "--dir", str(root)]) == 0
+    printed = capsys.readouterr().out.splitlines()[-1]
+    assert printed.startswith(f"Next: cd {root} && ")
+    commands = printed.removeprefix(f"Next: cd {root} && ").split(" && ")
+    assert commands == ['pip install -e ".[test]"', "python -m pytest"]
+    readme = (root / "README.md").read_text(encoding="utf-8").splitlines()
+    for command in commands:
+        assert any(line.split("  #")[0].strip() == command for line in readme), command
+    extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert any(r.startswith("pytest>=") for r in extras["optional-dependencies"]["test"])
+
+
+def test_the_packs_async_tests_run_as_the_guide_writes_them(tmp_path: Path) -> None:
+    # The plugin author guide's tests are plain `async def` functions, no marker.
+    root = tmp_path / "weather"
+    assert run_cli(["new", "pack", "weather", "--dir", str(root)]) == 0
+    (root / "tests" / "test_guide_style.py").write_text(
+        "import toolpalette\n"
+        "from toolpalette.testing import make_registry\n"
+        "from toolpalette_weather.tools import greet\n\n\n"
+        "async def test_through_the_pipeline() -> None:\n"
+        "    registry = make_registry(greet)\n"
+        '    ok = await toolpalette.execute(registry, "greet", \'{"name": "Ada"}\')\n'
+        '    assert (ok.is_error, ok.text) == (False, "Hello, Ada.")\n',
+        encoding="utf-8",
+    )
+    result = _pytest(root, "tests/test_guide_style.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+def test_the_packs_hooks_module_imports_no_tool(tmp_path: Path) -> None:
+    root = tmp_path / "weather"
+    assert run_cli(["new", "pack", "weather", "--dir", str(root)]) == 0
+    code = "import sys, toolpalette_weather.hooks; print(sorted(sys.modules))"
+    listed = _python(root, "-c", code)
+    assert listed.returncode == 0, listed.stderr
+    assert "toolpalette_weather.hooks" in listed.stdout
+    assert "toolpalette_weather.tools" not in listed.stdout
 
 
 @pytest.mark.parametrize(

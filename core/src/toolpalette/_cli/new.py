@@ -1,9 +1,11 @@
 """``toolpalette new pack NAME`` and ``toolpalette new skilljar BUNDLE_ID``: start a project.
 
 Each writes a ready project into a new folder: a ``pyproject.toml`` declaring the entry
-point and a dependency on toolpalette, one tool (or one skill), its tests (which run
-before and after ``pip install -e .``), and a README saying what to do next. Nothing is
-overwritten: a folder that exists and is not empty is refused.
+point, a dependency on toolpalette and a ``test`` extra, one tool (or one skill), its
+tests (which run before and after installation), and a README saying what to do next.
+The README and the command's last line give the same commands (``NEXT_STEPS``), the ones
+``tests/integration/test_scaffold_dists.py`` runs in a fresh virtual environment.
+Nothing is overwritten: a folder that exists and is not empty is refused.
 Exit status: 0 written, 2 bad usage (a malformed name, a folder in the way).
 """
 
@@ -11,15 +13,19 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["pack_files", "register", "skilljar_files"]
+__all__ = ["NEXT_STEPS", "next_steps", "pack_files", "register", "skilljar_files"]
 
 _PACK_NAME: Final = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 _BUNDLE_ID: Final = re.compile(r"^[a-z][a-z0-9-]*(?:\.[a-z][a-z0-9-]*)+$")
 _CORE_REQUIREMENT: Final = "toolpalette>=0.1,<1"
+
+NEXT_STEPS: Final = ('pip install -e ".[test]"', "python -m pytest")
+"""What to run in a new project: install it with its test extra, then run its tests."""
 
 
 def register(subparsers: Any) -> None:
@@ -65,8 +71,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"Wrote {dist} into {root}:")
     for relative in files:
         print(f"  {relative}")
-    print(f"Next: cd {root} && pip install -e . && python -m pytest")
+    print(f"Next: {next_steps(root)}")
     return 0
+
+
+def next_steps(root: Path) -> str:
+    """The one shell line that installs the project at ``root`` and runs its tests."""
+    return " && ".join((f"cd {shlex.quote(str(root))}", *NEXT_STEPS))
 
 
 def pack_files(name: str) -> tuple[str, dict[str, str]]:
@@ -89,7 +100,9 @@ def pack_files(name: str) -> tuple[str, dict[str, str]]:
         f"src/{package}/hooks.py": _PACK_HOOKS.format(entry=entry, package=package),
         f"src/{package}/tools.py": _PACK_TOOLS.format(entry=entry),
         "tests/test_tools.py": _PACK_TESTS.format(dist=dist, entry=entry, package=package),
-        "README.md": _PACK_README.format(dist=dist, entry=entry, package=package),
+        "README.md": _PACK_README.format(
+            dist=dist, entry=entry, package=package, install=NEXT_STEPS[0], test=NEXT_STEPS[1]
+        ),
     }
 
 
@@ -114,7 +127,7 @@ def skilljar_files(bundle: str) -> tuple[str, dict[str, str]]:
         f"src/{package}/getting-started/SKILL.md": _JAR_SKILL,
         f"src/{package}/getting-started/references/checklist.md": _JAR_REFERENCE,
         "tests/test_jar.py": _JAR_TESTS.format(**fields),
-        "README.md": _JAR_README.format(**fields),
+        "README.md": _JAR_README.format(**fields, install=NEXT_STEPS[0], test=NEXT_STEPS[1]),
     }
 
 
@@ -131,7 +144,7 @@ requires-python = ">=3.10"
 dependencies = ["{_CORE_REQUIREMENT}"]
 
 [project.optional-dependencies]
-test = ["pytest>=8"]
+test = ["pytest>=8", "pytest-asyncio>=0.24"]
 
 [project.entry-points."toolpalette.plugins"]
 {{entry}} = "{{package}}.hooks"
@@ -141,20 +154,23 @@ packages = ["src/{{package}}"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
+filterwarnings = ["error"]
 """
 
-_PACK_HOOKS: Final = '''"""The {entry} pack's hooks: imported when a host needs the pack."""
+_PACK_HOOKS: Final = '''"""The {entry} pack's hooks: cheap to import, the tools load on demand."""
 
 from __future__ import annotations
 
 import toolpalette
 
-from {package}.tools import TOOLS
-
 
 @toolpalette.hookimpl
 def toolpalette_register_tools() -> list[object]:
-    """The pack's tools."""
+    """The pack's tools, imported here so that listing the pack imports none of them."""
+    from {package}.tools import TOOLS
+
     return list(TOOLS)
 '''
 
@@ -186,14 +202,21 @@ _PACK_TESTS: Final = '''"""Tests of the {entry} pack."""
 
 from __future__ import annotations
 
-import asyncio
+import subprocess
+import sys
 
 import pytest
 
 import toolpalette
 from toolpalette import InvalidInputError
-from toolpalette.testing import assert_discoverable, check_tool, make_registry, run_tool
-from {package}.tools import greet
+from toolpalette.testing import (
+    as_provider,
+    assert_discoverable,
+    check_tool,
+    make_registry,
+    run_tool,
+)
+from {package}.tools import TOOLS, greet
 
 
 def test_greet() -> None:
@@ -201,28 +224,34 @@ def test_greet() -> None:
     assert run_tool(greet, {{"name": "Ada", "excited": True}}) == "Hello, Ada!"
 
 
-def test_input_is_validated() -> None:
-    with pytest.raises(InvalidInputError):
-        run_tool(greet, {{"name": 3}})
+def test_input_is_validated_and_never_echoed() -> None:
+    with pytest.raises(InvalidInputError) as info:
+        run_tool(greet, {{"name": "Ada", "excited": "sk-secret"}})
+    assert "at excited: expected boolean" in str(info.value)
+    assert "sk-secret" not in str(info.value)
 
 
-async def _call(name: str) -> toolpalette.ToolResult:
-    return await toolpalette.execute(make_registry(greet), "greet", {{"name": name}})
-
-
-def test_an_empty_name_is_a_422_the_model_can_read() -> None:
-    result = asyncio.run(_call("  "))
+async def test_an_empty_name_is_a_422_the_model_can_read() -> None:
+    result = await toolpalette.execute(make_registry(greet), "greet", {{"name": "  "}})
     assert (result.status, result.code, result.text) == (422, "empty_name", "The name is empty.")
 
 
-def test_every_tool_meets_the_contract() -> None:
-    check_tool(greet)
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda tool: as_provider(tool).name)
+def test_every_tool_meets_the_contract(tool: object) -> None:
+    check_tool(tool)
+
+
+def test_the_hooks_module_imports_no_tool() -> None:
+    # A host imports the hooks module to list the pack: the tools load only when needed.
+    code = "import sys, {package}.hooks; print('{package}.tools' in sys.modules)"
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "False"), ran.stderr
 
 
 def test_discoverable_once_installed() -> None:  # needs: pip install -e .
     found = assert_discoverable("{dist}")
     assert found.packs == ("{entry}",)
-    assert found.tools == ("greet",)
+    assert found.tools == tuple(sorted(as_provider(tool).name for tool in TOOLS))
 '''
 
 _PACK_README: Final = """# {dist}
@@ -232,15 +261,18 @@ A toolpalette tool pack. Its tools are in
 `toolpalette.plugins` entry point `{entry}` declared in `pyproject.toml`.
 
 ```
-pip install -e ".[test]"
-python -m pytest            # the tools, the contract, and discovery through the entry point
+{install}
+{test}            # the tools, the contract, and discovery through the entry point
 toolpalette list            # greet appears under the pack "{entry}"
 toolpalette call greet --input '{{"name": "Ada"}}'
 toolpalette check           # collisions, invalid schemas, import failures
 ```
 
 Add a tool: write an `@toolpalette.tool` function (or `Tool` subclass) in `tools.py`,
-append it to `TOOLS`, and test it with `toolpalette.testing.run_tool`.
+append it to `TOOLS`, and test it with `toolpalette.testing.run_tool` (or, in an
+`async def` test, `await toolpalette.execute(...)`, as the empty-name test does). The
+contract and discovery tests cover every tool in `TOOLS`. Keep `hooks.py` cheap: it
+imports the tools inside the hook, so listing the pack imports none of them.
 """
 
 _JAR_PYPROJECT: Final = f"""[build-system]
@@ -296,12 +328,14 @@ from toolpalette import SkillRegistry
 from toolpalette.testing import assert_discoverable
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "{package}"
+# Every folder holding a SKILL.md is a skill of the bundle.
+SKILLS = sorted(f"{bundle}/{{path.parent.name}}" for path in PACKAGE.glob("*/SKILL.md"))
 
 
 def test_the_skills_load_clean() -> None:  # the folders as they are, nothing installed
     registry = SkillRegistry()
     registry.add_directory("{bundle}", PACKAGE)
-    assert registry.ids() == ["{bundle}/getting-started"]
+    assert registry.ids() == SKILLS
     assert registry.problems() == []
     skill = registry.skill("{bundle}/getting-started")
     assert skill.read_text("references/checklist.md").startswith("# Checklist")
@@ -310,7 +344,7 @@ def test_the_skills_load_clean() -> None:  # the folders as they are, nothing in
 def test_discoverable_once_installed() -> None:  # needs: pip install -e .
     found = assert_discoverable("{dist}")
     assert found.bundles == ("{bundle}",)
-    assert found.skills == ("{bundle}/getting-started",)
+    assert found.skills == tuple(SKILLS)
 '''
 
 _JAR_README: Final = """# {dist}
@@ -322,8 +356,8 @@ bundle `{bundle}`, one folder per skill under `src/{package}/`, each with a
 bundle id to that package.
 
 ```
-pip install -e ".[test]"
-python -m pytest            # the skills load clean, and the installed jar is discovered
+{install}
+{test}            # the skills load clean, and the installed jar is discovered
 toolpalette skills          # {bundle}/getting-started appears
 toolpalette skills show {bundle}/getting-started
 toolpalette check

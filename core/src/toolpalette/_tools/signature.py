@@ -15,6 +15,7 @@ import inspect
 import re
 import warnings
 from collections.abc import Callable
+from types import GenericAlias
 from typing import Any, get_type_hints
 
 import pydantic
@@ -168,7 +169,9 @@ def output_type(
         return None, None
     if mentions_content(annotation):
         return None, None
-    label = annotation.__name__ if isinstance(annotation, type) else repr(annotation)
+    # On Python 3.10 a generic alias (list[X]) is an instance of type: name it in full.
+    plain = isinstance(annotation, type) and not isinstance(annotation, GenericAlias)
+    label = annotation.__name__ if plain else repr(annotation)
     try:
         adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
         schema = adapter.json_schema(mode="serialization")
