@@ -326,9 +326,8 @@ class PaletteServer(Server[Any]):
         method = ctx.method
         if method != "tools/list" and method != "tools/call":
             return await call_next(ctx)
-        params = ctx.params
-        if method == "tools/call" and isinstance(params, Mapping):
-            name = params.get("name")
+        if method == "tools/call" and ctx.params is not None:
+            name = ctx.params.get("name")
             if not isinstance(name, str):
                 raise _unknown_tool(json.dumps(name, ensure_ascii=False, default=repr))
         if not self._as_is(ctx):
@@ -347,21 +346,19 @@ class PaletteServer(Server[Any]):
         Before the handshake they would not; a 2026-era request carries its own
         envelope, which the SDK's own validator checks here.
         """
-        params = ctx.params
+        params = ctx.params or {}
         if ctx.method == "tools/list":
-            cursor = params.get("cursor") if isinstance(params, Mapping) else None
-            if not (params is None or isinstance(params, Mapping)) or not (
-                cursor is None or isinstance(cursor, str)
-            ):
-                return False
-        elif not isinstance(params, Mapping) or not isinstance(
-            params.get("arguments", {}), (dict, type(None))
-        ):
+            plain = isinstance(params.get("cursor"), (str, type(None)))
+        else:
+            plain = isinstance(params.get("name"), str) and isinstance(
+                params.get("arguments"), (dict, type(None))
+            )
+        if not plain:
             return False
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return ctx.session.client_params is not None
         try:
-            validate_client_request(ctx.method, ctx.protocol_version, params)
+            validate_client_request(ctx.method, ctx.protocol_version, ctx.params)
         except (KeyError, ValueError, ValidationError):
             return False
         return True
@@ -372,7 +369,7 @@ class PaletteServer(Server[Any]):
         Raises:
             MCPError: -32602 for an invalid or stale cursor, or an unknown tool.
         """
-        params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        params = ctx.params or {}
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if ctx.method == "tools/list":
             result = self._page(ctx, params.get("cursor"), modern=modern)
