@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import collections
-import hashlib
 import json
 import logging
 import mimetypes
@@ -45,10 +43,8 @@ from toolpalette import (
     ToolResult,
     ToolSelector,
 )
-from toolpalette._formats.export import export
 from toolpalette.mcp._cursor import BadCursor
-from toolpalette.mcp._cursor import decode as decode_cursor
-from toolpalette.mcp._cursor import encode as encode_cursor
+from toolpalette.mcp._listing import listing_of
 
 __all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
 
@@ -62,9 +58,6 @@ RESOURCE_NOT_FOUND: Final = -32002
 """The MCP specification's error code for an unknown resource."""
 _STATE_KEY: Final = "toolpalette.session"
 _CANCELLED: Final = "The client cancelled the call."
-_LISTINGS: collections.OrderedDict[tuple[int, ...], _Listing] = collections.OrderedDict()
-_LISTINGS_LOCK = threading.Lock()
-_LISTINGS_KEPT: Final = 64
 
 
 def server(
@@ -152,43 +145,6 @@ def _canonical(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-class _Listing:
-    """One palette's ``tools/list`` answer, serialized once: its pages and its digest."""
-
-    __slots__ = ("by_name", "digest", "providers", "tools")
-
-    def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
-        self.providers = providers
-        self.by_name = {p.name: p for p in providers}
-        self.tools = export(providers, "mcp")
-        blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
-        self.digest = hashlib.sha256(blob).hexdigest()[:32]
-
-    def page(self, position: int, size: int) -> tuple[list[dict[str, Any]], str | None]:
-        end = position + size
-        following = encode_cursor(self.digest, end) if end < len(self.tools) else None
-        return self.tools[position:end], following
-
-
-def _listing(providers: tuple[ToolProvider, ...]) -> _Listing:
-    """The listing of exactly these providers, shared by every session that offers them."""
-    key = tuple(map(id, providers))
-    with _LISTINGS_LOCK:
-        found = _LISTINGS.get(key)
-        same = found is not None and all(
-            a is b for a, b in zip(found.providers, providers, strict=True)
-        )
-        if found is not None and same:
-            _LISTINGS.move_to_end(key)
-            return found
-    built = _Listing(providers)
-    with _LISTINGS_LOCK:
-        _LISTINGS[key] = built
-        while len(_LISTINGS) > _LISTINGS_KEPT:
-            _LISTINGS.popitem(last=False)
-    return built
-
-
 def _is_meta(provider: ToolProvider) -> bool:
     return isinstance(provider, (RequestToolsProvider, RequestSkillProvider))
 
@@ -201,7 +157,7 @@ class _Session:
         self.with_meta = with_meta
         self.lock = asyncio.Lock()
         self.version = -1
-        self.listing = _listing(())
+        self.listing = listing_of(())
         self.refresh()
 
     def refresh(self) -> bool:
@@ -212,7 +168,7 @@ class _Session:
         self.version = turn.version
         served = tuple(p for p in turn.tools if self.with_meta or not _is_meta(p))
         before = self.listing.digest
-        self.listing = _listing(served)
+        self.listing = listing_of(served)
         return self.listing.digest != before
 
     def skills(self) -> dict[str, Skill]:
@@ -388,14 +344,10 @@ class PaletteServer(Server[Any]):
         Raises:
             MCPError: -32602 for an invalid or stale cursor.
         """
-        listing = self._session(ctx).listing
-        position = 0
-        if cursor is not None:
-            try:
-                position = decode_cursor(cursor, listing.digest, len(listing.tools))
-            except BadCursor as exc:
-                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        tools, following = listing.page(position, self.page_size)
+        try:
+            tools, following = self._session(ctx).listing.page(cursor, self.page_size)
+        except BadCursor as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         result: dict[str, Any] = {"tools": tools}
         if following is not None:
             result["nextCursor"] = following
