@@ -115,7 +115,7 @@ async def _nothing() -> None:
 
 def _parts(hub: ToolHub) -> list[Case]:
     """Where toolpalette's overhead goes: its pipeline alone, and the hop alone."""
-    pool = hub.mcp().connection("bench").pool
+    pool = hub.mcp().pool
 
     @tool(name="local_add")
     async def local_add(a: int, b: int) -> int:

@@ -443,7 +443,7 @@ def test_a_call_on_the_pools_own_loop_runs_in_a_task_of_its_own(
 
     hub = make_hub(mcp_servers={"s": server})
     ex = executor(hub)
-    pool = hub.mcp().connection("s").pool
+    pool = hub.mcp().pool
 
     async def on_the_pool_loop() -> Any:
         # The pipeline starts the tool in this task and may resume it in another; the

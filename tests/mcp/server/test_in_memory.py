@@ -21,7 +21,9 @@ import palette_fixture as fx
 import pytest
 import toolpalette.mcp
 from mcp import Client
+from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from mcp.shared.memory import create_client_server_memory_streams
 from toolpalette import ToolHub
 from toolpalette.testing import await_until, leak_check
 
@@ -295,6 +297,34 @@ async def test_a_mutating_call_the_policy_asks_about_is_refused_without_a_person
         result = await asyncio.wait_for(client.call_tool("append_note", {"text": "x"}), 10)
     assert result.is_error
     assert "append_note" in result.content[0].text
+
+
+async def test_a_request_before_the_handshake_is_refused_as_the_sdk_refuses_it(hub: ToolHub):
+    server = toolpalette.mcp.server(hub, fx.Palette)
+    refusals: list[tuple[int, str]] = []
+    async with create_client_server_memory_streams() as (client_streams, server_streams):
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.run, *server_streams, server.create_initialization_options())
+            async with ClientSession(*client_streams) as session:
+                for request in (session.list_tools(), session.call_tool("echo", {"text": "x"})):
+                    with pytest.raises(MCPError) as caught:
+                        await request
+                    refusals.append((caught.value.code, caught.value.message))
+                await session.initialize()
+                echoed = await session.call_tool("echo", {"text": "after"})
+            group.cancel_scope.cancel()
+    assert refusals == [(types.INVALID_PARAMS, "Invalid request parameters")] * 2
+    assert echoed.content[0].text == "after"
+
+
+async def test_a_2026_era_answer_carries_the_envelope_the_sdk_puts_on_its_own(hub: ToolHub):
+    async with connect(toolpalette.mcp.server(hub, fx.Palette), "auto") as client:
+        page = await client.list_tools(cache_mode="refresh")
+        echoed = await client.call_tool("echo", {"text": "hi"})
+    for answer in (page, echoed):
+        assert answer.result_type == "complete"
+        assert answer.meta is not None
+        assert answer.meta[types.SERVER_INFO_META_KEY]["name"] == "toolpalette"
 
 
 # -- sessions, grants and list_changed ----------------------------------------------------

@@ -1,7 +1,9 @@
-"""MCP servers as tool providers: configurations, the client pool, providers, results.
+"""MCP servers as tool providers: configurations, connections, providers, results.
 
 Layered above ``_tools``, ``_run`` and ``_plugins`` and below ``_agents`` and the hub.
-Importing this package (or its ``config`` and ``servers`` modules) never imports the
-``mcp`` SDK; connecting to a server does, so it needs the ``mcp`` extra
-(``pip install 'toolpalette[mcp]'``).
+A hub's servers (``servers``) list their tools through one pool (``pool``) of
+connections (``connection``), which live on one event loop in a thread of its own
+(``loop``) and reach their servers through ``transports``. Importing this package (or
+any of its modules) never imports the ``mcp`` SDK; connecting to a server does, so it
+needs the ``mcp`` extra (``pip install 'toolpalette[mcp]'``).
 """

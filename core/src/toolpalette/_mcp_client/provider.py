@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
-from toolpalette._mcp_client.pool import Connection, ServerGone
+from toolpalette._mcp_client.connection import Connection, ServerGone
 from toolpalette._tools import schema as _schema
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import TOOL_NAME, ToolContext
@@ -105,11 +105,11 @@ class MCPToolProvider(ToolProvider):
     def create(self, parent: Any = None) -> BoundTool:
         """The runnable tool: every call goes to the server through the pool."""
         connection, remote, name = self.connection, self.remote_name, self._name
-        pool, has_output = connection.pool, self._output_schema is not None
+        loop, has_output = connection.loop, self._output_schema is not None
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
             try:
-                result = await pool.run_async(connection.call_tool(remote, value, context.abort))
+                result = await loop.run_async(connection.call_tool(remote, value, context.abort))
             except ServerGone as exc:
                 raise ToolError(
                     f"Tool '{name}': its MCP server '{connection.config.name}' stopped during "

@@ -18,7 +18,8 @@ from typing import Any, Final
 from toolpalette._mcp_client import config as _config
 from toolpalette._mcp_client import provider as _provider
 from toolpalette._mcp_client.config import MCPServerConfig
-from toolpalette._mcp_client.pool import ClientPool, Connection
+from toolpalette._mcp_client.connection import Connection
+from toolpalette._mcp_client.pool import ClientPool
 from toolpalette._mcp_client.provider import MCPToolProvider
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.servers import MCPServerSpec
@@ -113,8 +114,8 @@ class MCPServers:
                 return 0
             connections = self._pool.connections()
         for connection in connections:
-            connection.check_expiry()
-        return sum(c.generation for c in connections)
+            connection.listing.check_expiry()
+        return sum(c.listing.generation for c in connections)
 
     def providers(self, name: str) -> list[MCPToolProvider]:
         """The valid tools of server ``name``, listing them if needed; [] when it failed.
@@ -130,11 +131,11 @@ class MCPServers:
             listed = self._listed.get(name)
             if (
                 listed is not None
-                and listed.generation == connection.generation
-                and connection.fresh()
+                and listed.generation == connection.listing.generation
+                and connection.listing.fresh()
             ):
                 return list(listed.providers)
-        generation = connection.generation
+        generation = connection.listing.generation
         try:
             timeout = config.connect_timeout + LIST_TIMEOUT
             tools = self.pool.run(connection.tools(), timeout=timeout)
@@ -162,7 +163,7 @@ class MCPServers:
                 )
         problems.extend(_duplicates(name, providers))
         with self._lock:
-            self._listed[name] = _Listed(connection.generation, providers, problems)
+            self._listed[name] = _Listed(connection.listing.generation, providers, problems)
         return list(providers)
 
     def all_providers(self) -> dict[str, list[MCPToolProvider]]:

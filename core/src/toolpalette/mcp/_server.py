@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import collections
-import hashlib
 import json
 import logging
 import mimetypes
@@ -29,7 +27,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ValidationError
 
 from toolpalette import (
     AbortSignal,
@@ -43,10 +43,8 @@ from toolpalette import (
     ToolResult,
     ToolSelector,
 )
-from toolpalette._formats.export import export
 from toolpalette.mcp._cursor import BadCursor
-from toolpalette.mcp._cursor import decode as decode_cursor
-from toolpalette.mcp._cursor import encode as encode_cursor
+from toolpalette.mcp._listing import listing_of
 
 __all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
 
@@ -62,9 +60,6 @@ SKILL_FILE_TEMPLATE: Final = "skill://{bundle}/{skill}/{path}"
 """The URI template of a skill's files (a ``/`` in PATH may stay as it is, or be quoted)."""
 _STATE_KEY: Final = "toolpalette.session"
 _CANCELLED: Final = "The client cancelled the call."
-_LISTINGS: collections.OrderedDict[tuple[int, ...], _Listing] = collections.OrderedDict()
-_LISTINGS_LOCK = threading.Lock()
-_LISTINGS_KEPT: Final = 64
 
 
 def server(
@@ -152,43 +147,6 @@ def _canonical(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-class _Listing:
-    """One palette's ``tools/list`` answer, serialized once: its pages and its digest."""
-
-    __slots__ = ("by_name", "digest", "providers", "tools")
-
-    def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
-        self.providers = providers
-        self.by_name = {p.name: p for p in providers}
-        self.tools = export(providers, "mcp")
-        blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
-        self.digest = hashlib.sha256(blob).hexdigest()[:32]
-
-    def page(self, position: int, size: int) -> tuple[list[dict[str, Any]], str | None]:
-        end = position + size
-        following = encode_cursor(self.digest, end) if end < len(self.tools) else None
-        return self.tools[position:end], following
-
-
-def _listing(providers: tuple[ToolProvider, ...]) -> _Listing:
-    """The listing of exactly these providers, shared by every session that offers them."""
-    key = tuple(map(id, providers))
-    with _LISTINGS_LOCK:
-        found = _LISTINGS.get(key)
-        same = found is not None and all(
-            a is b for a, b in zip(found.providers, providers, strict=True)
-        )
-        if found is not None and same:
-            _LISTINGS.move_to_end(key)
-            return found
-    built = _Listing(providers)
-    with _LISTINGS_LOCK:
-        _LISTINGS[key] = built
-        while len(_LISTINGS) > _LISTINGS_KEPT:
-            _LISTINGS.popitem(last=False)
-    return built
-
-
 def _is_meta(provider: ToolProvider) -> bool:
     return isinstance(provider, (RequestToolsProvider, RequestSkillProvider))
 
@@ -201,7 +159,7 @@ class _Session:
         self.with_meta = with_meta
         self.lock = asyncio.Lock()
         self.version = -1
-        self.listing = _listing(())
+        self.listing = listing_of(())
         self.refresh()
 
     def refresh(self) -> bool:
@@ -212,7 +170,7 @@ class _Session:
         self.version = turn.version
         served = tuple(p for p in turn.tools if self.with_meta or not _is_meta(p))
         before = self.listing.digest
-        self.listing = _listing(served)
+        self.listing = listing_of(served)
         return self.listing.digest != before
 
     def skills(self) -> dict[str, Skill]:
@@ -260,10 +218,11 @@ class PaletteServer(Server[Any]):
         """The ``ttlMs`` cache hint of a 2026-07-28 listing."""
         self._shared: _Session | None = None
         self._shared_lock = threading.Lock()
-        self.middleware.extend([_name_check, self._fast_path])
-        # Registered apart: the handler answers the wire form it caches (a dict).
-        self.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
-        self.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        self.middleware.append(self._tools)
+        # Registered too: the SDK announces the tools capability, and holds requests that
+        # come before the handshake, for the methods it has a handler of (see _tools).
+        self.add_request_handler("tools/list", types.PaginatedRequestParams, self._checked)
+        self.add_request_handler("tools/call", types.CallToolRequestParams, self._checked)
         self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
 
     def create_initialization_options(
@@ -294,11 +253,8 @@ class PaletteServer(Server[Any]):
     def _session(self, ctx: ServerRequestContext[Any]) -> _Session:
         if self.stateless or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return self._shared_session()
-        # The SDK keeps per-connection state on the Connection, which its request
-        # context does not expose yet: without one, the request stands alone.
-        connection = getattr(ctx.session, "_connection", None)
-        state = getattr(connection, "state", None)
-        if not isinstance(state, dict):
+        state = _connection_state(ctx)
+        if state is None:  # no per-connection state to keep: the request stands alone
             return self._shared_session()
         found: _Session | None = state.get(_STATE_KEY)
         if found is None:
@@ -313,11 +269,76 @@ class PaletteServer(Server[Any]):
 
     # -- tools -----------------------------------------------------------------------
 
-    async def _list_tools(
-        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    async def _tools(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
+        """The one way ``tools/list`` and ``tools/call`` are answered, in every protocol era.
+
+        The SDK would validate a request's params against the protocol's models, and
+        validate and dump the answer again; but a listing is served as it was serialized
+        once per palette, and a call's arguments are validated by the pipeline. So a
+        request the SDK's checks pass as it is (:meth:`_as_is`) is answered here
+        (:meth:`_answer`). Any other goes on to the SDK, which refuses it: before the
+        handshake, with params of another shape, or a 2026-era envelope that does not
+        validate. (The SDK lets one more through, from a client that skipped
+        ``initialize`` but sent ``notifications/initialized``: its registered handler,
+        :meth:`_checked`, gives the same answer.) A name that is not a string is refused
+        first, as any other unknown name.
+        """
+        method = ctx.method
+        if method != "tools/list" and method != "tools/call":
+            return await call_next(ctx)
+        if method == "tools/call" and ctx.params is not None:
+            name = ctx.params.get("name")
+            if not isinstance(name, str):
+                raise _unknown_tool(json.dumps(name, ensure_ascii=False, default=repr))
+        if not self._as_is(ctx):
+            return await call_next(ctx)
+        return await self._answer(ctx)
+
+    async def _checked(
+        self, ctx: ServerRequestContext[Any], params: BaseModel | None
     ) -> dict[str, Any]:
-        cursor = params.cursor if params is not None else None
-        return self._page(ctx, cursor, modern=ctx.protocol_version in MODERN_PROTOCOL_VERSIONS)
+        """The registered handler: :meth:`_answer` for a request the SDK checked first."""
+        return await self._answer(ctx)
+
+    def _as_is(self, ctx: ServerRequestContext[Any]) -> bool:
+        """Whether the SDK's checks would let ``ctx``'s request through unchanged.
+
+        Before the handshake they would not; a 2026-era request carries its own
+        envelope, which the SDK's own validator checks here.
+        """
+        params = ctx.params or {}
+        if ctx.method == "tools/list":
+            plain = isinstance(params.get("cursor"), (str, type(None)))
+        else:
+            plain = isinstance(params.get("name"), str) and isinstance(
+                params.get("arguments"), (dict, type(None))
+            )
+        if not plain:
+            return False
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return ctx.session.client_params is not None
+        try:
+            validate_client_request(ctx.method, ctx.protocol_version, ctx.params)
+        except (KeyError, ValueError, ValidationError):
+            return False
+        return True
+
+    async def _answer(self, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+        """A ``tools/list`` page or a ``tools/call`` result, in wire form for ``ctx``'s era.
+
+        Raises:
+            MCPError: -32602 for an invalid or stale cursor, or an unknown tool.
+        """
+        params = ctx.params or {}
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if ctx.method == "tools/list":
+            result = self._page(ctx, params.get("cursor"), modern=modern)
+        else:
+            result = await self._call(ctx, params["name"], params.get("arguments"))
+        if modern:  # what the SDK puts on every 2026-era result it serializes itself
+            result["resultType"] = "complete"
+            result["_meta"] = {types.SERVER_INFO_META_KEY: self.server_info_stamp}
+        return result
 
     def _page(
         self, ctx: ServerRequestContext[Any], cursor: str | None, *, modern: bool
@@ -327,58 +348,17 @@ class PaletteServer(Server[Any]):
         Raises:
             MCPError: -32602 for an invalid or stale cursor.
         """
-        listing = self._session(ctx).listing
-        position = 0
-        if cursor is not None:
-            try:
-                position = decode_cursor(cursor, listing.digest, len(listing.tools))
-            except BadCursor as exc:
-                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        tools, following = listing.page(position, self.page_size)
+        try:
+            tools, following = self._session(ctx).listing.page(cursor, self.page_size)
+        except BadCursor as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         result: dict[str, Any] = {"tools": tools}
         if following is not None:
             result["nextCursor"] = following
         if modern:
             result["ttlMs"] = self.list_ttl_ms
             result["cacheScope"] = "private"
-            result["resultType"] = "complete"
         return result
-
-    async def _fast_path(
-        self, ctx: ServerRequestContext[Any], call_next: CallNext
-    ) -> HandlerResult:
-        """Answer a handshake-era ``tools/list`` or ``tools/call`` in wire form, as it is.
-
-        A listing is built once from the tools' own schemas and served unchanged until
-        the palette moves, and a call's arguments are validated by the pipeline, so the
-        SDK's per-request validation and re-dump of every tool and result is skipped.
-        Anything unusual (no handshake yet, params of the wrong shape, the 2026-07-28
-        era) takes the SDK's ordinary path.
-        """
-        method = ctx.method
-        if (
-            (method == "tools/list" or method == "tools/call")
-            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-            and ctx.session.client_params is not None
-        ):
-            params = ctx.params if isinstance(ctx.params, Mapping) else {}
-            if method == "tools/list":
-                cursor = params.get("cursor")
-                if cursor is None or isinstance(cursor, str):
-                    return self._page(ctx, cursor, modern=False)
-            else:
-                name, arguments = params.get("name"), params.get("arguments")
-                if isinstance(name, str) and (arguments is None or isinstance(arguments, dict)):
-                    return await self._call(ctx, name, arguments)
-        return await call_next(ctx)
-
-    async def _call_tool(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> dict[str, Any]:
-        wire = await self._call(ctx, params.name, params.arguments)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            wire["resultType"] = "complete"
-        return wire
 
     async def _call(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any] | None
@@ -528,24 +508,26 @@ async def _set_level(
     return types.EmptyResult()
 
 
-async def _name_check(ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
-    """Answer a ``tools/call`` whose name is not a string as any other unknown name.
-
-    The SDK would refuse it as malformed params before the handler runs; the client
-    gets the same -32602 ``Unknown tool`` either way.
-    """
-    if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
-        name = ctx.params.get("name")
-        if not isinstance(name, str):
-            raise _unknown_tool(json.dumps(name, ensure_ascii=False, default=repr))
-    return await call_next(ctx)
-
-
 def _unknown_tool(shown: str) -> MCPError:
     """-32602 ``Unknown tool: NAME``; a name longer than any tool's is shortened."""
     if len(shown) > 64:  # no tool name is longer: this one is not worth echoing in full
         shown = shown[:61] + "..."
     return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {shown}")
+
+
+def _connection_state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
+    """The SDK's per-connection scratch state for ``ctx``'s connection, if it can be had.
+
+    The SDK keeps a dict of state per client connection (``Connection.state``) and
+    exposes it through ``mcp.server.context.Context.connection``; but mcp 2.3's runner
+    hands handlers and middleware a ``ServerRequestContext``, which carries no
+    ``connection``, and its ``ServerSession`` keeps the connection private. Nothing
+    public reaches per-connection state yet, so this one function reads the session's
+    ``_connection``; where it is not there, None (each request then stands alone).
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    state = getattr(connection, "state", None)
+    return state if isinstance(state, dict) else None
 
 
 def skill_uri(skill: Skill, relpath: str) -> str:

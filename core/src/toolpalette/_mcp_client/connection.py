@@ -1,0 +1,297 @@
+"""One server's session: opened on first use, watched, restarted after a crash, closed.
+
+A :class:`Connection` lives on the pool's event loop (:mod:`.loop`); each of its
+``async`` methods runs there. The SDK's ``Client`` is held open by one task of its own
+(its context must exit in the task that entered it), which waits until the connection
+is stopped and, on 2026-era sessions whose server announces list changes, listens for
+them. Calls use the client from whatever task makes them.
+
+When the server goes away (its process exits, its HTTP stream ends), the transport
+says so at once (:mod:`.transports`): every call in flight is answered with
+:class:`ServerGone`, and the next call starts the server again, after a delay that
+doubles with each failed start (:data:`BACKOFF_FIRST` to :data:`BACKOFF_MAX`). A
+server that does not start, or does not answer within its ``connect_timeout``, is an
+:class:`~toolpalette.errors.MCPServerError` naming the last line it wrote to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+from toolpalette._mcp_client import listing as _listing
+from toolpalette._mcp_client import transports as _transports
+from toolpalette._mcp_client.abort_watch import AbortWatch
+from toolpalette._mcp_client.config import MCPServerConfig
+from toolpalette._mcp_client.loop import LoopThread
+from toolpalette.errors import MCPServerError
+
+__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "CLOSE_TIMEOUT", "Connection", "ServerGone"]
+
+logger = logging.getLogger("toolpalette.mcp")
+
+BACKOFF_FIRST: Final = 0.25
+"""Seconds before the first restart of a server that stopped."""
+BACKOFF_MAX: Final = 10.0
+"""The longest wait between two starts of a server that keeps failing."""
+CLOSE_TIMEOUT: Final = 10.0
+"""Seconds a session is given to end before its task is cancelled (and a pool to close)."""
+
+
+class ServerGone(Exception):
+    """The connection ended under a call (the server exited or hung up)."""
+
+
+class Connection:
+    """One server's session, kept open on the pool's loop and restarted after a crash.
+
+    Every ``async`` method runs on :attr:`loop` (``connection.loop.run(...)`` or
+    ``run_async(...)`` from elsewhere).
+    """
+
+    def __init__(self, loop: LoopThread, config: MCPServerConfig) -> None:
+        self.loop = loop
+        """The event loop the session lives on (the pool's)."""
+        self.config = config
+        self.listing = _listing.Listing()
+        """The server's tools as last listed, kept while fresh."""
+        self.starts = 0
+        """How many times the server was started (or connected to)."""
+        self.server_info: tuple[str, str] | None = None
+        """The server's own ``(name, version)``, once connected."""
+        self._client: Any = None
+        self._gone = True
+        self._failures = 0
+        self._next_start = 0.0
+        self._stop: asyncio.Event | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._opening: asyncio.Lock | None = None
+        self._log = _transports.ServerLog()
+        self._closed = False
+
+    # -- opening -----------------------------------------------------------------------
+
+    async def client(self) -> Any:
+        """The live SDK ``Client``, starting the server first if it is not running.
+
+        Raises:
+            MCPServerError: the server did not start, or did not answer in time.
+        """
+        if not self._gone and self._client is not None:
+            return self._client
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if not self._gone and self._client is not None:
+                return self._client
+            if self._closed or self.loop.closed:
+                raise MCPServerError(server=self.config.name, reason="the hub was closed")
+            await self._stop_runner()
+            delay = self._next_start - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            try:
+                client = await self._start()
+            except BaseException:
+                self._failures += 1
+                backoff = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (self._failures - 1))
+                self._next_start = time.monotonic() + backoff
+                raise
+            return client
+
+    async def _start(self) -> Any:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[Any] = loop.create_future()
+        stop = asyncio.Event()
+        self._stop = stop
+        self._runner = loop.create_task(self._run(ready, stop))
+        self.starts += 1
+        try:
+            client = await asyncio.wait_for(asyncio.shield(ready), self.config.connect_timeout)
+        except asyncio.TimeoutError:
+            await self._stop_runner()
+            raise MCPServerError(
+                server=self.config.name,
+                reason=f"did not answer within {self.config.connect_timeout:g} seconds"
+                + self._log.tail(),
+            ) from None
+        except MCPServerError:
+            raise
+        except Exception as exc:
+            await self._stop_runner()
+            raise MCPServerError(
+                server=self.config.name, reason=_transports.describe(exc) + self._log.tail()
+            ) from exc
+        except asyncio.CancelledError:
+            await self._stop_runner()
+            raise
+        self._gone = False
+        info = getattr(client, "server_info", None)
+        if info is not None:
+            self.server_info = (str(info.name), str(getattr(info, "version", "") or ""))
+        return client
+
+    async def _run(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+        """Hold the SDK client open in one task (its context must exit where it entered)."""
+        try:
+            async with self._open() as client:
+                self._client = client
+                if not ready.done():
+                    ready.set_result(client)
+                await self._watch(client, stop)
+        except BaseException as exc:
+            if not ready.done():
+                if isinstance(exc, asyncio.CancelledError):
+                    ready.cancel()
+                else:
+                    ready.set_exception(exc)
+            elif not isinstance(exc, (asyncio.CancelledError, Exception)):
+                raise
+            else:
+                logger.debug("MCP server %r: connection ended: %r", self.config.name, exc)
+        finally:
+            self._client = None
+            self._gone = True
+
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[Any]:
+        from mcp import Client
+
+        target = _transports.target(self.config, self._log, self._hung_up)
+        client = Client(target, message_handler=self._on_message, cache=None)
+        async with client:
+            yield client
+
+    async def _watch(self, client: Any, stop: asyncio.Event) -> None:
+        """Wait until asked to stop; on modern sessions, also listen for list changes."""
+        listener: asyncio.Task[None] | None = None
+        if _listens(client):
+            listener = asyncio.get_running_loop().create_task(self._listen(client))
+        try:
+            await stop.wait()
+        finally:
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(BaseException):
+                    await listener
+
+    async def _listen(self, client: Any) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _event in events:
+                    self.listing.changed()
+        except Exception as exc:  # an optional feature: without it, ttl and restarts refresh
+            logger.debug("MCP server %r: no change events (%r)", self.config.name, exc)
+
+    def _hung_up(self) -> None:
+        self._gone = True
+        self.listing.changed()
+
+    async def _on_message(self, message: Any) -> None:
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self.listing.changed()
+
+    # -- closing -----------------------------------------------------------------------
+
+    async def _stop_runner(self) -> None:
+        runner, stop = self._runner, self._stop
+        self._runner = self._stop = None
+        self._gone = True
+        if runner is None:
+            return
+        if stop is not None:
+            stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(runner), CLOSE_TIMEOUT)
+        except (asyncio.TimeoutError, Exception):
+            runner.cancel()
+            with contextlib.suppress(BaseException):
+                await runner
+
+    async def aclose(self) -> None:
+        """End the session and stop the server; later calls fail."""
+        self._closed = True
+        await self._stop_runner()
+        self._log.close()
+
+    # -- using ---------------------------------------------------------------------------
+
+    async def tools(self) -> list[Any]:
+        """The server's tools (SDK ``Tool`` objects), every page, kept while fresh.
+
+        Raises:
+            MCPServerError: the server could not be reached, or its listing is malformed.
+        """
+        kept = self.listing.tools
+        if kept is not None and self.listing.fresh():
+            return kept
+        tools, ttl = await _listing.fetch(await self.client(), self.config.name)
+        self.listing.keep(tools, ttl)
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], abort: threading.Event | None = None
+    ) -> Any:
+        """Call one tool; the SDK ``CallToolResult``.
+
+        Cancelling this coroutine cancels the request (the SDK then sends
+        ``notifications/cancelled``); so does setting ``abort``, which is watched from
+        the loop for callers that cannot cancel it (a sync call's worker).
+
+        Raises:
+            MCPServerError: the server could not be started.
+            ServerGone: the connection ended during the call (it restarts on the next).
+            mcp.MCPError: the server answered with a JSON-RPC error.
+        """
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        client = await self.client()
+        watch = AbortWatch(abort) if abort is not None else None
+        try:
+            result = await client.call_tool(name, arguments)
+        except MCPError as exc:
+            closed = exc.error.code == CONNECTION_CLOSED
+            if closed and (self._gone or exc.error.message == "Connection closed"):
+                self._hung_up()
+                raise ServerGone(f"MCP server {self.config.name!r} stopped during a call") from exc
+            raise
+        finally:
+            if watch is not None:
+                watch.cancel()
+        self._failures = 0
+        return result
+
+    @property
+    def connected(self) -> bool:
+        """Whether a session is open, as far as the connection knows.
+
+        A server that dies is noticed when its transport hangs up, a moment after the
+        process ends; a call made in between is answered ``ServerGone`` at once, and
+        the call after it starts the server again.
+        """
+        return not self._gone and self._client is not None
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("idle" if self._gone else "open")
+        return f"<Connection {self.config.name!r} {state}>"
+
+
+def _listens(client: Any) -> bool:
+    """Whether the session is of the 2026-07-28 era and the server announces list changes."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    try:
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return False
+        tools = client.server_capabilities.tools
+    except Exception:
+        return False
+    return bool(tools is not None and getattr(tools, "list_changed", False))

@@ -1,0 +1,200 @@
+"""How a connection reaches its server: stdio, streamable HTTP, or an in-process server.
+
+:func:`target` gives what the SDK's ``Client`` connects to. A stdio or HTTP transport
+is wrapped so that the connection learns at once when the server hangs up (its
+process exits, its HTTP stream ends): the read stream calls back when it ends, before
+any call waiting on it times out. An in-process SDK server is connected directly.
+
+A stdio server's stderr goes to a temporary file (:class:`ServerLog`), kept for the
+connection's whole life, restarts included, so that a server that fails to start can
+be reported with the last line it wrote (:meth:`ServerLog.tail`).
+
+Importing this module never imports the ``mcp`` SDK; :func:`target` does.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from typing import IO, Any
+
+from toolpalette._mcp_client.config import MCPServerConfig
+
+__all__ = ["ServerLog", "describe", "target"]
+
+_TAIL_BYTES = 400
+"""How much of the end of a server's stderr is read for its last line."""
+
+
+class ServerLog:
+    """A stdio server's stderr, in a temporary file opened on first use.
+
+    Not thread-safe: used from the pool's event loop only.
+    """
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+
+    def file(self) -> IO[bytes]:
+        """The file the server's stderr is written to (opened on first use)."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - kept for error reports
+        return self._file
+
+    def tail(self) -> str:
+        """``"; its last output: LINE"``, or ``""`` when the server wrote nothing."""
+        stream = self._file
+        if stream is None:
+            return ""
+        try:
+            stream.seek(0, 2)
+            size = stream.tell()
+            stream.seek(max(0, size - _TAIL_BYTES))
+            tail = stream.read().decode("utf-8", "replace").strip().splitlines()
+        except (OSError, ValueError):
+            return ""
+        return f"; its last output: {tail[-1][:200]}" if tail else ""
+
+    def close(self) -> None:
+        """Delete the file (a later :meth:`file` opens a new one)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def target(config: MCPServerConfig, log: ServerLog, on_hang_up: Callable[[], None]) -> Any:
+    """What the SDK's ``Client`` connects to for ``config``'s server.
+
+    ``on_hang_up`` is called (on the pool's loop) once the transport's read stream
+    ends. ``log`` receives a stdio server's stderr.
+
+    Raises:
+        ValueError: a ``${VAR}`` in the configuration is not set.
+        ModuleNotFoundError: the ``mcp`` extra is not installed.
+    """
+    if config.server is not None:
+        return config.server
+    return _Watched(_transport(config, log), on_hang_up)
+
+
+def _transport(config: MCPServerConfig, log: ServerLog) -> Any:
+    if config.command is not None:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=config.process_env(),
+            cwd=config.cwd,
+        )
+        return _StdioTransport(stdio_client, params, log.file())
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert config.url is not None
+    http = httpx2.AsyncClient(
+        headers=config.http_headers(),
+        timeout=httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout)),
+    )
+    return _HttpTransport(streamable_http_client, config.url, http)
+
+
+def describe(exc: BaseException) -> str:
+    """A short account of why a connection failed, for the host (never for a model)."""
+    inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+    while len(inner) == 1:  # an exception group around one failure
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", ())
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in ("mcp", "httpx2"):
+        return "the MCP client is not installed: pip install 'toolpalette[mcp]'"
+    if isinstance(exc, FileNotFoundError):
+        return f"the command was not found ({exc.filename or exc})"
+    if isinstance(exc, OSError):
+        return f"it could not be started ({exc.strerror or type(exc).__name__})"
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _StdioTransport:
+    """The SDK's stdio transport with the server's stderr kept in a file."""
+
+    def __init__(self, factory: Callable[..., Any], params: Any, errlog: IO[bytes]) -> None:
+        self._cm = factory(params, errlog=errlog)
+
+    async def __aenter__(self) -> Any:
+        return await self._cm.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._cm.__aexit__(*exc)
+
+
+class _HttpTransport:
+    """The SDK's streamable HTTP transport over an HTTP client this transport closes."""
+
+    def __init__(self, factory: Callable[..., Any], url: str, http: Any) -> None:
+        self._http = http
+        self._cm = factory(url, http_client=http)
+
+    async def __aenter__(self) -> Any:
+        await self._http.__aenter__()
+        try:
+            return await self._cm.__aenter__()
+        except BaseException:
+            await self._http.__aexit__(None, None, None)
+            raise
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self._cm.__aexit__(*exc)
+        finally:
+            await self._http.__aexit__(None, None, None)
+
+
+class _Watched:
+    """A transport whose read stream tells the connection when the server hangs up."""
+
+    def __init__(self, inner: Any, on_hang_up: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_hang_up = on_hang_up
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self._inner.__aenter__()
+        return _WatchedStream(read, self._on_hang_up), write
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+class _WatchedStream:
+    """Delegates to the SDK's read stream; calls back once it ends."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _WatchedStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        self._on_end()
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+
+    async def receive(self) -> Any:
+        return await self._inner.receive()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -1,0 +1,71 @@
+"""A palette's ``tools/list`` answer: serialized once, paged, shared by every session.
+
+A :class:`Listing` is the MCP export of exactly one tuple of providers, made once, and
+its digest (a hash of every served tool's wire form, equal in every worker that
+serves the same palette). Pages are slices of it, cut at positions the cursors of
+:mod:`._cursor` carry. :func:`listing_of` keeps the last :data:`KEPT` listings, so
+sessions serving the same palette share one, and a palette that moves back (a grant
+undone) finds its listing again.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import threading
+from typing import Any, Final
+
+from toolpalette import ToolProvider
+from toolpalette._formats.export import export
+from toolpalette.mcp._cursor import decode, encode
+
+__all__ = ["KEPT", "Listing", "listing_of"]
+
+KEPT: Final = 64
+"""How many listings are kept for sessions to share (least recently used first out)."""
+_LISTINGS: collections.OrderedDict[tuple[int, ...], Listing] = collections.OrderedDict()
+_LOCK = threading.Lock()
+
+
+class Listing:
+    """One palette's ``tools/list`` answer, serialized once: its pages and its digest."""
+
+    __slots__ = ("by_name", "digest", "providers", "tools")
+
+    def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
+        self.providers = providers
+        self.by_name = {p.name: p for p in providers}
+        self.tools = export(providers, "mcp")
+        blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
+        self.digest = hashlib.sha256(blob).hexdigest()[:32]
+
+    def page(self, cursor: str | None, size: int) -> tuple[list[dict[str, Any]], str | None]:
+        """The tools from ``cursor`` on (the first page for None), and the next cursor.
+
+        Raises:
+            BadCursor: ``cursor`` does not decode, or was cut from another listing.
+        """
+        position = 0 if cursor is None else decode(cursor, self.digest, len(self.tools))
+        end = position + size
+        following = encode(self.digest, end) if end < len(self.tools) else None
+        return self.tools[position:end], following
+
+
+def listing_of(providers: tuple[ToolProvider, ...]) -> Listing:
+    """The listing of exactly these providers, shared by every session that offers them."""
+    key = tuple(map(id, providers))
+    with _LOCK:
+        found = _LISTINGS.get(key)
+        same = found is not None and all(
+            a is b for a, b in zip(found.providers, providers, strict=True)
+        )
+        if found is not None and same:
+            _LISTINGS.move_to_end(key)
+            return found
+    built = Listing(providers)
+    with _LOCK:
+        _LISTINGS[key] = built
+        while len(_LISTINGS) > KEPT:
+            _LISTINGS.popitem(last=False)
+    return built
