@@ -355,13 +355,16 @@ class Executor:
         """Step 4, the policy's answer: :data:`~consent.ALLOW` to go ahead at once.
 
         Any other answer (an awaitable, deny, ask, a reason) is settled by
-        ``consent.authorize``. A policy that raises denies (403).
+        ``consent.authorize``. A policy that raises, whatever it raises but
+        ``KeyboardInterrupt``, denies (403).
         """
         policy = self._rules.policy
         assert policy is not None
         try:
             answer = policy.decide_call(ctx.parent if ctx is not None else None, provider, value)
-        except Exception as exc:
+        except BaseException as exc:
+            if not _consent.contained(exc):
+                raise
             label = _shaping.name_label(provider.name)
             raise refuse(403, "denied", f"{label} is not permitted here.", exc) from None
         return ALLOW if answer is True or answer is None else answer
