@@ -46,7 +46,7 @@ from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run.abort import AbortSignal
-from toolpalette._run.call import Prepared, Refusal, Running, refuse
+from toolpalette._run.call import UNCHECKED, Prepared, Refusal, Running, refuse
 from toolpalette._run.consent import ALLOW, Approver, Decision, Policy
 from toolpalette._run.deferred import Later, validate_apart, validate_blocking
 from toolpalette._run.many import run_many
@@ -54,6 +54,7 @@ from toolpalette._run.reports import (
     Reporter,
     ReportQueue,
     failure_report,
+    failures_logged,
     shared_queue,
 )
 from toolpalette._run.rules import KeywordRules, Rules, check_read_only
@@ -156,6 +157,9 @@ class Executor:
             ``min(32, CPUs + 4)``); executors asking for one size share one pool.
         pool: a worker pool of the caller's own (tests), instead of ``worker_threads``.
         reports: the report queue (default: one shared by the process).
+        log_failures: also log each failure report at WARNING on the
+            ``toolpalette.failures`` logger (the default); a host that delivers reports
+            itself may turn it off.
     """
 
     def __init__(
@@ -177,6 +181,7 @@ class Executor:
         worker_threads: int | None = None,
         pool: WorkerPool | None = None,
         reports: ReportQueue | None = None,
+        log_failures: bool = True,
     ) -> None:
         if not timeout > 0 or output_cap <= 0 or concurrency <= 0:
             raise ValueError("timeout, output_cap and concurrency must be positive")
@@ -190,6 +195,7 @@ class Executor:
         self.timeout = timeout
         self.output_cap = output_cap
         self.concurrency = concurrency
+        self.log_failures = log_failures
         self.pool: WorkerPool = pool or shared_pool(worker_threads)
         self.reports: ReportQueue = reports or shared_queue()
         self._bound: dict[object, _Bound] = {}
@@ -228,6 +234,7 @@ class Executor:
         """
         started = time.perf_counter()
         ctx = context if context is not None else self.context
+        value: Any = UNCHECKED
         try:
             provider, value = self._prepare(name, input)
             since: float | None = started
@@ -245,7 +252,7 @@ class Executor:
             # Most async tools finish in their first step: then nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
-            return self._report(name, input, refusal, ctx, started, call_id)
+            return self._report(name, input, value, refusal, ctx, started, call_id)
 
     async def execute_many(
         self,
@@ -287,6 +294,7 @@ class Executor:
         """
         started = time.perf_counter()
         ctx = context if context is not None else self.context
+        value: Any = UNCHECKED
         try:
             provider, value = self._prepare(name, input)
             if type(value) is Later:
@@ -300,7 +308,7 @@ class Executor:
                     )
             return self._run_blocking(name, provider, value, ctx, abort, call_id)
         except Refusal as refusal:
-            return self._report(name, input, refusal, ctx, started, call_id)
+            return self._report(name, input, value, refusal, ctx, started, call_id)
 
     def stats(self) -> dict[str, int]:
         """Counters for health checks: abandoned work and undelivered reports."""
@@ -513,6 +521,7 @@ class Executor:
         self,
         name: object,
         raw: Any,
+        value: Any,
         refusal: Refusal,
         ctx: ToolContext | None,
         started: float,
@@ -520,14 +529,19 @@ class Executor:
     ) -> ToolResult:
         """Report a refused or failed call (in the background) and return its result.
 
-        Not reported: a direct call outside a run (no context) and the caller's own abort.
+        ``value`` is the validated input once the call got past validation (the
+        report then carries it), else ``UNCHECKED``. Not reported: a direct call
+        outside a run (no context) and the caller's own abort.
         """
         result = refusal.result
         if ctx is None or result.code == "aborted":
             return result
-        if self.hook is not None or self.on_tool_error:
-            report = failure_report(name, raw, refusal, ctx, started, call_id)
-            self.reports.put(report, self.hook, self.on_tool_error)
+        logged = self.log_failures and failures_logged()
+        if self.hook is not None or self.on_tool_error or logged:
+            validated = value is not UNCHECKED and type(value) is not Later
+            sent = value if validated else raw
+            report = failure_report(name, sent, validated, refusal, ctx, started, call_id)
+            self.reports.put(report, self.hook, self.on_tool_error, log=logged)
         return result
 
 
