@@ -9,7 +9,9 @@ it, ``reconcile.py``); a granted skill attaches to the conversation at once and 
 its preamble from the next turn.
 
 Every decision is a ``GrantRecord`` on the hub, delivered to the ``toolpalette_grant``
-hooks, recorded before anything can withdraw it.
+hooks, recorded before anything can withdraw it. What a hook, the policy or the
+approver raises, whatever it is but ``KeyboardInterrupt``, is contained: a grant is
+refused, or the hook's failure logged, and nothing is left granted or pending by it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from toolpalette._agents.approvals import Approvals, Notify
 from toolpalette._agents.grants import GrantDecision, GrantRecord
 from toolpalette._agents.turn import Approval
 from toolpalette._hookcall import first_result, in_call_order
-from toolpalette._run.consent import Decision, read_decision
+from toolpalette._run.consent import Decision, contained, read_decision
 
 if TYPE_CHECKING:
     from toolpalette._agents.policy import ToolPolicy
@@ -138,8 +140,10 @@ class Admission:
             return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"
         try:
             decision, _ = read_decision(self._policy.decide_grant(thinker, kind, name, item))
-        except Exception:  # a broken policy refuses (fail closed), and is on the record
-            logger.exception("the policy raised deciding %s %r; refused", kind, name)
+        except BaseException as exc:  # a broken policy refuses (fail closed), on the record
+            if not contained(exc):
+                raise
+            logger.error("the policy raised deciding %s %r; refused", kind, name, exc_info=exc)
             return "refused", "the policy failed while deciding"
         if decision is Decision.DENY:
             return "refused", "denied by policy"

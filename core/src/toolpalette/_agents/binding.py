@@ -1,7 +1,7 @@
 """What bind time fixes for a thinker: the parts of a bound thinker, made once.
 
-``hub.bind(Cls)`` reads the class's ``read_only`` and fixes it, with the thinker's
-policy, its pending approvals, its palette's reconciliation
+``hub.bind(Cls)`` reads the class's ``read_only`` and ``strict`` once and fixes them,
+with the thinker's policy, its pending approvals, its palette's reconciliation
 (``reconcile.py``), its grants (``admission.py``) and one executor for its whole life,
 in a frozen :class:`Binding` (:func:`make_binding`). The thinker keeps it where no
 attribute write reaches it (``thinker.py``, "the latch").
@@ -84,6 +84,8 @@ class Binding:
 
     read_only: bool
     """The read-only binding: mutating tools are neither offered, granted nor run."""
+    strict: bool
+    """Whether turns normalize schemas into the providers' strict subsets."""
     policy: ToolPolicy
     """Decides what is offered, and calls and grants."""
     palette: Reconciler
@@ -97,7 +99,7 @@ class Binding:
 
 
 def make_binding(
-    thinker: Any, *, read_only: bool, policy: ToolPolicy, approver: Notify | None
+    thinker: Any, *, read_only: bool, strict: bool, policy: ToolPolicy, approver: Notify | None
 ) -> Binding:
     """``thinker``'s binding: its palette's reconciliation, its grants and its executor."""
     hub: ThinkerHub = thinker.hub
@@ -111,4 +113,4 @@ def make_binding(
         hook=hub.pm.hook.toolpalette_tool_error,
         worker_threads=hub.config.worker_threads,
     )
-    return Binding(read_only, policy, palette, grants, grants.approvals, executor)
+    return Binding(read_only, strict, policy, palette, grants, grants.approvals, executor)

@@ -14,7 +14,10 @@ approvals and configuration.
 
 The latch: this module holds every live thinker's binding by the thinker's identity, so
 no attribute write on the thinker (``setattr``, ``__dict__``, ``object.__setattr__``)
-by a tool or a hook reaches it. The thinker holds a reference to its binding only to
+by a tool or a hook reaches it, and what is read from the class later (a ``read_only``
+assigned on it) does not change it. A bound thinker cannot be bound again:
+``__init__`` refuses while the thinker lives (``ctx.parent.__init__(hub)`` raises and
+leaves the binding as it was). The thinker holds a reference to its binding only to
 keep it alive exactly as long as itself: the binding holds the thinker's tools, which
 hold the thinker, so a binding held here would keep every thinker alive for ever.
 Tearing that reference out (through ``__dict__``) leaves a thinker that raises
@@ -90,17 +93,18 @@ class Thinker:
     Subclasses set the class attributes :attr:`read_only` and :attr:`grade` and override
     the classmethods :meth:`declare_compatible_tools` and :meth:`declare_skills`. Bind
     with ``hub.bind(Cls, conversation=None)``; the read-only binding is latched then and
-    nothing (a tool, a hook, an attribute assignment) can widen it afterwards.
+    nothing (a tool, a hook, an attribute assignment, a class attribute changed later, a
+    second ``__init__``) can widen it afterwards.
     """
 
     read_only: ClassVar[bool] = False
-    """Whether agents of this kind may only use read-only tools."""
+    """Whether agents of this kind may only use read-only tools (read once, at bind)."""
     grade: ClassVar[str | None] = None
     """The model grade this kind runs on; model-dependent tools without a grade take it."""
     strict: ClassVar[bool] = False
     """Whether the turn's schemas are normalized into each provider's strict subset
     (optional fields sent as required and nullable); a null the model gives for such a
-    field then means "not given", and the tool's default applies."""
+    field then means "not given", and the tool's default applies. Read once, at bind."""
 
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
@@ -123,6 +127,11 @@ class Thinker:
         approver: Notify | None = None,
     ) -> None:
         key = id(self)
+        if key in _BINDINGS:
+            raise RuntimeError(
+                f"{type(self).__name__} is already bound: a bound thinker cannot be "
+                "initialized again"
+            )
         cls = type(self)
         self.hub = hub
         """The hub the thinker was bound to."""
@@ -141,6 +150,7 @@ class Thinker:
         binding = make_binding(
             self,
             read_only=bool(cls.read_only),
+            strict=bool(cls.strict),
             policy=policy or ToolPolicy(),
             approver=approver,
         )
@@ -193,7 +203,7 @@ class Thinker:
             self.turn_number,
             registry.versioned_surface(),
             self.conversation.preamble,
-            strict=bool(type(self).strict),
+            strict=binding.strict,
             _fragments=self._fragments,
         )
         executor = binding.executor

@@ -43,6 +43,7 @@ __all__ = [
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
 _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_PLAIN: Final = frozenset({str, int, float, bool, type(None), dict})
 _MAYBE_RICH: Final = (*CONTENT_TYPES, list, tuple)
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
@@ -187,7 +188,8 @@ def render_output(
     """
     try:
         # Only content objects and sequences can be rich content: no scan for the rest.
-        rich = rich_content(value) if isinstance(value, _MAYBE_RICH) else None
+        plain = type(value) in _PLAIN or not isinstance(value, _MAYBE_RICH)
+        rich = None if plain else rich_content(value)
         if rich is None:
             dumped = provider.dump_output(value)
             text = dumped if isinstance(dumped, str) else _to_json(dumped)
