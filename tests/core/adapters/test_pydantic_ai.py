@@ -8,10 +8,18 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry, RunContext
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.toolsets import FunctionToolset
+from pydantic_core import to_json
 from toolpalette import Thinker, ToolHub, ToolPolicy, ToolRegistry, ToolSelector, execute, tool
 from toolpalette.adapters.pydantic_ai import ThinkerToolset, providers_from_pydantic_ai
 from toolpalette.errors import ToolDefinitionError
@@ -100,6 +108,62 @@ async def test_a_failure_reaches_the_model_as_its_text_with_the_call_id() -> Non
         await asyncio.sleep(0.01)
     [report] = [r for r in reports if r.tool == "weather"]
     assert report.context.call_id == "call_bad"
+
+
+CANARY = "sk-live-123-canary"
+"""A secret-looking value in a model's arguments: it must never come back to the model."""
+
+
+def model_reads(messages: list[ModelMessage]) -> str:
+    """Everything the toolset's answers put before the model: each tool result's content."""
+    parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
+    return "\n".join(to_json(p.content).decode() for p in parts if isinstance(p, ToolReturnPart))
+
+
+async def test_arguments_reach_the_pipeline_as_sent_and_its_texts_reach_the_model() -> None:
+    sent = {
+        "call_cut": '{"city": "' + CANARY,
+        "call_extra": f'{{"city": 3, "token": "{CANARY}"}}',
+        "call_nan": f'{{"city": "{CANARY}", "n": NaN}}',
+        "call_list": f'["{CANARY}"]',
+    }
+    model = scripted(
+        [ToolCallPart("weather", raw, tool_call_id=call_id) for call_id, raw in sent.items()]
+    )
+    result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Weather?")
+    returns = tool_returns(result.all_messages())
+    host = bind()  # the same call in a host, for the text the model must read
+    for call_id, raw in sent.items():
+        expected = await host.call("weather", raw)
+        assert expected.code == "invalid_input"
+        assert returns[call_id] == f"Error (400 invalid_input): {expected.text}"
+    assert CANARY not in model_reads(result.all_messages())
+    assert CALLED == []
+
+
+async def test_valid_json_text_runs_the_tool() -> None:
+    model = scripted([ToolCallPart("weather", '{"city": "Oslo"}', tool_call_id="call_1")])
+    result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Weather?")
+    assert tool_returns(result.all_messages()) == {"call_1": "Sunny in Oslo."}
+    assert CALLED == ["weather Oslo"]
+
+
+async def test_an_unknown_name_gets_pydantic_ais_own_text_as_documented() -> None:
+    # pydantic-ai answers a name no toolset offers before any toolset sees the call; the
+    # adapter's docstring and the host guide quote this text.
+    model = scripted([ToolCallPart("teleport", "{}", tool_call_id="call_unknown")])
+    result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Go.")
+    [part] = [
+        p
+        for m in result.all_messages()
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart)
+    ]
+    assert (
+        part.content == "Unknown tool name: 'teleport'. Available tools: 'book_flight', 'weather'"
+    )
+    assert part.outcome == "retried"
 
 
 async def test_an_ask_becomes_a_deferred_approval_and_runs_once_approved() -> None:
