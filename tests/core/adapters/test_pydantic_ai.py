@@ -148,6 +148,25 @@ async def test_valid_json_text_runs_the_tool() -> None:
     assert CALLED == ["weather Oslo"]
 
 
+@tool(read_only=True)
+def forecast(city: str) -> list[int]:
+    """Tomorrow's temperatures."""
+    return [3, 5]
+
+
+class Forecaster(Thinker):
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(forecast)
+
+
+async def test_a_wrapped_value_reads_as_the_bare_value_as_in_a_host() -> None:
+    thinker = ToolHub(autoload=False, config={}).bind(Forecaster)
+    model = scripted([ToolCallPart("forecast", {"city": "Oslo"}, tool_call_id="call_1")])
+    result = await Agent(model, toolsets=[ThinkerToolset(thinker)]).run("Forecast?")
+    assert tool_returns(result.all_messages()) == {"call_1": "[3,5]"}
+
+
 async def test_an_unknown_name_gets_pydantic_ais_own_text_as_documented() -> None:
     # pydantic-ai answers a name no toolset offers before any toolset sees the call; the
     # adapter's docstring and the host guide quote this text.

@@ -38,7 +38,7 @@ from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 
 from toolpalette._agents.thinker import Thinker
 from toolpalette._tools.provider import ToolProvider
-from toolpalette._tools.result import ToolResult
+from toolpalette._tools.result import ToolResult, is_wrapped
 from toolpalette.adapters._common import failure_text, foreign_tool
 from toolpalette.errors import (
     InvalidInputError,
@@ -146,7 +146,16 @@ class ThinkerToolset(AbstractToolset[Any]):
         )
         if result.is_error:
             return failure_text(result)
-        return result.structured if result.structured is not None else result.text
+        if result.structured is None or is_wrapped(self._output_schema(name)):
+            return result.text  # a wrapped value reads as in a host: the bare value
+        return result.structured
+
+    def _output_schema(self, name: str) -> dict[str, Any] | None:
+        """The output schema of the thinker's tool ``name``, or None."""
+        try:
+            return self.thinker.palette.get_provider(name).output_schema
+        except ToolNotFoundError:
+            return None
 
     def _asks(self, name: str, tool_args: Any) -> bool:
         """Whether the thinker's policy wants a person's approval for this call."""
