@@ -12,6 +12,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -114,10 +115,27 @@ CANARY = "sk-live-123-canary"
 """A secret-looking value in a model's arguments: it must never come back to the model."""
 
 
+def answers(messages: list[ModelMessage]) -> dict[str, ToolReturnPart | RetryPromptPart]:
+    """Each call's answer in the requests to the model: a tool return, or a retry prompt.
+
+    Recent pydantic-ai releases answer a retry with a tool return; the releases that
+    still support Python 3.10 with a retry prompt.
+    """
+    return {
+        str(p.tool_call_id): p
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, (ToolReturnPart, RetryPromptPart))
+    }
+
+
 def model_reads(messages: list[ModelMessage]) -> str:
-    """Everything the toolset's answers put before the model: each tool result's content."""
-    parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
-    return "\n".join(to_json(p.content).decode() for p in parts if isinstance(p, ToolReturnPart))
+    """Everything the toolset's answers put before the model."""
+    return "\n".join(
+        p.model_response() if isinstance(p, RetryPromptPart) else to_json(p.content).decode()
+        for p in answers(messages).values()
+    )
 
 
 async def test_arguments_reach_the_pipeline_as_sent_and_its_texts_reach_the_model() -> None:
@@ -172,17 +190,11 @@ async def test_an_unknown_name_gets_pydantic_ais_own_text_as_documented() -> Non
     # adapter's docstring and the host guide quote this text.
     model = scripted([ToolCallPart("teleport", "{}", tool_call_id="call_unknown")])
     result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Go.")
-    [part] = [
-        p
-        for m in result.all_messages()
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, ToolReturnPart)
-    ]
+    part = answers(result.all_messages())["call_unknown"]
     assert (
         part.content == "Unknown tool name: 'teleport'. Available tools: 'book_flight', 'weather'"
     )
-    assert part.outcome == "retried"
+    assert isinstance(part, RetryPromptPart) or part.outcome == "retried"
 
 
 async def test_an_ask_becomes_a_deferred_approval_and_runs_once_approved() -> None:
