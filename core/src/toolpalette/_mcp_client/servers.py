@@ -350,7 +350,7 @@ def claim_note(config: MCPServerConfig, config_file: str | None) -> tuple[str, s
 
 
 def _desktop_file(
-    path: str, adjusting: dict[str, Mapping[str, Any]] | None = None, shown: str = ""
+    path: str, adjusting: dict[str, Mapping[str, Any]], shown: str
 ) -> tuple[list[MCPServerConfig], list[str]]:
     """The servers of a desktop client's JSON file; ``adjusting`` tables merged over them.
 
@@ -363,8 +363,8 @@ def _desktop_file(
         return [], [f"MCP servers file {path}: {exc}"]
     name = Path(path).name
     block = data.get("mcpServers", data.get("mcp_servers"))
-    if adjusting is None or not isinstance(block, Mapping):
-        return _config.from_desktop_block(data, source=name)
+    if not isinstance(block, Mapping):
+        return _config.from_desktop_block(data, source=name)  # says what is missing
     plain: dict[str, Any] = {}
     found: list[MCPServerConfig] = []
     bad: list[str] = []
