@@ -13,6 +13,7 @@ import importlib as _importlib
 import typing as _typing
 
 from toolpalette.errors import (
+    ConfigError,
     IncompatiblePluginError,
     InvalidInputError,
     InvalidManifestError,
@@ -70,6 +71,7 @@ __all__ = [
     "Audio",
     "BoundTool",
     "ClassToolProvider",
+    "ConfigError",
     "Conversation",
     "Decision",
     "Executor",

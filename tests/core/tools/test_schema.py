@@ -285,26 +285,42 @@ def test_composite_outputs_get_an_object_schema(annotation: Any) -> None:
     assert schema is not None
     assert schema["type"] == "object"
     assert set(schema["properties"]) in ({"x", "y"}, {"width", "height"}, {"title", "year"})
+    assert "x-toolpalette-wrapped" not in schema
+
+
+@pytest.mark.parametrize(("annotation", "kind"), [(dict, None), (dict[str, int], "integer")])
+def test_a_dict_publishes_its_own_object_schema(annotation: Any, kind: str | None) -> None:
+    schema = output_schema(annotation)
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert "x-toolpalette-wrapped" not in schema
+    if kind is not None:
+        assert schema["additionalProperties"] == {"type": kind}
 
 
 @pytest.mark.parametrize(
-    "annotation",
+    ("annotation", "inner"),
     [
-        None,
-        type(None),
-        int,
-        str,
-        float,
-        bool,
-        list,
-        dict,
-        list[Point],
-        dict[str, int],
-        Point | None,
-        Any,
+        (int, {"type": "integer"}),
+        (float, {"type": "number"}),
+        (bool, {"type": "boolean"}),
+        (list, {"type": "array", "items": {}}),
+        (list[Point], {"type": "array", "items": {"$ref": "#/$defs/Point"}}),
+        (Point | None, {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}]}),
     ],
 )
-def test_other_outputs_ship_as_text(annotation: Any) -> None:
+def test_other_outputs_get_a_wrapping_object_schema(annotation: Any, inner: Any) -> None:
+    schema = output_schema(annotation)
+    assert schema is not None
+    assert schema["x-toolpalette-wrapped"] is True
+    assert (schema["type"], schema["required"]) == ("object", ["result"])
+    assert schema["properties"]["result"] == inner
+    assert ("$defs" in schema) is ("$ref" in json.dumps(inner))
+    Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("annotation", [None, type(None), str, Any])
+def test_text_none_and_any_publish_no_schema(annotation: Any) -> None:
     assert output_schema(annotation) is None
 
 
@@ -314,15 +330,15 @@ def test_other_outputs_ship_as_text(annotation: Any) -> None:
         ("Point", True),
         ("Size", True),
         ("Movie", True),
-        ("int", False),
+        ("int", True),
+        ("list[int]", True),
+        ("dict[str, int]", True),
         ("str", False),
-        ("list[int]", False),
-        ("dict[str, int]", False),
         ("None", False),
         ("", False),
     ],
 )
-def test_function_tools_publish_an_output_schema_only_for_composites(
+def test_function_tools_publish_an_output_schema_for_every_declared_type_but_text(
     returns: str, expected: bool
 ) -> None:
     namespace: dict[str, Any] = {}

@@ -113,7 +113,7 @@ def test_serve_help_says_stateless_serving_leaves_the_meta_tools_out():
     ("args", "expected"),
     [
         (["--thinker", "palette_fixture"], "package.module:Class"),
-        (["--thinker", "no_such_module_here:X"], "cannot import"),
+        (["--thinker", "no_such_module_here:X"], "no module named 'no_such_module_here'"),
         (["--thinker", "palette_fixture:CANARY"], "not a toolpalette.Thinker subclass"),
         (["--select", "no-such-distribution"], "neither an installed distribution"),
     ],

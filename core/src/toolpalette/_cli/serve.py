@@ -1,7 +1,10 @@
 """``toolpalette serve``: a thinker's palette as an MCP server, over stdio or HTTP.
 
 Over stdio (the default) nothing but protocol goes to stdout: logs and anything a
-pack prints go to stderr. ``--http`` serves streamable HTTP with uvicorn (loopback by
+pack prints go to stderr. Without the ``mcp`` extra it says which pip command installs
+it (exit status 2). ``--thinker package.module:Class`` imports from the current
+directory first, as uvicorn does; ``--select`` takes packs' and skilljars'
+distributions and import packages. ``--http`` serves streamable HTTP with uvicorn (loopback by
 default) and says on stderr where and how: the URL, stateful or stateless, and the
 workers. ``--workers N`` runs N worker processes on one listening socket, each
 building the palette from the same options (passed to them in
@@ -17,6 +20,7 @@ import importlib
 import json
 import logging
 import os
+import shlex
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
@@ -35,9 +39,10 @@ _BACKLOG = 2048
 """Connections waiting to be accepted on the HTTP socket (uvicorn's default)."""
 
 _DESCRIPTION = """\
-Serve a palette to MCP clients: a thinker's (--thinker package.module:Class), or the
-tools of the installed distributions or packages named (--select), or every installed
-tool. Each MCP session gets its own thinker: its grants (request_tools) show in the
+Serve a palette to MCP clients: a thinker's (--thinker package.module:Class, imported
+from the current directory first), or the tools and skills of the installed
+distributions (packs or skilljars) or packages named (--select), or every installed
+tool and skill. Each MCP session gets its own thinker: its grants (request_tools) show in the
 session's next tools/list, announced by notifications/tools/list_changed.
 With --stateless, and for clients on the 2026-07-28 protocol (where every request
 stands alone), each request is served the up-front palette WITHOUT the meta-tools
@@ -61,7 +66,8 @@ def register(subparsers: Any) -> None:
         "--select",
         metavar="DIST_OR_PACKAGE",
         nargs="+",
-        help="serve the tools of these installed distributions or import packages",
+        help="serve the tools and skills of these installed distributions (packs or "
+        "skilljars) or import packages",
     )
     parser.add_argument("--read-only", action="store_true", help="bind the thinker read-only")
     parser.add_argument(
@@ -112,11 +118,12 @@ def _positive_int(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    try:
-        import toolpalette.mcp
-    except ImportError:
+    missing = _missing_extra(http=args.http)
+    if missing is not None:
         print(
-            "error: serving needs the mcp extra: pip install 'toolpalette[mcp]'",
+            f"error: toolpalette serve needs the mcp extra (No module named {missing!r}); "
+            "install it into this environment: "
+            f"{shlex.quote(sys.executable)} -m pip install 'toolpalette[mcp]'",
             file=sys.stderr,
         )
         return 2
@@ -152,6 +159,21 @@ def run(args: argparse.Namespace) -> int:
     if not args.http:
         return _serve_stdio(stdio)
     return _serve_http(app, options, port=args.port, workers=workers, forced=not args.stateless)
+
+
+def _missing_extra(*, http: bool) -> str | None:
+    """The module of the ``mcp`` extra this environment lacks, or None.
+
+    The server module is imported here, at once, so that a missing ``mcp``, ``anyio``
+    or ``mcp_types`` (or ``uvicorn``, for HTTP) is one line saying what to install,
+    never a traceback from the middle of building the palette.
+    """
+    for name in ("mcp", "anyio", "toolpalette.mcp._server", *(("uvicorn",) if http else ())):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return exc.name or name
+    return None
 
 
 def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, forced: bool) -> int:
@@ -243,18 +265,11 @@ class _UsageError(Exception):
 def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
     from toolpalette._agents.thinker import Thinker
     from toolpalette.errors import ToolpaletteError
-    from toolpalette.mcp import selection_thinker
 
     hub = ToolHub(config=options["config"])
     spec = options["thinker"]
     if spec is None:
-        for name in options["select"]:
-            if not (hub.providers_for_distribution(name) or hub.providers_for_package(name)):
-                raise _UsageError(
-                    f"{name!r} is neither an installed distribution nor an import package "
-                    "with tools (toolpalette list shows what is installed)"
-                )
-        thinker = selection_thinker(hub, options["select"], read_only=options["read_only"])
+        thinker = _selection(hub, options["select"], read_only=options["read_only"])
     else:
         thinker = _import_thinker(spec, Thinker)
     try:
@@ -264,20 +279,122 @@ def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
     return hub, thinker
 
 
+def _selection(hub: ToolHub, names: list[str], *, read_only: bool) -> type[Thinker]:
+    """The thinker ``--select`` serves: the tools and skills of the names given.
+
+    A name is a pack's distribution or an import package with tools (its tools, and
+    the skills a distribution ships), or a skilljar's distribution (its skills, as
+    prompts and resources); several names serve all of them.
+    """
+    from toolpalette import SkillSelector, ToolSelector
+    from toolpalette.mcp import selection_thinker
+
+    jars: dict[str, list[str]] = {}
+    for skill in hub.skills().skills():
+        if skill.distribution:
+            jars.setdefault(_canonical(skill.distribution), []).append(skill.id)
+    tools: list[str] = []
+    skills: list[str] = []
+    for name in names:
+        if hub.providers_for_distribution(name) or hub.providers_for_package(name):
+            tools.append(name)
+        elif _canonical(name) in jars:
+            skills.extend(jars[_canonical(name)])
+        else:
+            raise _UsageError(
+                f"{name!r} is neither an installed distribution with tools or skills nor an "
+                "import package with tools (toolpalette list and toolpalette skills show "
+                "what is installed)"
+            )
+    base = selection_thinker(hub, tools, read_only=read_only)
+    if not skills:
+        return base
+
+    class Selection(base):  # type: ignore[valid-type,misc]
+        """The tools and skills of the distributions and packages chosen to be served."""
+
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            # With no tool names the base offers every installed tool: here, none.
+            return base.declare_compatible_tools() if tools else ToolSelector()
+
+        @classmethod
+        def declare_skills(cls) -> SkillSelector:
+            chosen = base.declare_skills() if tools else SkillSelector()
+            for skill_id in skills:
+                chosen.skill(skill_id)
+            return chosen
+
+    return Selection
+
+
+def _canonical(name: str) -> str:
+    """A distribution's name as installers compare them (case, ``-``, ``_`` and ``.``)."""
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
 def _import_thinker(spec: str, base: type[Thinker]) -> type[Thinker]:
+    """The class ``package.module:Class`` names, imported as uvicorn imports an app.
+
+    The current directory goes first on ``sys.path`` (and stays there, for what the
+    module imports later), so a host's own package is found where the command runs.
+    Each way the import can fail says which: no such module, the module raising, no
+    such attribute, or something that is not a ``Thinker`` subclass.
+    """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise _UsageError(f"--thinker takes package.module:Class, not {spec!r}")
+    here = os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise _UsageError(f"cannot import {module_name!r} for --thinker: {exc}") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            raise _UsageError(
+                f"--thinker {spec}: no module named {exc.name!r}, neither in the current "
+                f"directory ({here}) nor among the installed packages; run the command "
+                "from the folder that holds it, or install it"
+            ) from exc
+        raise _UsageError(
+            f"--thinker {spec}: importing {module_name!r} failed: it imports {exc.name!r}, "
+            "which is not installed"
+        ) from exc
+    except Exception as exc:  # the module itself raised (a syntax error, a failing import)
+        raise _UsageError(
+            f"--thinker {spec}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
     found: Any = module
-    for part in attr.split("."):
-        found = getattr(found, part, None)
+    for depth, part in enumerate(attr.split(".")):
+        if not hasattr(found, part):
+            owner = ".".join([module_name, *attr.split(".")[:depth]])
+            thinkers = _thinkers_in(module, base) if depth == 0 else []
+            known = f" (its Thinker subclasses: {', '.join(thinkers)})" if thinkers else ""
+            raise _UsageError(f"--thinker {spec}: {owner!r} has no attribute {part!r}{known}")
+        found = getattr(found, part)
     if not (isinstance(found, type) and issubclass(found, base)):
-        raise _UsageError(f"{spec!r} is not a toolpalette.Thinker subclass")
+        what = "a class" if isinstance(found, type) else _kind(found)
+        raise _UsageError(
+            f"--thinker {spec}: {attr!r} is {what}, not a toolpalette.Thinker subclass"
+        )
     return found
+
+
+def _thinkers_in(module: Any, base: type[Thinker]) -> list[str]:
+    """The names of the ``Thinker`` subclasses a module defines, sorted."""
+    return sorted(
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, type) and issubclass(value, base) and value is not base
+    )
+
+
+def _kind(value: object) -> str:
+    """``a function``, ``a module``, ``an instance of X``: what a value is, for a message."""
+    if callable(value) and not isinstance(value, type):
+        return "a function" if hasattr(value, "__code__") else "a callable"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 def _app(hub: ToolHub, thinker: type[Thinker], options: dict[str, Any]) -> Any:

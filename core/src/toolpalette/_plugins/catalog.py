@@ -80,14 +80,34 @@ class _Collision:
         return ToolCollisionError(tool_name=self.name, first=first, second=second, hint=hint)
 
     def problem(self) -> Problem:
+        """One problem naming every claimant where it comes from, and how to resolve it.
+
+        A claim that is no pack (an MCP server's) is named by its source, the file or
+        pack or code that configures the server, and the hint leads with its own
+        ``prefix``/``rename``; the packs' renames and prefixes follow when a pack claims too.
+        """
         packs = ", ".join(pack.name for pack, _ in self.claims)
-        labels = ", ".join(pack.label or "(added in code)" for pack, _ in self.claims)
-        who = "; ".join(f"{p.describe()} in pack {pack.name!r}" for pack, p in self.claims)
+        labels = ", ".join(
+            pack.label or pack.claim_source or "(added in code)" for pack, _ in self.claims
+        )
+        who = "; ".join(
+            f"{p.describe()} ({pack.claim_source})"
+            if pack.claim_source
+            else f"{p.describe()} in pack {pack.name!r}"
+            for pack, p in self.claims
+        )
+        hints = [
+            pack.claim_hint.replace("{tool}", getattr(p, "remote_name", p.name))
+            for pack, p in self.claims
+            if pack.claim_hint
+        ]
+        if any(pack.claim_hint is None for pack, _ in self.claims):
+            hints.append(self.error().hint)
         reason = (
             f"different tools claim the name {self.name!r}: {who}. None of them is offered; "
-            f"{self.error().hint}"
+            f"{'; or '.join(hints)}"
         )
-        known = any(pack.label for pack, _ in self.claims)
+        known = any(pack.label or pack.claim_source for pack, _ in self.claims)
         return Problem("collision", reason, packs, labels if known else None, self.name)
 
 
