@@ -39,7 +39,14 @@ import pydantic
 from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
 
 from toolpalette._tools.json_values import all_unique
-from toolpalette._tools.schema_paths import Location, declared_type, format_path, resolve, walk
+from toolpalette._tools.schema_paths import (
+    Location,
+    declared_type,
+    format_path,
+    missing_field,
+    resolve,
+    walk,
+)
 from toolpalette.errors import InputProblem
 
 __all__ = ["MAX_PROBLEMS", "ModelInput", "problems_from_errors"]
@@ -442,7 +449,7 @@ def problems_from_errors(
         if through_union:
             expected = declared_type(schema, parts)
         elif kind == "missing":
-            expected = f"required field of type {declared_type(schema, parts)}"
+            expected = missing_field(schema, parts)
         elif kind in ("extra_forbidden", "extra_fields"):
             if kind == "extra_forbidden":
                 parts = parts[:-1]
