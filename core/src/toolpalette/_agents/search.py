@@ -43,8 +43,9 @@ __all__ = ["DEFAULT_RANKER", "CatalogIndexes", "Found", "Indexed", "answer", "ra
 DEFAULT_RANKER: Final = LexicalRanker()
 """The ranker of a thinker class whose ``tool_ranker`` is None."""
 
-_FIRST_READ: Final = 16
-"""How many ranked items a search reads first; four times more each time it needs more."""
+_SLACK: Final = 4
+"""How many ranked items past the ``limit`` a search reads first (four times more each
+time it needs more): most of a class's catalog is in each thinker's."""
 
 _TERM_CACHES: weakref.WeakKeyDictionary[type, TermCache] = weakref.WeakKeyDictionary()
 """Each thinker class's term cache, for as long as the class lives."""
@@ -126,17 +127,21 @@ def _term_cache(cls: type) -> TermCache:
 
 
 def ranked(
-    indexed: Indexed, query: str, catalog: Mapping[str, Any], key: Callable[[Any], str]
+    indexed: Indexed,
+    query: str,
+    catalog: Mapping[str, Any],
+    key: Callable[[Any], str],
+    limit: int,
 ) -> Iterator[Any]:
     """The items of ``catalog`` the query finds, best first (lazily: read as needed).
 
     An item counts only if it is the very one the catalog holds under its name. Reads
-    :data:`_FIRST_READ` results, then four times more each time the caller wants more,
-    until the index has no more.
+    ``limit`` and :data:`_SLACK` more results, then four times more each time the
+    caller wants more, until the index has no more.
     """
     items = indexed.items
     seen: set[int] = set()
-    wanted = _FIRST_READ
+    wanted = limit + _SLACK
     while True:
         hits = indexed.index.search(query, wanted)
         for position, _score in hits:

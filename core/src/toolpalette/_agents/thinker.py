@@ -263,10 +263,10 @@ class Thinker:
             indexed = resolved.search.tools(
                 cls, resolved.tools.deferred, binding.read_only, cls.tool_ranker
             )
-            ranked = _search.ranked(indexed, query, palette.requestable, _name_of)
+            ranked = _search.ranked(indexed, query, palette.requestable, _name_of, limit)
         else:
             indexed = resolved.search.skills(resolved.skills)
-            ranked = _search.ranked(indexed, query, palette.skill_catalog, _id_of)
+            ranked = _search.ranked(indexed, query, palette.skill_catalog, _id_of, limit)
         grants = binding.grants
         return _search.answer(kind, grants.search(kind, ranked, limit), grants.keep)
 
