@@ -44,7 +44,10 @@ from typing import Any
 
 from toolpalette import (
     ENUM_LIMIT,
+    SKILL_ENUM_LIMIT,
     SearchToolsProvider,
+    Skill,
+    SkillSelector,
     Thinker,
     ToolHub,
     ToolProvider,
@@ -65,7 +68,7 @@ CONTEXT_GOAL_BYTES = 1536
 SEARCH_GOAL_US = 1000.0
 BUILD_GOAL_MS = 300.0
 MEMORY_GOAL_BYTES = 2048.0
-META = frozenset({"request_tools", "search_tools"})
+META = frozenset({"request_tools", "search_tools", "request_skill", "search_skills"})
 
 
 def _catalog_tools(size: int, seed: int = 7) -> list[FakeTool]:
@@ -189,6 +192,68 @@ def enum_limit(search_bytes: dict[str, int]) -> None:
         "that size (the smaller of the two formats)",
         min(limits.values()),
         unit="tools",
+        goal="<= 1",
+    )
+
+
+def _lowered(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _skills(count: int) -> list[Skill]:
+    """Skills whose descriptions read like real ones: what the skill does, and when."""
+    tools = _catalog.catalog(2 * count, seed=5)
+    return [
+        Skill(
+            f"skill-{i:03d}",
+            f"{tools[2 * i][1]} Use it when {_lowered(tools[2 * i + 1][1])}",
+            bundle="io.bench.skills",
+            body="Do it well.",
+        )
+        for i in range(count)
+    ]
+
+
+def _skill_bytes(count: int, mode: str, fmt: str) -> int:
+    hub = ToolHub(autoload=False, config={})
+    hub.skills().add_skills(_skills(count), pack="bench", distribution=None)
+
+    class Skilled(Thinker):
+        tool_search = mode  # type: ignore[assignment]
+
+        @classmethod
+        def declare_skills(cls) -> SkillSelector:
+            return SkillSelector().prefix("io.bench")
+
+    return _meta_bytes(hub.bind(Skilled), fmt)
+
+
+def skill_enum_limit() -> None:
+    """SKILL_ENUM_LIMIT as ENUM_LIMIT: search_skills plus one answer of five skills."""
+    skills = _skills(5)
+    answer = {
+        "skills": [{"name": s.id, "description": s.description} for s in skills],
+        "note": "These skills are added to your instructions from your next turn.",
+    }
+    answer_bytes = len(json.dumps(answer, separators=(",", ":")).encode())
+    limits = {}
+    for fmt in FORMATS:
+        budget = _skill_bytes(1, "search", fmt) + answer_bytes
+        limits[fmt] = max(
+            (n for n in range(1, 41) if _skill_bytes(n, "enum", fmt) <= budget), default=0
+        )
+    print(
+        f"\nSKILL_ENUM_LIMIT: one search_skills answer (five skills) is {answer_bytes:,} B; the "
+        "enum costs no more than search_skills plus that answer up to "
+        + ", ".join(f"{limits[f]} skills in {f}" for f in FORMATS)
+        + f". SKILL_ENUM_LIMIT is {SKILL_ENUM_LIMIT}."
+    )
+    record(
+        "SKILL_ENUM_LIMIT against the largest enum within search_skills + one answer",
+        SKILL_ENUM_LIMIT,
+        "that size (the smaller of the two formats)",
+        min(limits.values()),
+        unit="skills",
         goal="<= 1",
     )
 
@@ -352,6 +417,7 @@ def _memory(documents: Sequence[ToolDocument]) -> tuple[float, float]:
 def main(argv: list[str]) -> None:
     sizes = context_cost()
     enum_limit({fmt: sizes[("search", fmt, 100)] for fmt in FORMATS})
+    skill_enum_limit()
     tools = _catalog_tools(TOOLS)
     latency(tools)
     build(tools)

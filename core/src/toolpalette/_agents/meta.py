@@ -60,9 +60,11 @@ the largest catalog whose enum costs no more bytes per turn than ``search_tools`
 one search's answer at the default limit (five definitions), in ``openai_chat`` and
 ``anthropic`` alike, rounded down."""
 
-SKILL_ENUM_LIMIT: Final = 8
+SKILL_ENUM_LIMIT: Final = 5
 """The most skills the ``auto`` mode offers as ``request_skill``'s enum (then
-``search_skills``), picked the same way as :data:`ENUM_LIMIT`, for skills."""
+``search_skills``), picked the same way as :data:`ENUM_LIMIT`: with skills' longer
+descriptions the enum reaches ``search_skills`` and one answer of five skills at five
+skills, in both formats."""
 
 MAX_REQUESTED: Final = 256
 """The most names one request may carry (duplicates included: each is decided once)."""

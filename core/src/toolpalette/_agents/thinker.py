@@ -224,7 +224,7 @@ class Thinker:
             self.conversation.preamble,
             strict=bool(type(self).strict),
             native=native,
-            deferred=self.deferred_tools() if native else (),
+            deferred=self._deferred_catalog() if native else (),
             _fragments=self._fragments,
         )
         executor = binding.executor
@@ -281,6 +281,9 @@ class Thinker:
         """
         if self._turn is None:
             self.begin_turn()
+        return self._deferred_catalog()
+
+    def _deferred_catalog(self) -> tuple[ToolProvider, ...]:
         palette = _binding(self).palette
         version, tools = self._deferred
         if version != palette.catalog_version:
