@@ -17,9 +17,11 @@ measures that).
 - **Latency**: one ``search_tools`` call through ``thinker.call`` at 10,000 deferred
   tools (a thinker bound with ``keep_grants=False``, so every call finds the same
   catalog; the index built before), against the same call of a no-op tool with the
-  same input schema, p50 over every query. Goal: at most 1 ms added. A thinker that
-  keeps its grants (each call then also adds its matches to the palette) is recorded
-  for information.
+  same input schema, p50 over every query, once the queries' terms are scored (as
+  ``bench_search``'s warm figure: an index scores a term the first time a query uses
+  it, and keeps it). Goal: at most 1 ms added. The first pass, and a thinker that
+  keeps its grants (each call then also adds its matches to the palette), are
+  recorded for information.
 - **Index build** at 10,000 tools: a rebuild after ten tools joined the catalog, with
   the term cache a thinker class keeps (what a catalog change costs), against a cold
   build of the same catalog. Goal: at most 300 ms. CPU times are printed too: on a
@@ -291,10 +293,14 @@ def latency(tools: list[FakeTool]) -> None:
         started = time.perf_counter()
         loop.run_until_complete(stateless.call("search_tools", {"query": "warm up", "limit": 5}))
         first_ms = (time.perf_counter() - started) * 1000
-        _p50_us(stateless, "noop_meta", queries[:20], loop)  # warm both paths
-        _p50_us(stateless, "search_tools", queries[:20], loop)
-        noop_us = _p50_us(stateless, "noop_meta", queries, loop)
-        search_us = _p50_us(stateless, "search_tools", queries, loop)
+        _p50_us(stateless, "noop_meta", queries[:20], loop)  # warm the call path
+        cold_us = _p50_us(stateless, "search_tools", queries, loop)  # terms scored now
+        noop_us = statistics.median(
+            _p50_us(stateless, "noop_meta", queries, loop) for _ in range(2)
+        )
+        search_us = statistics.median(
+            _p50_us(stateless, "search_tools", queries, loop) for _ in range(2)
+        )
         keeping = []
         for query in queries[: QUESTIONS // 4]:
             thinker = hub.bind(cls)
@@ -308,6 +314,9 @@ def latency(tools: list[FakeTool]) -> None:
     print("|---|---:|")
     print(f"| no-op tool, same input schema (anchor) | {noop_us:,.0f} µs |")
     print(f"| search_tools, keep_grants=False | {search_us:,.0f} µs |")
+    print(
+        f"| search_tools, keep_grants=False, first pass (terms scored then) | {cold_us:,.0f} µs |"
+    )
     print(f"| search_tools, grants kept (matches join the palette) | {keep_us:,.0f} µs |")
     print(f"| the class's first search (builds the index) | {first_ms:,.0f} ms |")
     record(
@@ -317,6 +326,13 @@ def latency(tools: list[FakeTool]) -> None:
         noop_us,
         unit="µs",
         goal=f"<= {(noop_us + SEARCH_GOAL_US) / noop_us:.3f}",
+    )
+    record(
+        f"one search_tools call p50, first pass, {TOOLS:,} deferred tools",
+        cold_us,
+        "the same call of a no-op tool",
+        noop_us,
+        unit="µs",
     )
     record(
         f"one search_tools call p50, grants kept, {TOOLS:,} deferred tools",
