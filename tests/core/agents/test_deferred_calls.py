@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import threading
 import types
 from typing import Any
 
@@ -252,14 +253,29 @@ async def test_deferred_tools_is_the_catalog_and_costs_nothing_when_unchanged(
 # -- keep_grants=False: decided, recorded, answered; nothing kept ---------------------------------
 
 
+# What the walk does not count: the hub, classes, modules, code, and what the process
+# shares among every caller. The worker pool's threads come and go with their idle expiry
+# and the state of its locks and of the event loop changes with timing, whatever this
+# thinker keeps; walking into them makes the count depend on the other tests of the run.
+SHARED = (
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    threading.Thread,
+    asyncio.AbstractEventLoop,
+    type(threading.Lock()),
+    type(threading.RLock()),
+)
+
+
 def reachable(root: object, stop: object) -> int:
-    """How many objects ``root`` holds (not counting the hub, classes, modules, code)."""
+    """How many objects ``root`` holds (not counting ``stop`` nor what :data:`SHARED` names)."""
     seen = {id(stop)}
     stack = [root]
     count = 0
     while stack:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.FunctionType)):
+        if id(obj) in seen or isinstance(obj, SHARED):
             continue
         seen.add(id(obj))
         count += 1
