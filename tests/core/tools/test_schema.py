@@ -357,6 +357,16 @@ NESTED = {
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
         "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "mode": {"enum": ["a", "b"]},
+        "typed_mode": {"type": "string", "enum": ["a", "b"]},
+        "named": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"type": "string", "enum": ["read_file"], "description": "Read."},
+                    {"type": "string", "const": "write_file"},
+                ]
+            },
+        },
     },
 }
 
@@ -382,6 +392,8 @@ def test_safe_parts_hides_keys_the_schema_does_not_declare() -> None:
         (["scores", "*"], "number"),
         (["maybe"], "integer or null"),
         (["mode"], "one of the allowed values"),
+        (["typed_mode"], "one of the allowed values"),
+        (["named", 1], "one of the allowed values"),
         (["nothing"], "a value matching the schema"),
     ],
 )
@@ -396,6 +408,46 @@ def test_a_union_with_a_boolean_member_is_described_not_a_crash() -> None:
     with pytest.raises(InvalidInputError) as info:
         fake.parse_input({"u": SECRET})
     assert [str(p) for p in info.value.problems] == ["at u: expected a value matching the schema"]
+
+
+def test_a_string_off_an_enum_is_refused_as_off_the_list_not_as_a_non_string() -> None:
+    # A typed enum (and request_tools' anyOf of one-name enums) refused "expected
+    # string" for a string that was not on the list.
+    schema = {
+        "type": "object",
+        "properties": {
+            "names": NESTED["properties"]["named"],
+            "mode": NESTED["properties"]["typed_mode"],
+        },
+        "required": ["names", "mode"],
+        "additionalProperties": False,
+    }
+    provider = as_provider(FakeTool("picker", input_schema=schema))
+    with pytest.raises(InvalidInputError) as raised:
+        provider.parse_input({"names": ["read_file", "drop_table"], "mode": "c"})
+    assert sorted((p.path, p.expected) for p in raised.value.problems) == [
+        ("mode", "one of the allowed values"),
+        ("names[1]", "one of the allowed values"),
+    ]
+    with pytest.raises(InvalidInputError) as raised:
+        provider.parse_input({"names": []})
+    assert [(p.path, p.expected) for p in raised.value.problems] == [
+        ("mode", "required field, one of the allowed values")
+    ]
+
+
+@tool
+def pick(mode: typing_extensions.Literal["fast", "slow"]) -> str:
+    """Pick a mode."""
+    return mode
+
+
+def test_a_missing_literal_field_says_it_takes_the_allowed_values() -> None:
+    with pytest.raises(InvalidInputError) as raised:
+        as_provider(pick).parse_input({})
+    assert [(p.path, p.expected) for p in raised.value.problems] == [
+        ("mode", "required field, one of the allowed values")
+    ]
 
 
 def test_refined_schema_is_published_and_enforced() -> None:
