@@ -10,6 +10,14 @@ workers. ``--workers N`` runs N worker processes on one listening socket, each
 building the palette from the same options (passed to them in
 ``TOOLPALETTE_SERVE_OPTIONS``); with more than one they serve stateless, since the
 requests of one session would reach any of them.
+
+The keys that seal a 2026-07-28 approval's request state come from
+``--state-key-file`` or ``TOOLPALETTE_STATE_KEYS``. Without either, one worker makes a
+key of its own, and several workers share one the command makes at start (handed to
+them in ``TOOLPALETTE_SERVE_STATE_KEY``, which each worker takes out of its
+environment): an approval answered to another worker than the one that asked is
+still verified. Refusing to start instead would break every deployment whose policy
+never asks; a key per worker would fail about every other approval.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import importlib
 import json
 import logging
 import os
+import secrets
 import shlex
 import socket
 import sys
@@ -35,6 +44,8 @@ __all__ = ["register", "run", "worker_app"]
 
 OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
 """Where ``--workers`` passes the command's options to each worker (JSON)."""
+SHARED_KEY_ENV = "TOOLPALETTE_SERVE_STATE_KEY"
+"""Where ``--workers`` passes the request-state key it made to each worker."""
 _BACKLOG = 2048
 """Connections waiting to be accepted on the HTTP socket (uvicorn's default)."""
 
@@ -42,11 +53,15 @@ _DESCRIPTION = """\
 Serve a palette to MCP clients: a thinker's (--thinker package.module:Class, imported
 from the current directory first), or the tools and skills of the installed
 distributions (packs or skilljars) or packages named (--select), or every installed
-tool and skill. Each MCP session gets its own thinker: its grants (request_tools) show in the
-session's next tools/list, announced by notifications/tools/list_changed.
-With --stateless, and for clients on the 2026-07-28 protocol (where every request
-stands alone), each request is served the up-front palette WITHOUT the meta-tools
-(request_tools, request_skill): there is no session to grant anything to.
+tool and skill. Every client is served the palette, its meta-tools (request_tools or
+search_tools, and the skills' ones) and call_tool, which calls any tool the thinker
+may use by name; a deferred tool can also be called by its own name. Each MCP
+session (2025-era handshake, without --stateless) gets its own thinker: its grants
+show in the session's next tools/list, announced by notifications/tools/list_changed.
+With --stateless, and for clients on the 2026-07-28 protocol, requests share one
+thinker that keeps nothing: each call of a deferred tool is decided when it is made.
+A call the policy asks about is asked of the client's user (elicitation), when the
+client can ask one.
 """
 
 
@@ -86,8 +101,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stateless",
         action="store_true",
-        help="HTTP without sessions: any worker answers any request; the up-front "
-        "palette is served without meta-tools",
+        help="HTTP without sessions: any worker answers any request; nothing is kept "
+        "between requests",
     )
     parser.add_argument(
         "--workers",
@@ -95,6 +110,14 @@ def register(subparsers: Any) -> None:
         default=1,
         help="HTTP worker processes (default: 1); more than one serve stateless, as "
         "--stateless does (a session's requests could reach any worker)",
+    )
+    parser.add_argument(
+        "--state-key-file",
+        metavar="PATH",
+        help="keys sealing the state of approvals asked over the 2026-07-28 protocol, one "
+        "a line, each at least 32 bytes (the first seals, all verify; give every worker "
+        "and instance the same file). Default: TOOLPALETTE_STATE_KEYS, else a key made "
+        "at start",
     )
     parser.add_argument(
         "--page-size",
@@ -138,7 +161,17 @@ def run(args: argparse.Namespace) -> int:
         "config": args.config,
         "path": args.path,
         "host": args.host,
+        "state_key_file": args.state_key_file,
     }
+    try:
+        keys = _state_keys(options)
+    except (OSError, ValueError) as exc:  # unreadable, empty, too short or repeated
+        print(f"error: the request-state keys cannot be used: {exc}", file=sys.stderr)
+        return 2
+    made = False
+    if keys is None and args.http and workers > 1:
+        keys, made = [secrets.token_hex(32)], True
+        os.environ[SHARED_KEY_ENV] = keys[0]  # for the workers only: each takes it out
     try:
         # Importing packs and the thinker's module may print: never onto the protocol.
         with contextlib.redirect_stdout(sys.stderr):
@@ -146,19 +179,25 @@ def run(args: argparse.Namespace) -> int:
             if args.http and workers > 1:
                 app: Any = None
             elif args.http:
-                app = _app(hub, thinker, options)
+                app = _app(hub, thinker, options, keys)
             else:
                 import toolpalette.mcp
 
                 stdio = toolpalette.mcp.server(
-                    hub, thinker, read_only=args.read_only, page_size=args.page_size
+                    hub,
+                    thinker,
+                    read_only=args.read_only,
+                    page_size=args.page_size,
+                    state_keys=keys,
                 )
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not args.http:
         return _serve_stdio(stdio)
-    return _serve_http(app, options, port=args.port, workers=workers, forced=not args.stateless)
+    return _serve_http(
+        app, options, port=args.port, workers=workers, forced=not args.stateless, made_key=made
+    )
 
 
 def _missing_extra(*, http: bool) -> str | None:
@@ -176,7 +215,9 @@ def _missing_extra(*, http: bool) -> str | None:
     return None
 
 
-def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, forced: bool) -> int:
+def _serve_http(
+    app: Any, options: dict[str, Any], *, port: int, workers: int, forced: bool, made_key: bool
+) -> int:
     """Listen, say where and how on stderr, and serve with uvicorn until stopped."""
     import uvicorn
 
@@ -197,8 +238,14 @@ def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, f
     if workers > 1 and forced:
         print(
             f"note: {workers} workers serve stateless, as --stateless does: any worker "
-            "answers any request, and the palette is served without the meta-tools "
-            "(serve one worker to keep sessions)",
+            "answers any request (serve one worker to keep sessions)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if made_key:
+        print(
+            f"note: the {workers} workers share a request-state key made at start; give "
+            "--state-key-file to share one with other instances or across restarts",
             file=sys.stderr,
             flush=True,
         )
@@ -247,14 +294,9 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _serve_stdio(palette: Any) -> int:
     import anyio
-    from mcp.server.stdio import stdio_server
-
-    async def serve() -> None:
-        async with stdio_server() as (read, write):
-            await palette.run(read, write, palette.create_initialization_options())
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(serve)
+        anyio.run(palette.run_stdio)
     return 0
 
 
@@ -397,7 +439,23 @@ def _kind(value: object) -> str:
     return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
-def _app(hub: ToolHub, thinker: type[Thinker], options: dict[str, Any]) -> Any:
+def _state_keys(options: dict[str, Any]) -> list[str] | None:
+    """The request-state keys: the file's, else the environment's, else None.
+
+    Checked here, before the palette is built, so that a key the SDK would refuse (too
+    short, repeated) is one line about the keys, never confused with other errors.
+    """
+    from toolpalette.mcp._approvals import read_state_keys, state_boundary
+
+    keys = read_state_keys(options["state_key_file"])
+    if keys is not None:
+        state_boundary(keys, "toolpalette")
+    return keys
+
+
+def _app(
+    hub: ToolHub, thinker: type[Thinker], options: dict[str, Any], keys: list[str] | None
+) -> Any:
     import toolpalette.mcp
 
     return toolpalette.mcp.asgi_app(
@@ -408,12 +466,15 @@ def _app(hub: ToolHub, thinker: type[Thinker], options: dict[str, Any]) -> Any:
         page_size=options["page_size"],
         path=options["path"],
         host=options["host"],
+        state_keys=keys,
     )
 
 
 def worker_app() -> Any:
     """The ASGI app of one ``--workers`` process, built from ``TOOLPALETTE_SERVE_OPTIONS``."""
     options = json.loads(os.environ[OPTIONS_ENV])
+    made = os.environ.pop(SHARED_KEY_ENV, None)  # nothing this worker starts inherits it
+    keys = [made] if made is not None else _state_keys(options)
     with contextlib.redirect_stdout(sys.stderr):
         hub, thinker = _palette(options)
-        return _app(hub, thinker, options)
+        return _app(hub, thinker, options, keys)
