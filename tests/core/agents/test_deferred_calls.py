@@ -27,7 +27,7 @@ from toolpalette import (
     ToolSelector,
     hookimpl,
 )
-from toolpalette.testing import FakeTool
+from toolpalette.testing import FakeTool, await_until
 
 SCHEMA = {
     "type": "object",
@@ -283,7 +283,20 @@ def reachable(root: object, stop: object) -> int:
     return count
 
 
+class Reports:
+    """The failure reports delivered (on the report thread), counted."""
+
+    def __init__(self) -> None:
+        self.delivered = 0
+
+    @hookimpl
+    def toolpalette_tool_error(self, report: Any) -> None:
+        self.delivered += 1
+
+
 async def test_a_thinker_that_keeps_nothing_does_not_grow(hub: ToolHub) -> None:
+    reports = Reports()
+    hub.add_plugin(reports)
     clerk = hub.bind(thinker_class(mode="search"), keep_grants=False)
     turn = clerk.begin_turn()
 
@@ -304,7 +317,10 @@ async def test_a_thinker_that_keeps_nothing_does_not_grow(hub: ToolHub) -> None:
         assert ran.text == f"refund_order to {i}"
         assert (await clerk.call("refund_order", {"to": "x"})).status == 404  # not kept
 
-    def held() -> int:
+    async def held(rounds: int) -> int:
+        # Each round's two refusals are reported on the report thread, which holds a
+        # report until it is delivered: count once they all are.
+        await await_until(lambda: reports.delivered == 2 * rounds)
         for tool in (LOOKUP, SEND, REFUND):
             tool.calls.clear()  # the fakes' own record of their calls
         gc.collect()
@@ -312,10 +328,10 @@ async def test_a_thinker_that_keeps_nothing_does_not_grow(hub: ToolHub) -> None:
 
     for i in range(5):
         await a_round(i)
-    before = held()
+    before = await held(5)
     for i in range(50):
         await a_round(i)
-    assert held() == before
+    assert await held(55) == before
     again = clerk.begin_turn()
     assert (again.version, again.tool_names) == (turn.version, turn.tool_names)
     assert len(clerk.deferred_tools()) == 3
