@@ -41,7 +41,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.policy import Decision, ToolPolicy
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
-    from toolpalette._agents.turn import Approval, Turn
+    from toolpalette._agents.turn import Approval, Overhead, Turn
     from toolpalette._formats.calls import ToolCall, calls_from, render_result, replies
     from toolpalette._hub import ToolHub
     from toolpalette._plugins.catalog import PluginInfo
@@ -84,6 +84,7 @@ __all__ = [
     "MCPServerError",
     "MCPServerSpec",
     "Origin",
+    "Overhead",
     "PluginError",
     "PluginInfo",
     "PluginLoadError",
@@ -149,6 +150,7 @@ _LAZY: dict[str, str] = {
     "Image": "toolpalette._tools.result",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "Origin": "toolpalette._tools.origin",
+    "Overhead": "toolpalette._agents.turn",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
     "ReadOnlyPalette": "toolpalette._agents.palette",

@@ -44,7 +44,7 @@ from toolpalette._agents.resolved import (
     resolve_palette,
 )
 from toolpalette._agents.selector import ToolSelector
-from toolpalette._agents.turn import Approval, Turn
+from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._formats.strict import restore_input
 from toolpalette._skills import Conversation, SkillSelector
 from toolpalette._tools.registry import ToolRegistry, lookup
@@ -145,6 +145,9 @@ class Thinker:
         """This thinker's palette registry, reconciled each turn."""
         self.turn_number = 0
         """The current turn's number (0 before the first)."""
+        self._changes = ChangeLog(self.palette.version)
+        self.palette.on_surface_changed(self._changes)
+        self._overheads: dict[tuple[str, bool], Any] = {}
         self._turn: Turn | None = None
         self._fragments: dict[tuple[str, bool], dict[int, tuple[Any, bytes]]] = {}
         binding = make_binding(
@@ -190,7 +193,8 @@ class Thinker:
         sweep. An unchanged palette costs a version check and leaves ``version`` and the
         serialized schemas as they were; tools granted since the last turn are added on
         their own (see ``reconcile.py``), so a grant costs what it changes, not what the
-        palette holds.
+        palette holds. The turn's preamble ends with the guidance of the tools it
+        offers; ``turn.changes`` says what moved since the last turn.
         """
         binding = _binding(self)
         self.turn_number += 1
@@ -199,12 +203,22 @@ class Thinker:
         grants = binding.grants
         binding.palette.reconcile(self, resolved, key, grants.admitted, grants.take_granted())
         registry = binding.palette.registry
+        surface = registry.versioned_surface()
+        previous = self._turn.surface if self._turn is not None else None
+        touched = self._changes.take(surface.version)
+        guidance = offered_guidance(
+            surface, previous, self._turn.guidance if self._turn else (), touched
+        )
         turn = Turn(
             self.turn_number,
-            registry.versioned_surface(),
-            self.conversation.preamble,
+            surface,
+            self.conversation.preamble_with(guidance),
             strict=binding.strict,
             _fragments=self._fragments,
+            _previous=previous,
+            _touched=touched,
+            _guidance=guidance,
+            _overheads=self._overheads,
         )
         executor = binding.executor
         executor.offered = turn.surface.name_set
