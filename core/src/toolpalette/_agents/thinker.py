@@ -47,9 +47,11 @@ from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._formats.strict import restore_input
 from toolpalette._skills import Conversation, SkillSelector
+from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
 from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
+from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
@@ -185,23 +187,40 @@ class Thinker:
 
     # -- turns ----------------------------------------------------------------------
 
-    def begin_turn(self) -> Turn:
+    def begin_turn(self, *, extra: Iterable[object] = ()) -> Turn:
         """Reconcile the palette and return what the model is offered this turn.
 
         Order: system-wide tools, the declared palette, admitted tools, the meta-tools,
-        then the ``toolpalette_reconcile`` hooks, then (for a read-only thinker) the
-        sweep. An unchanged palette costs a version check and leaves ``version`` and the
-        serialized schemas as they were; tools granted since the last turn are added on
-        their own (see ``reconcile.py``), so a grant costs what it changes, not what the
-        palette holds. The turn's preamble ends with the guidance of the tools it
-        offers; ``turn.changes`` says what moved since the last turn.
+        the ``extra`` tools, then the ``toolpalette_reconcile`` hooks, then (for a
+        read-only thinker) the sweep. An unchanged palette costs a version check and
+        leaves ``version`` and the serialized schemas as they were; tools granted since
+        the last turn are added on their own (see ``reconcile.py``), so a grant costs
+        what it changes, not what the palette holds.
+
+        ``extra`` offers tools for this turn only (providers, ``@tool`` functions or
+        classes): they collide with the palette's tools as declared tools do, a
+        read-only thinker is not offered the mutating ones, and they are gone at the
+        next turn unless given again. The turn's preamble ends with the guidance of
+        the tools it offers; ``turn.changes`` says what moved since the last turn.
+
+        Raises:
+            ToolCollisionError: two tools the turn would offer share a name (an
+                ``extra`` tool and another, say); the turn is not begun.
+            ToolDefinitionError: an ``extra`` object is not a tool; nothing changes.
         """
         binding = _binding(self)
+        offered = [as_provider(obj) for obj in extra] if extra else []
         self.turn_number += 1
         resolved = self.hub.resolve_thinker(type(self))
         key = (self.hub.version, tuple(self.conversation.attached))
         grants = binding.grants
-        binding.palette.reconcile(self, resolved, key, grants.admitted, grants.take_granted())
+        try:
+            binding.palette.reconcile(
+                self, resolved, key, grants.admitted, grants.take_granted(), extra=offered
+            )
+        except ToolCollisionError:
+            self.turn_number -= 1  # not begun: the next one takes this number
+            raise
         registry = binding.palette.registry
         surface = registry.versioned_surface()
         previous = self._turn.surface if self._turn is not None else None

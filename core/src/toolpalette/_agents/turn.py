@@ -152,8 +152,8 @@ class Turn:
         Each sorted by name. A name is changed when another provider holds it that is
         not equal to the previous one or whose record (``info``: description, schemas,
         guidance...) differs. An unchanged turn has none; at the first turn every name
-        offered is added. Computed when first read, over the names the palette changed
-        since.
+        offered is added. Per-turn tools (``begin_turn(extra=...)``) count like any
+        other. Computed when first read, over the names the palette changed since.
         """
         changes = self._changes
         if changes is None:
