@@ -49,7 +49,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
-    from toolpalette._agents.turn import Approval, Turn
+    from toolpalette._agents.turn import Approval, Overhead, Turn
     from toolpalette._formats.calls import ToolCall, calls_from, render_result, replies
     from toolpalette._hub import ToolHub
     from toolpalette._plugins.catalog import PluginInfo
@@ -95,6 +95,7 @@ __all__ = [
     "MCPServerError",
     "MCPServerSpec",
     "Origin",
+    "Overhead",
     "PluginError",
     "PluginInfo",
     "PluginLoadError",
@@ -168,6 +169,7 @@ _LAZY: dict[str, str] = {
     "LexicalRanker": "toolpalette._agents.ranking",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "Origin": "toolpalette._tools.origin",
+    "Overhead": "toolpalette._agents.turn",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
     "ReadOnlyPalette": "toolpalette._agents.palette",

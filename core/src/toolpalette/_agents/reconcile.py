@@ -130,6 +130,8 @@ class Reconciler:
         """Whether the palette is what the last whole reconcile made (no hook changed it)."""
         self._swept_at = -1
         self._reconciled_at = -1
+        self._extra: dict[str, ToolProvider] = {}
+        """The per-turn tools the last turn added to the palette, by name."""
         self.tool_catalog: dict[str, ToolProvider] = {}
         """The deferred tools the thinker may still ask for, by name."""
         self.requestable: dict[str, ToolProvider] = {}
@@ -147,15 +149,20 @@ class Reconciler:
         key: tuple[Any, ...],
         admitted: Mapping[str, ToolProvider],
         granted: Sequence[str],
+        extra: Sequence[ToolProvider] = (),
     ) -> None:
         """Bring the palette to what this turn offers: tools, hooks, then the sweep.
 
         ``resolved`` and ``key`` (the hub's version, the attached skills) say what the
         palette is made from; ``admitted`` holds every tool granted so far, ``granted``
-        the names granted since the last turn. An unchanged palette costs a version check.
+        the names granted since the last turn; ``extra`` the tools offered for this turn
+        only (:meth:`_offer_extra`). An unchanged palette costs a version check.
+
+        Raises:
+            ToolCollisionError: two tools the turn would offer share a name.
         """
         with self._lock:
-            self._reconcile(thinker, resolved, key, admitted, granted)
+            self._reconcile(thinker, resolved, key, admitted, granted, extra)
 
     def _reconcile(
         self,
@@ -164,6 +171,7 @@ class Reconciler:
         key: tuple[Any, ...],
         admitted: Mapping[str, ToolProvider],
         granted: Sequence[str],
+        extra: Sequence[ToolProvider],
     ) -> None:
         registry = self.registry
         # Compare the resolved palette by identity, holding it: a freed palette's id can
@@ -184,6 +192,8 @@ class Reconciler:
             elif swept and self._read_only:
                 ReadOnlyPalette.sweep(registry, scope)
                 self._swept_at = registry.version
+        if extra or self._extra:
+            self._offer_extra(extra)
         before_hooks = registry.version
         self._run_hooks(thinker)
         if registry.version != before_hooks:
@@ -311,6 +321,44 @@ class Reconciler:
         if self.searches("skill"):
             return SearchSkillsProvider()
         return RequestSkillProvider([(s.id, s.description) for s in self.skill_catalog.values()])
+
+    def _offer_extra(self, extra: Sequence[ToolProvider]) -> None:
+        """Offer ``extra`` for this turn only, in place of the last turn's per-turn tools.
+
+        Each passes the policy's ``offers`` and collides as a declared tool does: a name
+        held by a tool that is not equal to it raises ``ToolCollisionError`` naming both,
+        before anything changes; one equal to a tool the palette holds anyway is that
+        tool (not added, and not removed when it is no longer given). A read-only
+        thinker is not offered the mutating ones, as the sweep would remove them. A new
+        name goes at the end of the palette and keeps its place while it is offered
+        again. Only what moved is touched: the same tools again cost a look-up each
+        (and none, now and last turn, not even the call).
+        """
+        held = self._extra
+        registry = self.registry
+        wanted: dict[str, ToolProvider] = {}
+        for provider in extra:
+            if self._policy.offers(provider):
+                _claim(wanted, provider)
+        mine: dict[str, ToolProvider] = {}
+        for name, provider in wanted.items():
+            present = lookup(registry, name)
+            if present is not None and present is not held.get(name):
+                if present != provider:
+                    raise ToolCollisionError(
+                        tool_name=name, first=present.describe(), second=provider.describe()
+                    )
+            elif provider.read_only or not self._read_only:
+                mine[name] = provider
+        swept = registry.version == self._swept_at
+        for name, provider in held.items():
+            if name not in mine and lookup(registry, name) is provider:
+                registry.unregister(name)
+        sync(registry, mine.values(), same=_same_surface, within=mine.keys())
+        kept = ((name, lookup(registry, name)) for name in mine)  # the held one when the same
+        self._extra = {name: provider for name, provider in kept if provider is not None}
+        if swept:
+            self._swept_at = registry.version
 
     def not_requestable(self, kind: str, granted: Collection[str] = ()) -> str:
         """Why a name off the catalog is refused, with what may be asked for instead.

@@ -49,12 +49,14 @@ from toolpalette._agents.resolved import (
     resolve_palette,
 )
 from toolpalette._agents.selector import ToolSelector
-from toolpalette._agents.turn import Approval, Turn
+from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._formats.strict import restore_input
 from toolpalette._skills import Conversation, SkillSelector
+from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
 from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
+from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
@@ -170,6 +172,9 @@ class Thinker:
         """This thinker's palette registry, reconciled each turn."""
         self.turn_number = 0
         """The current turn's number (0 before the first)."""
+        self._changes = ChangeLog(self.palette.version)
+        self.palette.on_surface_changed(self._changes)
+        self._overheads: dict[tuple[str, bool], Any] = {}
         self._turn: Turn | None = None
         self._fragments: dict[tuple[str, bool], dict[int, tuple[Any, bytes]]] = {}
         self._deferred: tuple[int, tuple[ToolProvider, ...]] = (-1, ())
@@ -210,32 +215,60 @@ class Thinker:
 
     # -- turns ----------------------------------------------------------------------
 
-    def begin_turn(self) -> Turn:
+    def begin_turn(self, *, extra: Iterable[object] = ()) -> Turn:
         """Reconcile the palette and return what the model is offered this turn.
 
         Order: system-wide tools, the declared palette, admitted tools, the meta-tools,
-        then the ``toolpalette_reconcile`` hooks, then (for a read-only thinker) the
-        sweep. An unchanged palette costs a version check and leaves ``version`` and the
-        serialized schemas as they were; tools granted since the last turn are added on
-        their own (see ``reconcile.py``), so a grant costs what it changes, not what the
-        palette holds.
+        the ``extra`` tools, then the ``toolpalette_reconcile`` hooks, then (for a
+        read-only thinker) the sweep. An unchanged palette costs a version check and
+        leaves ``version`` and the serialized schemas as they were; tools granted since
+        the last turn are added on their own (see ``reconcile.py``), so a grant costs
+        what it changes, not what the palette holds.
+
+        ``extra`` offers tools for this turn only (providers, ``@tool`` functions or
+        classes): they collide with the palette's tools as declared tools do, a
+        read-only thinker is not offered the mutating ones, and they are gone at the
+        next turn unless given again. The turn's preamble ends with the guidance of
+        the tools it offers; ``turn.changes`` says what moved since the last turn.
+
+        Raises:
+            ToolCollisionError: two tools the turn would offer share a name (an
+                ``extra`` tool and another, say); the turn is not begun.
+            ToolDefinitionError: an ``extra`` object is not a tool; nothing changes.
         """
         binding = _binding(self)
+        offered = [as_provider(obj) for obj in extra] if extra else []
         self.turn_number += 1
         resolved = self.hub.resolve_thinker(type(self))
         key = (self.hub.version, tuple(self.conversation.attached))
         grants = binding.grants
-        binding.palette.reconcile(self, resolved, key, grants.admitted, grants.take_granted())
+        try:
+            binding.palette.reconcile(
+                self, resolved, key, grants.admitted, grants.take_granted(), extra=offered
+            )
+        except ToolCollisionError:
+            self.turn_number -= 1  # not begun: the next one takes this number
+            raise
         registry = binding.palette.registry
+        surface = registry.versioned_surface()
+        previous = self._turn.surface if self._turn is not None else None
+        touched = self._changes.take(surface.version)
+        guidance = offered_guidance(
+            surface, previous, self._turn.guidance if self._turn else (), touched
+        )
         native = binding.palette.mode == "native"
         turn = Turn(
             self.turn_number,
-            registry.versioned_surface(),
-            self.conversation.preamble,
+            surface,
+            self.conversation.preamble_with(guidance),
             strict=binding.strict,
             native=native,
             deferred=self._deferred_catalog() if native else (),
             _fragments=self._fragments,
+            _previous=previous,
+            _touched=touched,
+            _guidance=guidance,
+            _overheads=self._overheads,
         )
         executor = binding.executor
         executor.offered = turn.surface.name_set
