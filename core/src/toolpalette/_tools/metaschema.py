@@ -12,12 +12,12 @@ vocabularies, and the older keywords it still names), with jsonschema's own read
 runs without a format checker).
 
 It only ever says "valid": on anything it is not sure of (a keyword whose constraint it
-does not implement, a ``$schema`` not in :data:`SCHEMA_URIS`, a value of an unusual Python type,
-a constraint not met) it answers False and the caller runs jsonschema, which decides and
-writes every error message. A keyword the metaschema does not name takes any value, as
-there. The walk keeps its own stack (no recursion limit, however deep the schema) and
-checks each subschema object once (every subschema is checked against the same
-metaschema, wherever it is).
+does not implement, a ``$schema`` not in :data:`SCHEMA_URIS`, a value of an unusual
+Python type, a constraint not met) it answers False and the caller runs jsonschema,
+which decides and writes every error message. A keyword the metaschema does not name
+takes any value, as there. The walk keeps its own stack (no recursion limit, however
+deep the schema) and checks each subschema object once (every subschema is checked
+against the same metaschema, wherever it is).
 """
 
 from __future__ import annotations
