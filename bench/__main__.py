@@ -24,6 +24,7 @@ MODULES: tuple[str, ...] = (
     "bench_before",
     "bench_refusal",
     "bench_reconcile",
+    "bench_schema",
     "bench_serve",
     "bench_mcp_client",
     "bench_scale",

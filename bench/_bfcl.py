@@ -111,3 +111,32 @@ def load() -> Data:
     if not cases:
         raise Unavailable("no questions found")
     return Data(version, functions, cases)
+
+
+# The leaderboard's own type names, as JSON Schema names them ("any": no type at all).
+JSON_TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
+
+
+def json_schema(parameters: Any) -> Any:
+    """A function's ``parameters`` as JSON Schema: the leaderboard's type names replaced.
+
+    The data writes Python's type names (``dict``, ``float``, ``tuple``, ``any``) where a
+    JSON Schema has ``object``, ``number``, ``array`` or no ``type``; everything else is
+    kept as it is.
+    """
+    if isinstance(parameters, list):
+        return [json_schema(each) for each in parameters]
+    if not isinstance(parameters, dict):
+        return parameters
+    schema: dict[str, Any] = {}
+    for key, value in parameters.items():
+        if key == "type" and isinstance(value, str) and value in JSON_TYPES:
+            if JSON_TYPES[value] is not None:
+                schema[key] = JSON_TYPES[value]
+        elif key in ("properties", "$defs"):
+            schema[key] = {name: json_schema(each) for name, each in value.items()}
+        elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+            schema[key] = json_schema(value)
+        else:
+            schema[key] = value
+    return schema

@@ -126,6 +126,11 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._tools.strict_json",),
         "unit tests of the strict JSON loader and its limits",
     ),
+    "tests/core/tools/test_metaschema.py": (
+        ("toolpalette._tools.metaschema", "toolpalette._tools.schema"),
+        "differential tests of the fast metaschema walk against jsonschema, and check_schema "
+        "with the walk switched off (its outcome before the walk)",
+    ),
     "tests/core/tools/test_schema.py": (
         (
             "toolpalette._tools.bounded",

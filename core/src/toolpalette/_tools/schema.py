@@ -7,7 +7,10 @@ it must be valid Draft 2020-12, refer to nothing outside itself (only local ``$r
 no nested ``$id``), and use only patterns a linear-time engine matches. A schema
 pydantic generates from annotations is valid by construction and is not checked.
 
-jsonschema is imported here lazily, never by ``import toolpalette``.
+Validity is decided by :mod:`toolpalette._tools.metaschema` when it can be sure (the
+common keywords, each checked as the metaschema constrains it), else by jsonschema's
+metaschema check, which also writes every error message. jsonschema is imported here
+lazily, only then, never by ``import toolpalette``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
+from toolpalette._tools.metaschema import surely_valid
 from toolpalette._tools.patterns import (
     MAX_PATTERN_WEIGHT,
     MAX_PATTERNS_WEIGHT,
@@ -90,10 +94,23 @@ def _backtracking_patterns(schema: dict[str, Any]) -> Iterable[str]:
             )
 
 
+def _metaschema_errors(schema: dict[str, Any], what: str) -> list[str]:
+    """The errors jsonschema finds in ``schema`` against the 2020-12 metaschema."""
+    from jsonschema import Draft202012Validator
+
+    return [
+        f"{what} schema {e.json_path}: {e.message}"
+        for e in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema)
+    ]
+
+
 def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None:
     """Refuse a schema that is invalid, reaches outside itself, or is over the bounds.
 
-    Invalid: not Draft 2020-12. Outside itself: a ``$ref`` that is not local. Needs
+    Invalid: not Draft 2020-12 (decided without jsonschema when every keyword is one
+    :func:`~toolpalette._tools.metaschema.surely_valid` checks and the schema is valid;
+    any doubt, or an invalid schema, goes to jsonschema's metaschema check, whose
+    messages name the problems). Outside itself: a ``$ref`` that is not local. Needs
     backtracking: a pattern that only a backtracking regular expression engine can match.
     Over the bounds: it costs more to validate than any input's budget allows, or time
     the budget cannot see (see :mod:`toolpalette._tools.schema_cost`: subschemas per
@@ -102,16 +119,11 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     Raises:
         InvalidToolSchemaError: naming every problem found.
     """
-    from jsonschema import Draft202012Validator
-
     if not isinstance(schema, dict):
         raise InvalidToolSchemaError(
             tool_name=tool_name, errors=[f"{what} schema is not an object"]
         )
-    errors = [
-        f"{what} schema {e.json_path}: {e.message}"
-        for e in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema)
-    ]
+    errors = [] if surely_valid(schema) else _metaschema_errors(schema, what)
     errors.extend(f"{what} schema {p}" for p in _local_refs_only(schema))
     errors.extend(f"{what} schema {p}" for p in _backtracking_patterns(schema))
     errors.extend(f"{what} schema {p}" for p in work_problems(schema))
