@@ -61,7 +61,7 @@ if _typing.TYPE_CHECKING:
         ToolProvider,
     )
     from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
-    from toolpalette._tools.result import Audio, File, Image, ToolResult
+    from toolpalette._tools.result import Audio, File, Image, ResourceLink, ToolResult
     from toolpalette._tools.tool import Tool, ToolContext, ToolSpec, tool
 
 __all__ = [
@@ -93,6 +93,7 @@ __all__ = [
     "RequestSkillProvider",
     "RequestToolsProvider",
     "ResolvedTools",
+    "ResourceLink",
     "Skill",
     "SkillManifest",
     "SkillNotFoundError",
@@ -155,6 +156,7 @@ _LAZY: dict[str, str] = {
     "RequestSkillProvider": "toolpalette._agents.meta",
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",
+    "ResourceLink": "toolpalette._tools.result",
     "Skill": "toolpalette._skills",
     "SkillManifest": "toolpalette._skills",
     "SkillRegistry": "toolpalette._skills",
