@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from toolpalette._mcp_client import quick_check as _quick_check
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
@@ -43,6 +44,8 @@ __all__ = ["MAX_DESCRIPTION", "MCPToolProvider", "build"]
 
 MAX_DESCRIPTION: Final = 8192
 """The longest description a server's tool may have, in characters."""
+_UNCOMPILED: Final = object()
+"""The quick input check before the first call compiles it (None: the schema has none)."""
 _CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\n", "\t", "\r"}
 
 
@@ -79,6 +82,7 @@ class MCPToolProvider(ToolProvider):
         self._output_schema = output_schema
         self._annotations = MappingProxyType(dict(annotations))
         self._title = title
+        self._quick: Any = _UNCOMPILED
         self._read_only = config.trusted and self._annotations.get("readOnlyHint") is True
         self._metadata = MappingProxyType(
             {
@@ -120,6 +124,19 @@ class MCPToolProvider(ToolProvider):
     def open_world(self) -> bool:
         """The trusted server's ``openWorldHint``; MCP's default (True) otherwise."""
         return self._hint("openWorldHint", default=True)
+
+    def _check_schema(self, data: dict[str, Any], size: int) -> dict[str, Any]:
+        """``data`` if the schema accepts it: the quick check first, else the validator.
+
+        The quick check (:mod:`.quick_check`) only ever says yes where the bounded
+        validator would; anything else, refusals included, is the validator's to answer.
+        """
+        quick = self._quick
+        if quick is _UNCOMPILED:
+            quick = self._quick = _quick_check.compile_check(self._input_schema)
+        if quick is not None and quick(data):
+            return data
+        return super()._check_schema(data, size)
 
     def _hint(self, key: str, *, default: bool) -> bool:
         value = self._annotations.get(key)
