@@ -28,6 +28,7 @@ PEERS = Path(__file__).parent / "peers"
 SLOW_SERVER = PEERS / "slow_server.py"
 PROGRESS_SERVER = PEERS / "progress_server.py"
 TASK_SERVER = PEERS / "task_server.py"
+NOTES_SERVER = PEERS / "notes_server.py"
 
 
 def peer_module(path: Path) -> ModuleType:

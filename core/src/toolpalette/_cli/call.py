@@ -127,11 +127,13 @@ def _executor(hub: ToolHub, args: argparse.Namespace) -> Executor:
         return hub.pack_config(pack) if pack else {}
 
     options: dict[str, Any] = {"timeout": args.timeout} if args.timeout else {}
+    # The command prints the failure itself (and, with --verbose, its report).
     return Executor(
         hub.catalog(),
         read_only=args.read_only,
         config_for=config_for,
         hook=hub.pm.hook.toolpalette_tool_error,
+        log_failures=False,
         **options,
     )
 
