@@ -33,6 +33,7 @@ from toolpalette import (
     ToolErrorReport,
     ToolHub,
     ToolRegistry,
+    render_result,
     tool,
 )
 from toolpalette.mcp import MCPServerConfig
@@ -258,6 +259,9 @@ def test_content_blocks_map_onto_the_result(make_hub: Callable[..., ToolHub]):
     # The same content from a local tool reads the same, block for block.
     local = Executor(ToolRegistry([rich_locally])).execute_sync("rich_locally", {})
     assert (local.content, local.text) == (result.content, result.text)
+    # And every provider format renders the remote result as it renders the local one.
+    for fmt in ("openai_chat", "openai_responses", "anthropic", "mcp"):
+        assert render_result(fmt, result, "call_1") == render_result(fmt, local, "call_1")
 
 
 @tool
