@@ -13,7 +13,8 @@ conversion). The servers:
   repository), the filesystem server (``read_text_file``) and ``toolpalette serve``
   itself (``file_info`` of ``toolpalette-files``). A peer whose executable is not
   named by its variable (``TOOLPALETTE_MCP_TIME``, ``TOOLPALETTE_MCP_GIT``,
-  ``TOOLPALETTE_MCP_FILESYSTEM``, as the tests use them) is left out, saying so.
+  ``TOOLPALETTE_MCP_FILESYSTEM``, as the tests use them; ``nox -s bench`` installs
+  them) is left out, saying so.
 
 The table shows the median (and 90th percentile) of single calls over all rounds and
 the ratio against the bare session call on the same server (goal: at most 1.1x each).

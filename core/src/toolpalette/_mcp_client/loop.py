@@ -41,7 +41,7 @@ daemon thread.
 What a round trip still costs is two wake-ups of a thread (this loop's, then the
 caller's), each a write to a loop's self-pipe and the thread's turn at the GIL: the
 floor of a session one loop owns and callers on other loops share (see the
-benchmark ``bench_mcp_client``, its "hop alone" row).
+benchmark ``bench_mcp_client``, its "the hop to the pool's loop and back" row).
 """
 
 from __future__ import annotations
