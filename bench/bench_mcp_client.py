@@ -17,7 +17,8 @@ conversion). The servers:
   them) is left out, saying so.
 
 The table shows the median (and 90th percentile) of single calls over all rounds and
-the ratio against the bare session call on the same server (goal: at most 1.1x each).
+the ratio against the bare session call on the same server (goal: at most 1.1x each),
+and this process's CPU time per call.
 Two parts of toolpalette's overhead are measured alone: its pipeline running a local
 async tool, and the hop to the pool's loop and back with nothing to do (two cross-thread
 wake-ups, which the bare session, used on the benchmark's own loop, does not pay).
@@ -104,12 +105,15 @@ class Case:
 
 async def _time(call: Callable[[], Awaitable[Any]], n: int) -> list[float]:
     """Each call's own time in microseconds (per call, so that a stall of the machine
-    shows as one slow call, not as a slower round)."""
-    clock, times = time.perf_counter, []
+    shows as one slow call, not as a slower round), then this process's CPU time per
+    call over the ``n`` calls (every thread's, the in-memory server's included)."""
+    clock, cpu, times = time.perf_counter, time.process_time, []
+    cpu_start = cpu()
     for _ in range(n):
         start = clock()
         await call()
         times.append((clock() - start) * 1e6)
+    times.append((cpu() - cpu_start) / n * 1e6)
     return times
 
 
@@ -290,19 +294,22 @@ def _parts(hub: ToolHub) -> list[Case]:
     ]
 
 
-async def measure() -> dict[str, list[float]]:
+async def measure() -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     samples: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="tpbench-client-") as work:
         async with contextlib.AsyncExitStack() as stack:
             cases, hubs = await _cases(stack, _targets(Path(work)))
             try:
                 for _ in range(ROUNDS):
                     for case in cases:
-                        samples.setdefault(case.label, []).extend(await case.times())
+                        *times, cpu_per_call = await case.times()
+                        samples.setdefault(case.label, []).extend(times)
+                        cpu.setdefault(case.label, []).append(cpu_per_call)
             finally:
                 for hub in hubs:
                     hub.close()
-    return samples
+    return samples, cpu
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
@@ -313,7 +320,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 def main(argv: list[str]) -> None:
     """Print the per-call medians and the ratios against the bare session call."""
-    samples = asyncio.run(measure())
+    samples, cpu = asyncio.run(measure())
     medians = {label: statistics.median(values) for label, values in samples.items()}
     rows = []
     for label, median in medians.items():
@@ -322,13 +329,25 @@ def main(argv: list[str]) -> None:
         added = f"{median - floor:+.1f}" if floor is not None else ""
         ratio = f"{median / floor:.2f}x" if floor is not None else ""
         p90 = statistics.quantiles(samples[label], n=10)[-1]
-        rows.append((label, f"{median:.1f}", f"{p90:.1f}", added, ratio))
+        cpu_per_call = statistics.median(cpu[label])
+        cpu_floor = statistics.median(cpu[f"{target}: {BARE}"]) if floor is not None else None
+        cpu_added = f"{cpu_per_call - cpu_floor:+.1f}" if cpu_floor is not None else ""
+        rows.append(
+            (label, f"{median:.1f}", f"{p90:.1f}", added, ratio, f"{cpu_per_call:.1f}", cpu_added)
+        )
     print(
         f"{ROUNDS} rounds x {CALLS} calls per in-memory case ({max(1, CALLS // 4)} per stdio "
         "case), interleaved; medians (and 90th percentiles) of single calls in microseconds; "
         f"Python {sys.version.split()[0]}\n"
     )
-    print(_table(("case", "median µs", "p90 µs", "over bare session µs", "ratio"), rows))
+    header = ("case", "median µs", "p90 µs", "over bare µs", "ratio", "CPU µs", "CPU over bare µs")
+    print(_table(header, rows))
+    print(
+        "\nCPU µs: this process's CPU time per call (all its threads, the in-memory server's "
+        "too; a stdio server's is its own process's), the median over rounds: what a call "
+        "costs whatever the machine's load, where the wall time also holds the waits for "
+        "a core of each thread wake-up."
+    )
     print()
     targets = sorted({label.split(":")[0] for label in medians if label.endswith(OURS)})
     for target in targets:
