@@ -310,7 +310,8 @@ def bench(session: nox.Session) -> None:
     session.install(*[r for r in group if r not in data])
     session.install("--no-deps", *data)
     session.install(*WITH_MCP)
-    session.run("python", "-m", "bench", *session.posargs)
+    # bench_mcp_client calls the real MCP servers the client's tests use.
+    session.run("python", "-m", "bench", *session.posargs, env=_mcp_peers(session))
 
 
 @nox.session(python=MAIN_PYTHON)

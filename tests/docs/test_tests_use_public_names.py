@@ -102,6 +102,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._formats.export", "toolpalette._formats.strict"),
         "unit tests of the strict subsets and their normalization",
     ),
+    "tests/mcp/client/test_quick_check.py": (
+        ("toolpalette._mcp_client.quick_check",),
+        "differential test of MCP tools' quick input check against the bounded validator",
+    ),
     "tests/integration/test_cli_dists.py": (
         ("toolpalette._hub",),
         "checks by name that a warm read-only command never imports the hub's module",

@@ -69,7 +69,7 @@ if _typing.TYPE_CHECKING:
         ToolProvider,
     )
     from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
-    from toolpalette._tools.result import Audio, File, Image, ToolResult
+    from toolpalette._tools.result import Audio, File, Image, ResourceLink, ToolResult
     from toolpalette._tools.tool import Tool, ToolContext, ToolSpec, tool
 
 __all__ = [
@@ -105,6 +105,7 @@ __all__ = [
     "RequestSkillProvider",
     "RequestToolsProvider",
     "ResolvedTools",
+    "ResourceLink",
     "SKILL_ENUM_LIMIT",
     "SearchSkillsProvider",
     "SearchToolsProvider",
@@ -176,6 +177,7 @@ _LAZY: dict[str, str] = {
     "RequestSkillProvider": "toolpalette._agents.meta",
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",
+    "ResourceLink": "toolpalette._tools.result",
     "SKILL_ENUM_LIMIT": "toolpalette._agents.meta",
     "SearchSkillsProvider": "toolpalette._agents.meta_search",
     "SearchToolsProvider": "toolpalette._agents.meta_search",

@@ -88,6 +88,8 @@ def test_rich_content_is_summarized_without_save(capsys: pytest.CaptureFixture[s
         "A picture:",
         f"[image: image/png, {len(PNG)} bytes]",
         "[file data.csv: text/csv, 4 bytes]",
+        "a,b",  # a file of text is read, as it is, under the line naming it
+        "",
         "[file escape.bin: application/octet-stream, 2 bytes]",
     ]
     assert "3 image, audio or file block(s)" in err

@@ -20,6 +20,14 @@ def crawl(pages: int, ctx: ToolContext) -> str:
     return f"crawled {pages}"
 
 
+@toolpalette.tool(read_only=True)
+def sneaky(ctx: ToolContext) -> str:
+    """Report progress with a message that would drive the terminal."""
+    ctx.report_progress(1, 2, "page\x1b]0;owned\x07 one\x9b2J")
+    ctx.report_progress(float("nan"), 2, "not drawn")
+    return "done"
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -27,7 +35,7 @@ class Terminal(io.StringIO):
 
 def hub() -> ToolHub:
     built = ToolHub(autoload=False)
-    built.add_plugin(plugin_of(crawl), name="crawler")
+    built.add_plugin(plugin_of(crawl, sneaky), name="crawler")
     return built
 
 
@@ -51,3 +59,18 @@ def test_no_bar_when_stderr_is_not_a_terminal(capsys: pytest.CaptureFixture[str]
     captured = capsys.readouterr()
     assert captured.out == "crawled 2\n"
     assert "#" not in captured.err
+
+
+def test_a_message_cannot_drive_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert run_cli(["call", "sneaky"], hub=hub()) == 0
+    drawn = terminal.getvalue()
+    assert "[############............] 1/2 page ]0;owned one 2J" in drawn
+    assert "\x07" not in drawn
+    assert "\x9b" not in drawn
+    assert drawn.count("\x1b") == 2  # the bar's own: clear the line, twice (draw, then clear)
+    assert "not drawn" not in drawn
+    assert capsys.readouterr().out == "done\n"

@@ -9,10 +9,7 @@ import pytest
 pytest.importorskip("anthropic", reason="anthropic is not installed on this Python")
 pytest.importorskip("openai", reason="openai is not installed on this Python")
 
-from anthropic.types import ToolResultBlockParam
-from openai.types.responses import ResponseInputItemParam
-from pydantic import TypeAdapter
-from toolpalette import Image, ToolCall, ToolResult, calls_from, render_result, replies
+from toolpalette import ToolCall, ToolResult, calls_from, render_result, replies
 
 OK = ToolResult("sunny", structured={"sky": "sunny"})
 FAILED = ToolResult.failure(400, "invalid_input", "Field `city` is required (a string).")
@@ -149,24 +146,3 @@ def test_anthropic_replies_go_in_one_user_message_and_others_one_each() -> None:
     assert [r["tool_call_id"] for r in replies(chat, [OK, OK])] == ["a", "b"]
     with pytest.raises(ValueError, match="2 calls but 1 results"):
         replies(chat, [OK])
-
-
-def test_images_become_each_providers_image_parts() -> None:
-    block = Image(b"\x89PNG fake", "image/png").block()
-    result = ToolResult(
-        "[image: image/png, 9 bytes]", content=[{"type": "text", "text": "A chart."}, block]
-    )
-    responses = render_result("openai_responses", result, "call_1")
-    assert responses["output"] == [
-        {"type": "input_text", "text": "A chart."},
-        {"type": "input_image", "image_url": f"data:image/png;base64,{block['data']}"},
-    ]
-    TypeAdapter(ResponseInputItemParam).validate_python(responses)
-    anthropic = render_result("anthropic", result, "toolu_1")
-    assert anthropic["content"][1] == {
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": block["data"]},
-    }
-    TypeAdapter(ToolResultBlockParam).validate_python(anthropic)
-    assert render_result("openai_chat", result, "c")["content"] == result.text  # text only
-    assert render_result("mcp", result)["content"][1] == block

@@ -8,11 +8,13 @@ a test whose server is absent skips, saying so.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -24,7 +26,19 @@ from toolpalette import ToolHub
 
 PEERS = Path(__file__).parent / "peers"
 SLOW_SERVER = PEERS / "slow_server.py"
+PROGRESS_SERVER = PEERS / "progress_server.py"
+TASK_SERVER = PEERS / "task_server.py"
 NOTES_SERVER = PEERS / "notes_server.py"
+
+
+def peer_module(path: Path) -> ModuleType:
+    """A server script of ``peers`` imported afresh, for its in-process server object."""
+    spec = importlib.util.spec_from_file_location(f"peer_{path.stem}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def peer(variable: str) -> str:

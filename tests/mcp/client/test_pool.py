@@ -22,7 +22,20 @@ import pytest
 from mcp import MCPError
 from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
-from toolpalette import AbortSignal, Executor, ToolContext, ToolErrorReport, ToolHub
+from toolpalette import (
+    AbortSignal,
+    Audio,
+    Executor,
+    File,
+    Image,
+    ResourceLink,
+    ToolContext,
+    ToolErrorReport,
+    ToolHub,
+    ToolRegistry,
+    render_result,
+    tool,
+)
 from toolpalette.mcp import MCPServerConfig
 from toolpalette.testing import await_until, wait_until
 
@@ -231,13 +244,37 @@ def test_content_blocks_map_onto_the_result(make_hub: Callable[..., ToolHub]):
         {"type": "text", "text": "here you are"},
         {"type": "image", "data": png, "mimeType": "image/png"},
         {"type": "audio", "data": png, "mimeType": "audio/wav"},
-        {"type": "text", "text": "[resource link: readme <file:///r.md>]"},
+        {
+            "type": "resource_link",
+            "uri": "file:///r.md",
+            "name": "readme",
+            "mimeType": "text/markdown",
+        },
         {
             "type": "resource",
             "resource": {"uri": "file:///e.txt", "mimeType": "text/plain", "text": "embedded"},
         },
     ]
     assert png not in result.text  # text-only readers get summaries, not base64
+    # The same content from a local tool reads the same, block for block.
+    local = Executor(ToolRegistry([rich_locally])).execute_sync("rich_locally", {})
+    assert (local.content, local.text) == (result.content, result.text)
+    # And every provider format renders the remote result as it renders the local one.
+    for fmt in ("openai_chat", "openai_responses", "anthropic", "mcp"):
+        assert render_result(fmt, result, "call_1") == render_result(fmt, local, "call_1")
+
+
+@tool
+def rich_locally() -> list[str | Image | Audio | ResourceLink | File]:
+    """The blocks of the test above, from a local tool."""
+    data = b"\x89PNG fake"
+    return [
+        "here you are",
+        Image(data, "image/png"),
+        Audio(data, "audio/wav"),
+        ResourceLink("file:///r.md", "readme", mime_type="text/markdown"),
+        File("embedded", "e.txt", "text/plain"),
+    ]
 
 
 @pytest.mark.parametrize(

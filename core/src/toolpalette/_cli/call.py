@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import math
 import mimetypes
 import re
 import sys
@@ -40,6 +41,8 @@ __all__ = ["register", "run"]
 
 _REPORT_WAIT = 5.0
 """Seconds the command waits for failure reports to reach the hooks before exiting."""
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""What a progress message may not put on the terminal: C0 controls, DEL, C1 controls."""
 
 
 def register(subparsers: Any) -> None:
@@ -157,7 +160,10 @@ def _run_once(call: Coroutine[Any, Any, ToolResult]) -> ToolResult:
 class _ProgressBar:
     """The tool's progress reports, drawn on one terminal line that is cleared at the end.
 
-    Reports may come from a worker thread (a sync tool), hence the lock.
+    Reports may come from a worker thread (a sync tool), hence the lock. A report's
+    message may come from an MCP server: control characters (escape sequences the
+    terminal would obey) are taken out, and a report whose numbers are not finite is
+    not drawn.
     """
 
     _WIDTH = 24
@@ -168,13 +174,15 @@ class _ProgressBar:
         self._drawn = False
 
     def show(self, done: float, total: float | None, message: str | None) -> None:
+        if not math.isfinite(done) or (total is not None and not math.isfinite(total)):
+            return
         if total is not None and total > 0:
             filled = round(self._WIDTH * max(0.0, min(done / total, 1.0)))
             line = f"[{'#' * filled}{'.' * (self._WIDTH - filled)}] {done:g}/{total:g}"
         else:
             line = f"[{'?' * self._WIDTH}] {done:g}"
         if message:
-            line += f" {' '.join(message.split())}"
+            line += f" {' '.join(_CONTROL.sub(' ', message).split())}"
         with self._lock:
             self._stream.write(f"\r\x1b[K{line[:200]}")
             self._stream.flush()

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from toolpalette._formats.export import FORMATS, Format
-from toolpalette._tools.result import ToolResult
+from toolpalette._tools.result import ToolResult, block_text
 
 __all__ = ["ToolCall", "calls_from", "render_result", "replies"]
 
@@ -191,20 +191,25 @@ def _mcp_calls(data: Any) -> list[ToolCall]:
 
 
 def _text(result: ToolResult) -> str:
-    """What a format without an error flag shows: a failure says it failed."""
+    """The whole result as text: a failure says it failed; a success is its blocks' text."""
     if result.is_error:
         return f"Error ({result.status} {result.code}): {result.text}"
-    return result.text
+    return "\n".join(block_text(block) for block in result.content)
 
 
 def render_result(fmt: Format, result: ToolResult, call_id: str | None = None) -> dict[str, Any]:
     """``result`` in ``fmt``'s own result shape, answering the call ``call_id``.
 
-    ``openai_chat``: a ``tool`` message (text only: its images are named in the text);
-    ``openai_responses``: a ``function_call_output`` item (with ``input_image`` parts
-    when the result has images); ``anthropic``: a ``tool_result`` block (images as
-    image blocks); ``mcp``: a ``CallToolResult`` (the JSON-RPC id is the server's
-    business, so ``call_id`` is not part of it).
+    Every content block reads the same in every format: as its
+    :func:`~toolpalette._tools.result.block_text` (a text block its text, a text file
+    a line naming it and its text, a link or a binary block one line naming it),
+    except an image, which goes as the format's own image part where it has one.
+    ``openai_chat``: a ``tool`` message, its content the blocks' text one per line
+    (images named there); ``openai_responses``: a ``function_call_output`` item, that
+    same text, or input parts (``input_text``, ``input_image``) when the result has
+    images; ``anthropic``: a ``tool_result`` block (text blocks, images as image
+    blocks); ``mcp``: a ``CallToolResult``, every block as it is (the JSON-RPC id is
+    the server's business, so ``call_id`` is not part of it).
 
     Raises:
         ValueError: ``fmt`` is unknown, or it needs a call id and none was given.
@@ -245,25 +250,12 @@ def _responses_output(result: ToolResult) -> Any:
             url = f"data:{block.get('mimeType')};base64,{block['data']}"
             parts.append({"type": "input_image", "image_url": url})
         else:
-            parts.append({"type": "input_text", "text": _block_text(block)})
+            parts.append({"type": "input_text", "text": block_text(block)})
     return parts
 
 
 def _is_image(block: Mapping[str, Any]) -> bool:
-    return block.get("type") == "image" and "data" in block
-
-
-def _block_text(block: Mapping[str, Any]) -> str:
-    """A non-image MCP-style block as text: its text, or a note naming what it holds."""
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "resource" and isinstance(block.get("resource"), Mapping):
-        resource = block["resource"]
-        if "text" in resource:
-            return str(resource["text"])
-        return f"[file {resource.get('uri')}: {resource.get('mimeType')}, not shown]"
-    return f"[{kind}: {block.get('mimeType', 'content')}, not shown]"
+    return block.get("type") == "image" and isinstance(block.get("data"), str)
 
 
 def _anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,7 +263,7 @@ def _anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
     if _is_image(block):
         source = {"type": "base64", "media_type": block.get("mimeType"), "data": block["data"]}
         return {"type": "image", "source": source}
-    return {"type": "text", "text": _block_text(block)}
+    return {"type": "text", "text": block_text(block)}
 
 
 def replies(calls: Sequence[ToolCall], results: Iterable[ToolResult]) -> list[dict[str, Any]]:

@@ -105,7 +105,8 @@ class MCPServerConfig:
     server: Any = None
     """An in-process ``mcp`` ``Server`` or ``MCPServer`` (connected without a process)."""
     trusted: bool = False
-    """Whether the server's ``readOnlyHint`` is believed; otherwise every tool mutates."""
+    """Whether the server's hints (``readOnlyHint``, ``destructiveHint``, ...) are believed;
+    otherwise every tool mutates, with MCP's default hints."""
     timeout: float = DEFAULT_CALL_TIMEOUT
     """Seconds a call may run (the tool's own timeout in the pipeline)."""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT

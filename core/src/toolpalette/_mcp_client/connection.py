@@ -21,7 +21,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
 from toolpalette._mcp_client import listing as _listing
@@ -31,7 +31,14 @@ from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.loop import LoopThread
 from toolpalette.errors import MCPServerError
 
-__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "CLOSE_TIMEOUT", "Connection", "ServerGone"]
+__all__ = [
+    "BACKOFF_FIRST",
+    "BACKOFF_MAX",
+    "CLOSE_TIMEOUT",
+    "Connection",
+    "Progress",
+    "ServerGone",
+]
 
 logger = logging.getLogger("toolpalette.mcp")
 
@@ -41,6 +48,9 @@ BACKOFF_MAX: Final = 10.0
 """The longest wait between two starts of a server that keeps failing."""
 CLOSE_TIMEOUT: Final = 10.0
 """Seconds a session is given to end before its task is cancelled (and a pool to close)."""
+
+Progress = Callable[[float, "float | None", "str | None"], None]
+"""Where a call's progress reports go: ``(done, total, message)``, as the server sent them."""
 
 
 class ServerGone(Exception):
@@ -237,13 +247,20 @@ class Connection:
         return tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], abort: threading.Event | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        abort: threading.Event | None = None,
+        progress: Progress | None = None,
     ) -> Any:
         """Call one tool; the SDK ``CallToolResult``.
 
         Cancelling this coroutine cancels the request (the SDK then sends
         ``notifications/cancelled``); so does setting ``abort``, which is watched from
-        the loop for callers that cannot cancel it (a sync call's worker).
+        the loop for callers that cannot cancel it (a sync call's worker). With
+        ``progress``, the request asks the server for progress reports (a progress
+        token), and each report is passed to ``progress(done, total, message)`` on the
+        pool's loop as it arrives.
 
         Raises:
             MCPServerError: the server could not be started.
@@ -255,8 +272,9 @@ class Connection:
 
         client = await self.client()
         watch = AbortWatch(abort) if abort is not None else None
+        reports = _reporter(progress) if progress is not None else None
         try:
-            result = await client.call_tool(name, arguments)
+            result = await client.call_tool(name, arguments, progress_callback=reports)
         except MCPError as exc:
             closed = exc.error.code == CONNECTION_CLOSED
             if closed and (self._gone or exc.error.message == "Connection closed"):
@@ -282,6 +300,17 @@ class Connection:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("idle" if self._gone else "open")
         return f"<Connection {self.config.name!r} {state}>"
+
+
+def _reporter(
+    progress: Progress,
+) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """The SDK's progress callback (a coroutine function) around ``progress``."""
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        progress(done, total, message)
+
+    return report
 
 
 def _listens(client: Any) -> bool:

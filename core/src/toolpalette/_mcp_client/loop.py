@@ -25,12 +25,23 @@ and the loop is closed. Calls do not go through the portal's ``call``,
   61 µs for ``run_coroutine_threadsafe`` and ``wrap_future``, on the 2-core machine
   the benchmarks run on), and every remote call pays it.
 
-So coroutines are submitted with asyncio's ``run_coroutine_threadsafe`` onto the
-portal's loop, which never blocks the submitter; cancelling the caller's future
-cancels the coroutine there. For the same reason the thread is started here and not
-by ``anyio.from_thread.start_blocking_portal``, whose exit waits for its thread
-without a bound: :meth:`LoopThread.close` waits at most its ``timeout`` (it runs at
-interpreter exit too), and a loop still held up after it is left to its daemon thread.
+So coroutines reach the portal's loop through ``call_soon_threadsafe``, which never
+blocks the submitter. A sync caller blocks on asyncio's ``run_coroutine_threadsafe``
+future. An async caller on another loop takes a leaner way (:class:`_Hop`): one handle
+each way and a future of its own loop, without the ``concurrent.futures`` future (a
+lock and a condition) and the two chained callbacks of ``run_coroutine_threadsafe`` and
+``wrap_future``, which cost twice as much: 29 against 54 µs of CPU a round trip on the
+2-core machine the benchmarks run on, where every remote call pays it. Cancelling the
+caller cancels the coroutine on the loop, either way. For the same reason the thread is
+started here and not by ``anyio.from_thread.start_blocking_portal``, whose exit waits
+for its thread without a bound: :meth:`LoopThread.close` waits at most its ``timeout``
+(it runs at interpreter exit too), and a loop still held up after it is left to its
+daemon thread.
+
+What a round trip still costs is two wake-ups of a thread (this loop's, then the
+caller's), each a write to a loop's self-pipe and the thread's turn at the GIL: the
+floor of a session one loop owns and callers on other loops share (see the
+benchmark ``bench_mcp_client``, its "the hop to the pool's loop and back" row).
 """
 
 from __future__ import annotations
@@ -41,7 +52,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
@@ -120,12 +131,17 @@ class LoopThread:
 
     async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` run on the loop, from any loop; cancelling this cancels ``coro``."""
-        loop = self.loop
-        if asyncio.get_running_loop() is loop:
+        try:
+            loop = self.loop
+        except BaseException:
+            coro.close()
+            raise
+        caller = asyncio.get_running_loop()
+        if caller is loop:
             # A task of its own even here: the SDK's cancel scopes must begin and end in one
             # task, and the pipeline may start a tool in one task and resume it in another.
             return await loop.create_task(coro)
-        return await asyncio.wrap_future(self.submit(coro))
+        return await _Hop(coro, loop, caller).result()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the loop and block until it ends (from sync code).
@@ -172,6 +188,73 @@ class LoopThread:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("idle" if self._loop is None else "running")
         return f"<LoopThread {self._name!r} {state}>"
+
+
+class _Hop(Generic[T]):
+    """One coroutine run on ``loop`` for a caller on another loop: a handle each way.
+
+    Made on the caller's loop. The coroutine becomes a task on ``loop``; its outcome comes
+    back to a future of the caller's loop. Cancelling the caller cancels the task (or, if
+    it has not started, closes the coroutine).
+    """
+
+    __slots__ = ("_caller", "_coro", "_done", "_loop", "_task")
+
+    def __init__(
+        self,
+        coro: Coroutine[Any, Any, T],
+        loop: asyncio.AbstractEventLoop,
+        caller: asyncio.AbstractEventLoop,
+    ) -> None:
+        self._coro = coro
+        self._loop = loop
+        self._caller = caller
+        self._done: asyncio.Future[T] = caller.create_future()
+        self._task: asyncio.Task[T] | None = None
+        try:
+            loop.call_soon_threadsafe(self._start)
+        except BaseException:  # the loop is closed
+            coro.close()
+            raise
+
+    async def result(self) -> T:
+        """The coroutine's result (or exception), once it has run on the loop."""
+        try:
+            return await self._done
+        except asyncio.CancelledError:
+            with contextlib.suppress(RuntimeError):  # the loop ended: nothing runs there
+                self._loop.call_soon_threadsafe(self._cancel)
+            raise
+
+    def _start(self) -> None:  # on the loop
+        if self._done.cancelled():  # the caller gave up before it started
+            self._coro.close()
+            return
+        task = self._task = self._loop.create_task(self._coro)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[T]) -> None:  # on the loop
+        with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody waits
+            self._caller.call_soon_threadsafe(self._settle, task)
+
+    def _settle(self, task: asyncio.Task[T]) -> None:  # on the caller's loop
+        done = self._done
+        if done.done():
+            return
+        if task.cancelled():
+            # Not the caller's doing (that cancelled ``done`` first): the pool's loop is
+            # ending. A ``CancelledError`` here would read as the caller's own task cancelled.
+            done.set_exception(RuntimeError("the MCP client pool closed during the call"))
+            return
+        error = task.exception()
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(task.result())
+
+    def _cancel(self) -> None:  # on the loop, after _start
+        if self._task is not None:
+            self._task.cancel()
 
 
 def _submit(

@@ -6,20 +6,35 @@ type ``object``, and an output schema (if any) that is valid too. A schema that
 refers outside itself (a remote ``$ref``) is refused, so nothing is ever fetched. A
 tool that fails a check is a problem, not a crash, and the server's other tools stay.
 
+A tool that declares ``execution.taskSupport: "required"`` can only be called as an MCP
+task (call, poll, fetch the result), which the ``mcp`` SDK's client does not do: its
+task methods are types only, never sent. Such a tool is refused like an invalid one (an
+``invalid-tool`` problem naming it) rather than offered and failing every call.
+
 Trust: annotations are hints. A tool is read-only only when the host marked its server
 ``trusted`` *and* the server says ``readOnlyHint: true``; otherwise it counts as
-mutating, so a read-only thinker never receives an untrusted server's tools.
+mutating, so a read-only thinker never receives an untrusted server's tools. A trusted
+server's other hints are believed too (``destructiveHint``, ``idempotentHint``,
+``openWorldHint``); an untrusted server's tools keep MCP's defaults (destructive, not
+idempotent, open-world), whatever they say.
+
+A call's progress: when the caller passed an ``on_progress`` (the context's), the request
+asks the server for progress reports, and each one reaches ``report_progress`` on the
+caller's own loop, in order, before the result.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from toolpalette._mcp_client import quick_check as _quick_check
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
-from toolpalette._mcp_client.connection import Connection, ServerGone
+from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
 from toolpalette._tools import schema as _schema
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import TOOL_NAME, ToolContext
@@ -29,6 +44,8 @@ __all__ = ["MAX_DESCRIPTION", "MCPToolProvider", "build"]
 
 MAX_DESCRIPTION: Final = 8192
 """The longest description a server's tool may have, in characters."""
+_UNCOMPILED: Final = object()
+"""The quick input check before the first call compiles it (None: the schema has none)."""
 _CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\n", "\t", "\r"}
 
 
@@ -65,6 +82,7 @@ class MCPToolProvider(ToolProvider):
         self._output_schema = output_schema
         self._annotations = MappingProxyType(dict(annotations))
         self._title = title
+        self._quick: Any = _UNCOMPILED
         self._read_only = config.trusted and self._annotations.get("readOnlyHint") is True
         self._metadata = MappingProxyType(
             {
@@ -93,6 +111,39 @@ class MCPToolProvider(ToolProvider):
         return self._annotations
 
     @property
+    def destructive(self) -> bool:
+        """The trusted server's ``destructiveHint``; MCP's default (True) otherwise."""
+        return self._hint("destructiveHint", default=True)
+
+    @property
+    def idempotent(self) -> bool:
+        """The trusted server's ``idempotentHint``; MCP's default (False) otherwise."""
+        return self._hint("idempotentHint", default=False)
+
+    @property
+    def open_world(self) -> bool:
+        """The trusted server's ``openWorldHint``; MCP's default (True) otherwise."""
+        return self._hint("openWorldHint", default=True)
+
+    def _check_schema(self, data: dict[str, Any], size: int) -> dict[str, Any]:
+        """``data`` if the schema accepts it: the quick check first, else the validator.
+
+        The quick check (:mod:`.quick_check`) only ever says yes where the bounded
+        validator would; anything else, refusals included, is the validator's to answer.
+        """
+        quick = self._quick
+        if quick is _UNCOMPILED:
+            quick = self._quick = _quick_check.compile_check(self._input_schema)
+        if quick is not None and quick(data):
+            return data
+        return super()._check_schema(data, size)
+
+    def _hint(self, key: str, *, default: bool) -> bool:
+        value = self._annotations.get(key)
+        trusted = self.connection.config.trusted
+        return value if trusted and isinstance(value, bool) else default
+
+    @property
     def timeout(self) -> float | None:
         """The server's configured call timeout."""
         return self.connection.config.timeout
@@ -108,8 +159,11 @@ class MCPToolProvider(ToolProvider):
         loop, output = connection.loop, self._output_schema
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
+            progress = _relay(context) if context.on_progress is not None else None
             try:
-                result = await loop.run_async(connection.call_tool(remote, value, context.abort))
+                result = await loop.run_async(
+                    connection.call_tool(remote, value, context.abort, progress)
+                )
             except ServerGone as exc:
                 raise ToolError(
                     f"Tool '{name}': its MCP server '{connection.config.name}' stopped during "
@@ -156,6 +210,23 @@ class MCPToolProvider(ToolProvider):
         return hash((MCPToolProvider, *self._key()))
 
 
+def _relay(context: ToolContext) -> Progress:
+    """Progress reports from the pool's loop to ``context``, on the caller's own loop.
+
+    The host's callback runs where a local async tool's reports would run it, never on
+    the loop every server's calls share; ``call_soon_threadsafe`` keeps the reports in
+    order, and ahead of the result, which comes back the same way.
+    """
+    caller = asyncio.get_running_loop()
+    report = context.report_progress
+
+    def relay(done: float, total: float | None, message: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody waits
+            caller.call_soon_threadsafe(report, done, total, message)
+
+    return relay
+
+
 def _is_json_rpc_error(exc: BaseException) -> bool:
     from mcp import MCPError
 
@@ -184,6 +255,11 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
         raise ValueError(f"its description is longer than {MAX_DESCRIPTION} characters")
     if any(c in _CONTROL for c in description):
         raise ValueError("its description holds control characters")
+    if _requires_tasks(tool):
+        raise ValueError(
+            'it declares execution.taskSupport "required": it can only be called as an MCP '
+            "task, which this client does not support"
+        )
     input_schema = dict(tool.input_schema)
     _schema.check_schema(input_schema, name, what="input")
     output_schema = tool.output_schema
@@ -206,6 +282,12 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
         annotations=annotations,
         title=title if isinstance(title, str) else None,
     )
+
+
+def _requires_tasks(tool: Any) -> bool:
+    """Whether the tool declares that it can only be called as a task."""
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "task_support", None) == "required"
 
 
 def refusal(exc: Exception) -> str:

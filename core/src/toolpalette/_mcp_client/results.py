@@ -12,23 +12,22 @@ A success becomes the tool's return value, which the pipeline renders under the 
 cap: the structured content when the tool publishes an output schema (unwrapped when
 the schema says it wraps the value, ``x-toolpalette-wrapped``), the text when
 every block is text, and otherwise a list of toolpalette's own content, so that the
-result carries the same blocks a local tool's would: ``image`` and ``audio`` blocks
-become :class:`~toolpalette.Image` and :class:`~toolpalette.Audio`, an embedded
-``resource`` a :class:`~toolpalette.File` (named after its URI's last segment), and a
-``resource_link`` a line of text naming the link (it carries no data to pass on). A
-binary block whose data is not base64 is the server's fault: 502, generic text.
+result carries the same blocks a local tool's would, and every provider format reads
+them as it reads a local tool's (``toolpalette._tools.result.block_text``): ``image``
+and ``audio`` blocks become :class:`~toolpalette.Image` and :class:`~toolpalette.Audio`,
+an embedded ``resource`` a :class:`~toolpalette.File` (named after its URI's last
+segment), and a ``resource_link`` a :class:`~toolpalette.ResourceLink`. A binary
+block whose data is not base64 is the server's fault: 502, generic text.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import posixpath
-import urllib.parse
 from collections.abc import Mapping
 from typing import Any, Final
 
-from toolpalette._tools.result import Audio, File, Image, is_wrapped
+from toolpalette._tools.result import Audio, File, Image, ResourceLink, file_name, is_wrapped
 from toolpalette.errors import ToolError
 
 __all__ = ["MAX_ERROR_TEXT", "error_text", "json_rpc_failure", "value_of"]
@@ -55,16 +54,17 @@ def value_of(result: Any, output_schema: Mapping[str, Any] | None) -> Any:
         if is_wrapped(output_schema) and "result" in structured:
             return structured["result"]
         return structured
-    blocks = [block_of(b) for b in result.content]
-    if all(b["type"] == "text" for b in blocks):
-        return "\n".join(b["text"] for b in blocks)
+    content = result.content
+    # Text blocks alone (the common answer) are read as they are, without a dump each.
+    if all(getattr(b, "type", None) == "text" for b in content):
+        return "\n".join(b.text for b in content)
     try:
-        return [content_of(b) for b in blocks]
+        return [content_of(block_of(b)) for b in content]
     except (TypeError, ValueError) as exc:
         raise _invalid_content() from exc
 
 
-def content_of(block: dict[str, Any]) -> str | Image | Audio | File:
+def content_of(block: dict[str, Any]) -> str | Image | Audio | File | ResourceLink:
     """One MCP content block as toolpalette's own content (see the module docstring).
 
     Raises:
@@ -78,7 +78,7 @@ def content_of(block: dict[str, Any]) -> str | Image | Audio | File:
         return Audio(_decoded(block.get("data")), _mime(block, "audio/wav"))
     if kind == "resource":
         resource = block.get("resource") or {}
-        name = _file_name(str(resource.get("uri", "")))
+        name = file_name(str(resource.get("uri", "")))
         text = resource.get("text")
         if isinstance(text, str):
             return File(text, name, _mime(resource, "text/plain"))
@@ -86,13 +86,21 @@ def content_of(block: dict[str, Any]) -> str | Image | Audio | File:
             _decoded(resource.get("blob")), name, _mime(resource, "application/octet-stream")
         )
     if kind == "resource_link":
-        name = block.get("name") or block.get("title") or ""
-        return (
-            f"[resource link: {name} <{block.get('uri', '')}>]"
-            if name
-            else f"[resource link: <{block.get('uri', '')}>]"
-        )
+        return _link(block)
     return str(block.get("text", ""))
+
+
+def _link(block: dict[str, Any]) -> ResourceLink:
+    """A ``resource_link`` block as a link; a MIME type the link refuses is left out."""
+    uri = str(block.get("uri") or "")
+    name = str(block.get("name") or file_name(uri))
+    title, description = block.get("title"), block.get("description")
+    try:
+        return ResourceLink(
+            uri, name, title=title, description=description, mime_type=block.get("mimeType")
+        )
+    except ValueError:
+        return ResourceLink(uri, name, title=title, description=description)
 
 
 def _decoded(data: object) -> bytes:
@@ -107,13 +115,6 @@ def _decoded(data: object) -> bytes:
 def _mime(block: dict[str, Any], default: str) -> str:
     mime = block.get("mimeType")
     return mime if isinstance(mime, str) and "/" in mime else default
-
-
-def _file_name(uri: str) -> str:
-    """A plain file name for an embedded resource: its URI's last segment, or ``resource``."""
-    name = posixpath.basename(urllib.parse.unquote(urllib.parse.urlsplit(uri).path))
-    name = name.replace("\\", "_")[:255]
-    return name or "resource"
 
 
 def _invalid_content() -> ToolError:

@@ -1,15 +1,22 @@
 """The one result shape every tool call returns, and the rich content a tool may return.
 
 A tool returns text, JSON-able data, or rich content: an :class:`Image`, an
-:class:`Audio` clip, a :class:`File`, or a list mixing them with text. Rich content
-reaches :attr:`ToolResult.content` as MCP-style typed blocks (``image``, ``audio``,
-``resource``); its ``text`` names each binary block, for readers of text alone.
+:class:`Audio` clip, a :class:`File`, a :class:`ResourceLink`, or a list mixing them
+with text. Rich content reaches :attr:`ToolResult.content` as MCP-style typed blocks
+(``image``, ``audio``, ``resource``, ``resource_link``).
+
+:func:`block_text` is the one way a block becomes text, for the result's ``text`` and
+for every provider format that shows it as text (``_formats/calls.py``): a text block
+is its text, an embedded text file a line naming it followed by its text, a link a
+line naming it, and each binary block (an image, a clip, a file of bytes) a line
+naming its type, MIME type and size.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import posixpath
 import re
 import urllib.parse
 from collections.abc import Mapping
@@ -22,8 +29,11 @@ __all__ = [
     "Audio",
     "File",
     "Image",
+    "ResourceLink",
     "RichContent",
     "ToolResult",
+    "block_text",
+    "file_name",
     "is_wrapped",
     "mentions_content",
     "rich_content",
@@ -207,8 +217,8 @@ class Image:
         return {"type": "image", "data": _b64(self.data), "mimeType": self.mime_type}
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place."""
-        return f"[image: {self.mime_type}, {len(self.data)} bytes]"
+        """What a text-only reader sees in its place (see :func:`block_text`)."""
+        return _binary_line("image", self.mime_type, len(self.data))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Image):
@@ -246,8 +256,8 @@ class Audio:
         return {"type": "audio", "data": _b64(self.data), "mimeType": self.mime_type}
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place."""
-        return f"[audio: {self.mime_type}, {len(self.data)} bytes]"
+        """What a text-only reader sees in its place (see :func:`block_text`)."""
+        return _binary_line("audio", self.mime_type, len(self.data))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Audio):
@@ -311,8 +321,11 @@ class File:
         return {"type": "resource", "resource": resource}
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place."""
-        return f"[file {self.name}: {self.mime_type}, {self.size} bytes]"
+        """What a text-only reader sees in its place (see :func:`block_text`).
+
+        A line naming the file, and for a file of text, its text after that line.
+        """
+        return _file_text(self.name, self.mime_type, self.size, self.data)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, File):
@@ -326,12 +339,144 @@ class File:
         return f"File({self.name!r}, {self.mime_type}, {self.size} bytes)"
 
 
-CONTENT_TYPES: Final = (Image, Audio, File)
+@final
+class ResourceLink:
+    """A link to a resource a tool names without carrying it: a URI and a name.
+
+    It reaches the result as an MCP ``resource_link`` block, and text-only readers as
+    ``[resource link: NAME <URI>]`` (the title, when given, in place of the name). Its
+    text counts against the output cap.
+
+    Raises:
+        TypeError: ``uri`` or ``name`` is not text.
+        ValueError: ``uri`` or ``name`` is empty, or ``mime_type`` is malformed.
+    """
+
+    __slots__ = ("description", "mime_type", "name", "title", "uri")
+
+    def __init__(
+        self,
+        uri: str,
+        name: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> None:
+        for label, text in (("uri", uri), ("name", name)):
+            if not isinstance(text, str):
+                raise TypeError(f"ResourceLink {label} must be text, not {type(text).__name__}")
+            if not text:
+                raise ValueError(f"ResourceLink {label} must not be empty")
+        self.uri: Final = uri
+        """The resource's URI."""
+        self.name: Final = name
+        """The resource's name."""
+        self.title: Final = title if isinstance(title, str) and title else None
+        """A title for people, or None."""
+        self.description: Final = (
+            description if isinstance(description, str) and description else None
+        )
+        """What the resource holds, or None."""
+        self.mime_type: Final = (
+            _check_mime("ResourceLink", mime_type, None) if mime_type is not None else None
+        )
+        """The resource's MIME type, when known."""
+
+    def block(self) -> dict[str, Any]:
+        """The MCP ``resource_link`` block (optional fields only when given)."""
+        block: dict[str, Any] = {"type": "resource_link", "uri": self.uri, "name": self.name}
+        if self.title is not None:
+            block["title"] = self.title
+        if self.description is not None:
+            block["description"] = self.description
+        if self.mime_type is not None:
+            block["mimeType"] = self.mime_type
+        return block
+
+    def summary(self) -> str:
+        """What a text-only reader sees in its place (see :func:`block_text`)."""
+        return _link_text(self.title or self.name, self.uri)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLink):
+            return NotImplemented
+        return self.block() == other.block()
+
+    def __hash__(self) -> int:
+        return hash((ResourceLink, self.uri, self.name))
+
+    def __repr__(self) -> str:
+        return f"ResourceLink({self.uri!r}, {self.name!r})"
+
+
+CONTENT_TYPES: Final = (Image, Audio, File, ResourceLink)
 """The rich content types a tool may return, alone or in a list with text."""
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def block_text(block: Mapping[str, Any]) -> str:
+    """One MCP-style content block as text: the one rendering every format shares.
+
+    ``text``: its text. ``image`` and ``audio``: ``[image: MIME, N bytes]``. An embedded
+    ``resource``: ``[file NAME: MIME, N bytes]`` (NAME the last segment of its URI),
+    followed on the next lines by its text when it holds text. ``resource_link``:
+    ``[resource link: NAME <URI>]``. Any other type: ``[TYPE content, not shown]``. Sizes
+    are in bytes: of the data a base64 text stands for, of a text in UTF-8.
+    """
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return _binary_line(str(kind), _mime_of(block), _b64_size(block.get("data")))
+    if kind == "resource":
+        resource = block.get("resource")
+        resource = resource if isinstance(resource, Mapping) else {}
+        name = file_name(str(resource.get("uri", "")))
+        text = resource.get("text")
+        if isinstance(text, str):
+            return _file_text(name, _mime_of(resource), len(text.encode("utf-8")), text)
+        return _file_text(name, _mime_of(resource), _b64_size(resource.get("blob")), b"")
+    if kind == "resource_link":
+        label = block.get("title") or block.get("name") or ""
+        return _link_text(str(label), str(block.get("uri", "")))
+    return f"[{kind} content, not shown]"
+
+
+def _binary_line(kind: str, mime_type: str, size: int) -> str:
+    return f"[{kind}: {mime_type}, {size} bytes]"
+
+
+def _file_text(name: str, mime_type: str, size: int, data: bytes | str) -> str:
+    line = f"[file {name}: {mime_type}, {size} bytes]"
+    return f"{line}\n{data}" if isinstance(data, str) else line
+
+
+def _link_text(label: str, uri: str) -> str:
+    return f"[resource link: {label} <{uri}>]" if label else f"[resource link: <{uri}>]"
+
+
+def _mime_of(block: Mapping[str, Any]) -> str:
+    mime = block.get("mimeType")
+    return mime if isinstance(mime, str) and mime else "unknown"
+
+
+def _b64_size(data: object) -> int:
+    """The bytes a base64 text stands for (without decoding it)."""
+    if not isinstance(data, str):
+        return 0
+    padding = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
+    return max(0, len(data) * 3 // 4 - padding)
+
+
+def file_name(uri: str) -> str:
+    """A plain file name for a resource: its URI's last path segment, or ``resource``."""
+    name = posixpath.basename(urllib.parse.unquote(urllib.parse.urlsplit(uri).path))
+    name = name.replace("\\", "_")[:255]
+    return name or "resource"
 
 
 @final
@@ -344,7 +489,7 @@ class RichContent:
         self.blocks = blocks
         """The MCP-style content blocks, in the order the tool returned them."""
         self.text = text
-        """The text blocks and each binary block's summary, one per line."""
+        """Each block's :func:`block_text`, one per line."""
         self.size = size
         """Bytes counted against the output cap: UTF-8 text plus raw binary bytes."""
 
@@ -354,7 +499,8 @@ def rich_content(value: object) -> RichContent | None:
 
     Rich content is one :data:`CONTENT_TYPES` instance, or a list or tuple holding at
     least one, whose other items are text. Anything else (plain text, JSON data) is
-    not rich content, so a tool returning ``list[str]`` still ships JSON.
+    not rich content, so a tool returning ``list[str]`` still ships JSON. The text is
+    each item's :func:`block_text`, one per line.
 
     Raises:
         TypeError: a list mixes rich content with something other than text.
@@ -381,9 +527,15 @@ def rich_content(value: object) -> RichContent | None:
             blocks.append(item.block())
             texts.append(item.summary())
             size += item.size if isinstance(item, File) else len(item.data)
+        elif isinstance(item, ResourceLink):
+            blocks.append(item.block())
+            text = item.summary()
+            texts.append(text)
+            size += len(text.encode("utf-8"))
         else:
             raise TypeError(
-                f"content lists hold text, Image, Audio and File, not {type(item).__name__}"
+                "content lists hold text, Image, Audio, File and ResourceLink, "
+                f"not {type(item).__name__}"
             )
     return RichContent(blocks, "\n".join(texts), size)
 
