@@ -29,6 +29,7 @@ from toolpalette._mcp_client import transports as _transports
 from toolpalette._mcp_client.abort_watch import AbortWatch
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.loop import LoopThread
+from toolpalette._run import telemetry as _telemetry
 from toolpalette.errors import MCPServerError
 
 __all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "CLOSE_TIMEOUT", "Connection", "ServerGone"]
@@ -256,7 +257,8 @@ class Connection:
         client = await self.client()
         watch = AbortWatch(abort) if abort is not None else None
         try:
-            result = await client.call_tool(name, arguments)
+            sent = client.call_tool(name, arguments)
+            result = await _telemetry.timed_request("client", sent, "tools/call", name, client)
         except MCPError as exc:
             closed = exc.error.code == CONNECTION_CLOSED
             if closed and (self._gone or exc.error.message == "Connection closed"):

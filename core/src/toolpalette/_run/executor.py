@@ -28,7 +28,11 @@ executor, or a thinker's binding (:func:`with_rules`). A call only goes down fro
 
 A step refuses by raising :class:`~toolpalette._run.call.Refusal`; each way in catches
 it in one place, reports the failure in the background (never the caller's own abort)
-and returns its result.
+and returns its result. Each way in first asks ``telemetry.py`` whether the call gets
+an OpenTelemetry span (one flag read when OpenTelemetry is absent).
+
+The module runs past 600 lines because every step of a call is the one executor's:
+one call crosses no module boundary the steps themselves do not need.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from toolpalette._run import consent as _consent
 from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
+from toolpalette._run import telemetry as _telemetry
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.call import UNCHECKED, Prepared, Refusal, Running, refuse
 from toolpalette._run.consent import ALLOW, Approver, Decision, Policy
@@ -232,6 +237,8 @@ class Executor:
         on the executor) the call is a direct call outside a run and is not reported.
         The caller's own cancellation propagates (the tool is abandoned, not reported).
         """
+        if _telemetry.on and _telemetry.wanted():
+            return await _telemetry.execute(self, name, input, context, abort, call_id)
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         value: Any = UNCHECKED
@@ -268,7 +275,8 @@ class Executor:
         unsafe call runs alone, after the calls before it and before those after it.
         """
         ctx = context if context is not None else self.context
-        return await run_many(
+        many = partial(_telemetry.execute_many, self.registry) if _telemetry.on else run_many
+        return await many(
             list(calls),
             ctx,
             abort,
@@ -292,6 +300,8 @@ class Executor:
         The tool runs in the worker pool (an async tool on an event loop of its own
         there) and this thread blocks until it ends, times out or is aborted.
         """
+        if _telemetry.on and _telemetry.wanted():
+            return _telemetry.execute_sync(self, name, input, context, abort, call_id)
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         value: Any = UNCHECKED
@@ -466,6 +476,7 @@ class Executor:
             event = tool_ctx.abort if tool_ctx is not None else None
             if not tool.is_async:
                 work = partial(tool.invoke, value, tool_ctx or _NO_CONTEXT)
+                work = _telemetry.carried(work) if _telemetry.on else work
                 return Running(provider, work, event, timeout, cap, structured, begun)
             outcome = _running.start_async(tool.invoke(value, tool_ctx or _NO_CONTEXT), bound.name)
             if outcome.kind is _running.PENDING:
@@ -510,6 +521,7 @@ class Executor:
             structured = bound.structured
             work = partial(bound.tool.invoke, value, tool_ctx or _NO_CONTEXT)
             fn = partial(_running.run_to_end, work) if bound.tool.is_async else work
+            fn = _telemetry.carried(fn) if _telemetry.on else fn
             event = tool_ctx.abort if tool_ctx is not None else None
             outcome = _handoff.run_blocking(fn, self.pool, timeout, abort, event)
         except Exception as exc:

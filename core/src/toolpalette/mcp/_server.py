@@ -45,6 +45,7 @@ from toolpalette import (
 )
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._listing import listing_of
+from toolpalette.mcp._telemetry import timed
 
 __all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
 
@@ -218,6 +219,7 @@ class PaletteServer(Server[Any]):
         """The ``ttlMs`` cache hint of a 2026-07-28 listing."""
         self._shared: _Session | None = None
         self._shared_lock = threading.Lock()
+        self.middleware.append(timed)  # after the SDK's own, which makes the spans
         self.middleware.append(self._tools)
         # Registered too: the SDK announces the tools capability, and holds requests that
         # come before the handshake, for the methods it has a handler of (see _tools).
