@@ -42,6 +42,7 @@ batch get their spans through its steps (:func:`execute_many`).
 from __future__ import annotations
 
 import contextvars
+import functools
 import importlib.util
 import json
 import os
@@ -460,16 +461,11 @@ class _Otel:
     )
 
     def __init__(self, settings: _Settings) -> None:
-        from importlib.metadata import PackageNotFoundError, version
-
         from opentelemetry import context as otel_context
         from opentelemetry import metrics, trace
         from opentelemetry.metrics import _internal as metrics_internal
 
-        try:
-            ours: str | None = version("toolpalette")
-        except PackageNotFoundError:  # run from a checkout that was never installed
-            ours = None
+        ours = _our_version()
         tracer_provider = settings.tracer_provider
         meter_provider = settings.meter_provider
         if tracer_provider is None:
@@ -728,6 +724,17 @@ class _Batch:
         for call in list(self._open):
             call.fail(kind)
         self._open.clear()
+
+
+@functools.cache
+def _our_version() -> str | None:
+    """The version of toolpalette, for the instrumentation scope (read once: a scan)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("toolpalette")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return None
 
 
 @final
