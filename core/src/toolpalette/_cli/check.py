@@ -1,12 +1,13 @@
 """``toolpalette check``: the doctor. Loads every pack and skilljar and reports every problem.
 
-Collisions (naming both distributions), packs that failed to import or are
-incompatible with this core, hooks that raised or returned garbage, invalid tools,
-unknown hooks, skipped skills and skilljars, MCP servers that do not start, time out
-or list invalid tools (each configured server is started, then stopped):
-everything ``hub.problems()`` holds. The summary counts packs, tools, skilljars and skills.
-Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
-cosmetic skill warning, is shown but does not fail the check).
+Collisions (naming both distributions, or where a server is configured), packs that
+failed to import or are incompatible with this core, hooks that raised or returned
+garbage, invalid tools, unknown hooks, skipped skills and skilljars, MCP servers that
+do not start, time out or list invalid tools (each configured server is started, then
+stopped), ``[mcp_servers]`` tables that configure nothing, and configuration keys
+nothing reads: everything ``hub.problems()`` holds. The summary counts packs, tools,
+skilljars and skills. Exit status 1 when any of them is fatal, 0 otherwise (a pack
+blocked on purpose, or a cosmetic skill warning, is shown but does not fail the check).
 """
 
 from __future__ import annotations

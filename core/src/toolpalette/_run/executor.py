@@ -50,9 +50,9 @@ from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run import telemetry as _telemetry
 from toolpalette._run.abort import AbortSignal
+from toolpalette._run.apart import Later, validate_apart, validate_blocking
 from toolpalette._run.call import UNCHECKED, Prepared, Refusal, Running, refuse
 from toolpalette._run.consent import ALLOW, Approver, Decision, Policy
-from toolpalette._run.deferred import Later, validate_apart, validate_blocking
 from toolpalette._run.many import run_many
 from toolpalette._run.reports import (
     Reporter,
@@ -339,7 +339,7 @@ class Executor:
         One flat function (look-up, read-only binding, validation): it runs on every
         call, and each extra layer would cost a frame. Validation here does the loop's
         share of work only (``budget.validating_on_loop``): input that needs more is
-        prepared as a ``deferred.Later``, for ``deferred.validate_apart`` to finish.
+        prepared as a ``apart.Later``, for ``apart.validate_apart`` to finish.
         """
         provider = lookup(self.registry, name)
         offered = self.offered

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, Final
 from toolpalette._run import running as _running
 from toolpalette._run.call import Refusal, refuse
 from toolpalette._run.workers import PoolBusy
-from toolpalette._tools.result import CONTENT_TYPES, RichContent, ToolResult, rich_content
+from toolpalette._tools.result import (
+    CONTENT_TYPES,
+    RichContent,
+    ToolResult,
+    is_wrapped,
+    rich_content,
+)
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import InvalidInputError, ToolError, ToolNotFoundError
 
@@ -181,7 +187,10 @@ def render_output(
     ``repr`` of it reaches the model.
 
     ``structured`` says whether the tool publishes an output schema (the result then
-    carries the output object); None reads it from the provider.
+    carries the output object: the value itself when its JSON is an object, and
+    ``{"result": VALUE}`` when the schema is a wrapping one, marked
+    ``x-toolpalette-wrapped``); None reads it from the provider. The text is the bare
+    value either way.
 
     Raises:
         Refusal: 413 over the cap, 500 for output that is not JSON (with its exception).
@@ -206,7 +215,11 @@ def render_output(
         raise Refusal(_too_large(provider.name, cap))
     if structured is None:
         structured = provider.output_schema is not None
-    return ToolResult(text, structured=dumped if structured and isinstance(dumped, dict) else None)
+    if not structured:
+        return ToolResult(text)
+    if is_wrapped(provider.output_schema):
+        return ToolResult(text, structured={"result": dumped})
+    return ToolResult(text, structured=dumped if isinstance(dumped, dict) else None)
 
 
 def _rich_result(tool_name: str, rich: RichContent, cap: int) -> ToolResult:
