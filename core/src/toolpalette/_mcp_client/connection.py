@@ -29,7 +29,7 @@ from toolpalette._mcp_client import transports as _transports
 from toolpalette._mcp_client.abort_watch import AbortWatch
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.loop import LoopThread
-from toolpalette._run import telemetry as _telemetry
+from toolpalette._run import mcp_timing as _mcp_timing
 from toolpalette.errors import MCPServerError
 
 __all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "CLOSE_TIMEOUT", "Connection", "ServerGone"]
@@ -258,7 +258,7 @@ class Connection:
         watch = AbortWatch(abort) if abort is not None else None
         try:
             sent = client.call_tool(name, arguments)
-            result = await _telemetry.timed_request("client", sent, "tools/call", name, client)
+            result = await _mcp_timing.timed_request("client", sent, "tools/call", name, client)
         except MCPError as exc:
             closed = exc.error.code == CONNECTION_CLOSED
             if closed and (self._gone or exc.error.message == "Connection closed"):

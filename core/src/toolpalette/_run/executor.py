@@ -28,8 +28,9 @@ executor, or a thinker's binding (:func:`with_rules`). A call only goes down fro
 
 A step refuses by raising :class:`~toolpalette._run.call.Refusal`; each way in catches
 it in one place, reports the failure in the background (never the caller's own abort)
-and returns its result. Each way in first asks ``telemetry.py`` whether the call gets
-an OpenTelemetry span (one flag read when OpenTelemetry is absent).
+and returns its result. Each way in first reads ``telemetry.on`` and, when it is set,
+asks ``spans.py`` whether the call gets an OpenTelemetry span (one flag read when
+OpenTelemetry is absent or switched off).
 
 The module runs past 600 lines because every step of a call is the one executor's:
 one call crosses no module boundary the steps themselves do not need.
@@ -48,6 +49,7 @@ from toolpalette._run import consent as _consent
 from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
+from toolpalette._run import spans as _spans
 from toolpalette._run import telemetry as _telemetry
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.apart import Later, validate_apart, validate_blocking
@@ -237,8 +239,8 @@ class Executor:
         on the executor) the call is a direct call outside a run and is not reported.
         The caller's own cancellation propagates (the tool is abandoned, not reported).
         """
-        if _telemetry.on and _telemetry.wanted():
-            return await _telemetry.execute(self, name, input, context, abort, call_id)
+        if _telemetry.on and _spans.wanted():
+            return await _spans.execute(self, name, input, context, abort, call_id)
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         value: Any = UNCHECKED
@@ -275,7 +277,7 @@ class Executor:
         unsafe call runs alone, after the calls before it and before those after it.
         """
         ctx = context if context is not None else self.context
-        many = partial(_telemetry.execute_many, self.registry) if _telemetry.on else run_many
+        many = partial(_spans.execute_many, self.registry) if _telemetry.on else run_many
         return await many(
             list(calls),
             ctx,
@@ -300,8 +302,8 @@ class Executor:
         The tool runs in the worker pool (an async tool on an event loop of its own
         there) and this thread blocks until it ends, times out or is aborted.
         """
-        if _telemetry.on and _telemetry.wanted():
-            return _telemetry.execute_sync(self, name, input, context, abort, call_id)
+        if _telemetry.on and _spans.wanted():
+            return _spans.execute_sync(self, name, input, context, abort, call_id)
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         value: Any = UNCHECKED
@@ -476,7 +478,7 @@ class Executor:
             event = tool_ctx.abort if tool_ctx is not None else None
             if not tool.is_async:
                 work = partial(tool.invoke, value, tool_ctx or _NO_CONTEXT)
-                work = _telemetry.carried(work) if _telemetry.on else work
+                work = _spans.carried(work) if _telemetry.on else work
                 return Running(provider, work, event, timeout, cap, structured, begun)
             outcome = _running.start_async(tool.invoke(value, tool_ctx or _NO_CONTEXT), bound.name)
             if outcome.kind is _running.PENDING:
@@ -521,7 +523,7 @@ class Executor:
             structured = bound.structured
             work = partial(bound.tool.invoke, value, tool_ctx or _NO_CONTEXT)
             fn = partial(_running.run_to_end, work) if bound.tool.is_async else work
-            fn = _telemetry.carried(fn) if _telemetry.on else fn
+            fn = _spans.carried(fn) if _telemetry.on else fn
             event = tool_ctx.abort if tool_ctx is not None else None
             outcome = _handoff.run_blocking(fn, self.pool, timeout, abort, event)
         except Exception as exc:

@@ -1,21 +1,11 @@
-"""OpenTelemetry for calls and MCP requests: one span per call, durations, nothing when absent.
+"""OpenTelemetry's settings and loading: whether telemetry is on, its tracer and instruments.
 
 With OpenTelemetry's API installed (``opentelemetry-api``, the ``otel`` extra) and a
-provider configured by the host, every call through an executor is one span named
-``execute_tool {gen_ai.tool.name}`` (the GenAI semantic conventions, kind INTERNAL):
-``gen_ai.operation.name`` ``execute_tool``, ``gen_ai.tool.name``, ``gen_ai.tool.type``
-(``extension`` for an MCP server's tool, else ``function``), ``gen_ai.tool.call.id``,
-and on failure ``error.type`` (the pipeline's code) and an error status. The span
-covers the whole call (look-up, validation, policy, run, render) and is current while
-the tool runs, in a worker thread too, so what the tool traces (its own spans, an MCP
-request, which carries the trace on in ``params._meta``) nests under it. Durations go
-to ``gen_ai.execute_tool.duration``, and MCP requests' to
-``mcp.server.operation.duration`` (:func:`timed_request`, for ``toolpalette.mcp``) and
-``mcp.client.operation.duration`` (for ``_mcp_client``); the MCP spans themselves are
-the ``mcp`` SDK's. A name the registry does not know is never repeated: its span is
-``execute_tool`` with ``gen_ai.tool.name`` ``_OTHER``. The call's arguments and its
-result's text are recorded only when the host opts in
-(:func:`configure_telemetry`, or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
+provider configured by the host, every call through an executor is one span and one
+duration (``spans.py``) and every MCP request one duration (``mcp_timing.py``). This
+module decides whether any of that happens, and holds what records it: the host's
+settings (:func:`configure_telemetry`), and the tracer and the instruments (:class:`Otel`),
+made when first needed.
 
 What it costs, decided as early as possible:
 
@@ -25,58 +15,33 @@ What it costs, decided as early as possible:
 - Installed, nothing is imported until something else has imported OpenTelemetry (a
   host setting up its SDK, the ``mcp`` SDK) or a provider is named (in the environment
   or to :func:`configure_telemetry`): nobody can have configured one before that.
-- Imported with no provider set (the API's no-op default) a call records nothing: a
-  no-op span would only carry its parent's context, which is current already. Whether
-  a provider is set is read from the API's module globals, because its public getters
-  look the environment up on every call (about 2 µs each).
-
-How a call gets its span without the untraced path paying a frame for it: the
-executor asks :func:`wanted` first; when a span is wanted it hands the call to
-:func:`execute`, which starts the span, makes it current, marks the context (a claim)
-and calls the executor's ``execute`` again, which finds the claim, clears it (so the
-calls a tool makes get spans of their own) and runs the call as usual. A sync tool's
-work is :func:`carried` into its worker thread in the call's context. The calls of a
-batch get their spans through its steps (:func:`execute_many`).
+- Imported with no provider set (the API's no-op default) nothing is recorded
+  (:func:`live` says None): a no-op span would only carry its parent's context, which
+  is current already. Whether a provider is set is read from the API's module globals,
+  because its public getters look the environment up on every call (about 2 µs each).
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import importlib.util
-import json
 import os
 import sys
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final
-
-from toolpalette._run.call import Prepared, Refusal
-from toolpalette._run.many import Prepare, Report, Run, run_many
-from toolpalette._tools.registry import lookup
-
-if TYPE_CHECKING:
-    from toolpalette._run.abort import AbortSignal
-    from toolpalette._tools.registry import ToolRegistry
-    from toolpalette._tools.result import ToolResult
-    from toolpalette._tools.tool import ToolContext
+from collections.abc import Callable
+from typing import Any, Final, final
 
 __all__ = [
+    "MCP_BUCKETS",
+    "SCOPE",
     "SWITCH_ENV",
+    "TOOL_BUCKETS",
     "VALUES_ENV",
-    "carried",
+    "Otel",
     "configure_telemetry",
-    "execute",
-    "execute_many",
-    "execute_sync",
     "live",
+    "loaded",
     "on",
-    "timed_request",
-    "wanted",
 ]
-
-T = TypeVar("T")
 
 SWITCH_ENV: Final = "TOOLPALETTE_OTEL"
 """``0`` (or ``off``, ``false``, ``no``): no span and no metric, nothing imported."""
@@ -104,47 +69,15 @@ TOOL_BUCKETS: Final = (
 """``gen_ai.execute_tool.duration``'s bucket advice (the GenAI conventions')."""
 MCP_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 """The MCP conventions' bucket advice for both operation durations."""
-UNKNOWN: Final = "_OTHER"
-"""``gen_ai.tool.name`` of a call to a name the registry does not know (never repeated)."""
-INVALID_PARAMS: Final = -32602
-"""JSON-RPC's code for params that do not validate (also MCP's unknown tool)."""
-
 _OFF: Final = frozenset({"0", "off", "false", "no"})
 _VALUES_ON: Final = frozenset({"1", "true", "yes", "on", "span_only", "span_and_event"})
 _PROVIDER_ENV: Final = ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
 _API: Final = ("opentelemetry.trace", "opentelemetry.metrics")
 
 
-class _Executing(Protocol):
-    """What a traced call needs of the executor that runs it (``Executor``'s public face)."""
-
-    registry: ToolRegistry
-    context: ToolContext | None
-
-    async def execute(
-        self,
-        name: object,
-        input: Any,
-        *,
-        context: ToolContext | None = None,
-        abort: AbortSignal | None = None,
-        call_id: str | None = None,
-    ) -> ToolResult: ...
-
-    def execute_sync(
-        self,
-        name: object,
-        input: Any,
-        *,
-        context: ToolContext | None = None,
-        abort: AbortSignal | None = None,
-        call_id: str | None = None,
-    ) -> ToolResult: ...
-
-
 @final
 class _Settings:
-    """What the host asked for (or the environment said), read by the next :class:`_Otel`."""
+    """What the host asked for (or the environment said), read by the next :class:`Otel`."""
 
     __slots__ = ("meter_provider", "named", "record_values", "tracer_provider")
 
@@ -160,11 +93,9 @@ class _Settings:
 
 on: bool = False
 """Whether calls may be traced at all: the API is installed and not switched off."""
+loaded: Otel | None = None
+"""The tracer and instruments, once made (:func:`live` makes them); None until then."""
 _settings = _Settings(False, None, None, False)
-_otel: _Otel | None = None
-_claim: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "toolpalette_telemetry_claim", default=False
-)
 
 
 def configure_telemetry(
@@ -193,7 +124,7 @@ def configure_telemetry(
     Raises:
         RuntimeError: ``enabled=True`` and ``opentelemetry-api`` is not installed.
     """
-    global on, _settings, _otel
+    global on, _settings, loaded
     environ = os.environ
     installed = _installed()
     if enabled and not installed:
@@ -207,7 +138,7 @@ def configure_telemetry(
         meter_provider,
         named or any(name in environ for name in _PROVIDER_ENV),
     )
-    _otel = None
+    loaded = None
     if enabled is None:
         enabled = environ.get(SWITCH_ENV, "").strip().lower() not in _OFF
     on = installed and enabled
@@ -221,9 +152,9 @@ def _installed() -> bool:
         return False
 
 
-def live() -> _Otel | None:
+def live() -> Otel | None:
     """What records this call's span or durations, or None when nothing would be recorded."""
-    otel = _otel
+    otel = loaded
     if otel is not None:
         if otel.settled:
             return otel
@@ -236,208 +167,19 @@ def live() -> _Otel | None:
     return otel if otel is not None and (otel.settled or otel.refresh()) else None
 
 
-def _load() -> _Otel | None:
-    global _otel, on
+def _load() -> Otel | None:
+    global loaded, on
     try:
-        otel = _Otel(_settings)
+        otel = Otel(_settings)
     except ImportError:  # a namespace package without the API in it: as if absent
         on = False
         return None
-    _otel = otel
+    loaded = otel
     return otel
 
 
-def wanted() -> bool:
-    """Whether the call the executor is starting gets a span of its own (when :data:`on`).
-
-    False for the call :func:`execute` or :func:`execute_sync` already started a span
-    for: its claim is cleared here, so the calls its tool makes are traced again.
-    """
-    otel = _otel
-    if (otel is None or not otel.settled) and live() is None:
-        return False
-    if _claim.get():
-        _claim.set(False)
-        return False
-    return True
-
-
-def carried(work: partial[T]) -> partial[T]:
-    """``work``, to run in a worker thread in this context (the call's span current there)."""
-    if live() is None:
-        return work
-    return partial(contextvars.copy_context().run, work)
-
-
-async def execute(
-    executor: _Executing,
-    name: object,
-    input: Any,
-    context: ToolContext | None,
-    abort: AbortSignal | None,
-    call_id: str | None,
-) -> ToolResult:
-    """``executor.execute(...)`` inside its ``execute_tool`` span (see the module docstring)."""
-    call = _begin(executor, name, input, context, call_id)
-    token = call.enter() if call is not None else None
-    claim = _claim.set(True)
-    try:
-        result = await executor.execute(name, input, context=context, abort=abort, call_id=call_id)
-    except BaseException as exc:
-        if call is not None:
-            call.fail(type(exc).__qualname__)
-        raise
-    finally:
-        _claim.reset(claim)
-        if call is not None:
-            call.leave(token)
-    if call is not None:
-        call.end(result)
-    return result
-
-
-def execute_sync(
-    executor: _Executing,
-    name: object,
-    input: Any,
-    context: ToolContext | None,
-    abort: AbortSignal | None,
-    call_id: str | None,
-) -> ToolResult:
-    """``executor.execute_sync(...)`` inside its ``execute_tool`` span."""
-    call = _begin(executor, name, input, context, call_id)
-    token = call.enter() if call is not None else None
-    claim = _claim.set(True)
-    try:
-        result = executor.execute_sync(name, input, context=context, abort=abort, call_id=call_id)
-    except BaseException as exc:
-        if call is not None:
-            call.fail(type(exc).__qualname__)
-        raise
-    finally:
-        _claim.reset(claim)
-        if call is not None:
-            call.leave(token)
-    if call is not None:
-        call.end(result)
-    return result
-
-
-async def execute_many(
-    registry: ToolRegistry,
-    calls: list[Any],
-    ctx: ToolContext | None,
-    abort: AbortSignal | None,
-    concurrency: int,
-    *,
-    prepare: Prepare,
-    run: Run,
-    report: Report,
-) -> list[ToolResult]:
-    """``many.run_many``, each call of the batch in a span of its own.
-
-    A call's span starts when the call is prepared and ends when it is refused or its
-    run ends; it is current while the call is prepared and while it runs.
-    """
-    otel = live()
-    if otel is None:
-        return await run_many(
-            calls, ctx, abort, concurrency, prepare=prepare, run=run, report=report
-        )
-    batch = _Batch(otel, registry, calls, ctx)
-    try:
-        return await run_many(
-            calls,
-            ctx,
-            abort,
-            concurrency,
-            prepare=batch.preparing(prepare),
-            run=batch.running(run),
-            report=report,
-        )
-    except BaseException as exc:
-        batch.abandon(type(exc).__qualname__)
-        raise
-
-
-def timed_request(
-    side: str, request: Awaitable[T], method: str, target: str | None, era: object
-) -> Awaitable[T]:
-    """``request`` (one MCP request), timed on ``mcp.{side}.operation.duration``.
-
-    ``side`` is ``"server"`` (a request a palette answers) or ``"client"`` (one a
-    connection sends); ``target`` is the tool or prompt the request names, if any;
-    ``era`` the protocol version, or the SDK client whose session's version it is.
-    Returned as it is when no duration would be recorded.
-    """
-    if not on:
-        return request
-    otel = live()
-    if otel is None or not otel.metrics:
-        return request
-    histogram = otel.server_duration if side == "server" else otel.client_duration
-    return otel.timed(histogram, request, method, target, _version(era))
-
-
-def _begin(
-    executor: _Executing,
-    name: object,
-    input: Any,
-    context: ToolContext | None,
-    call_id: str | None,
-) -> _Call | None:
-    """The span of a call :func:`wanted` said is traced (None if that changed since)."""
-    otel = live()
-    if otel is None:
-        return None
-    if call_id is None:  # as the tool's context gets it: the call's own id, else the run's
-        ctx = context if context is not None else executor.context
-        call_id = ctx.call_id if ctx is not None else None
-    return otel.begin(executor.registry, name, call_id, input)
-
-
-def _version(era: object) -> str | None:
-    """The protocol version ``era`` is or has (None before a client's handshake)."""
-    if era is None or isinstance(era, str):
-        return era
-    try:
-        return str(era.protocol_version)  # type: ignore[attr-defined]
-    except Exception:  # a client not connected yet says so by raising
-        return None
-
-
-def _tool_type(provider: Any) -> str:
-    """``extension`` for an MCP server's tool (run by another process), else ``function``."""
-    origin = getattr(provider, "origin", None)
-    return "extension" if origin is not None and origin.server is not None else "function"
-
-
-def _text(value: Any) -> str:
-    """A call's input as the JSON text it was, or became (for an opted-in attribute)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "replace")
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return "(not JSON)"
-
-
-def _request_error(exc: BaseException) -> dict[str, str]:
-    """``error.type`` (and the JSON-RPC code) of a request that raised."""
-    from pydantic import ValidationError
-
-    code = getattr(getattr(exc, "error", None), "code", None)  # the SDK's MCPError
-    if isinstance(exc, ValidationError):  # params the SDK could not validate
-        code = INVALID_PARAMS
-    if isinstance(code, int):
-        return {"error.type": str(code), "rpc.response.status_code": str(code)}
-    return {"error.type": type(exc).__qualname__}
-
-
 @final
-class _Otel:
+class Otel:
     """The tracer and instruments, made when first needed; which of them record now."""
 
     __slots__ = (
@@ -534,197 +276,6 @@ class _Otel:
         self.traces, self.metrics, self.settled = traces, metrics, traces and metrics
         return True
 
-    def begin(self, registry: ToolRegistry, name: object, call_id: Any, raw: Any) -> _Call:
-        """Start one call's span (when spans are recorded) and its clock."""
-        provider = lookup(registry, name)
-        if provider is None:
-            attributes = {"gen_ai.tool.name": UNKNOWN}
-            span_name = "execute_tool"
-        else:
-            attributes = {"gen_ai.tool.name": str(name), "gen_ai.tool.type": _tool_type(provider)}
-            span_name = f"execute_tool {name}"
-        span = None
-        if self.traces:
-            on_span: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", **attributes}
-            if isinstance(call_id, str):
-                on_span["gen_ai.tool.call.id"] = call_id
-            if self.record_values:
-                on_span["gen_ai.tool.call.arguments"] = _text(raw)
-            span = self.tracer.start_span(span_name, kind=self.internal, attributes=on_span)
-        return _Call(self, span, attributes)
-
-    async def timed(
-        self,
-        histogram: Any,
-        request: Awaitable[T],
-        method: str,
-        target: str | None,
-        version: str | None,
-    ) -> T:
-        """Await ``request`` and record how long it took on ``histogram``."""
-        attributes: dict[str, str] = {"mcp.method.name": method}
-        if version is not None:
-            attributes["mcp.protocol.version"] = version
-        if method == "tools/call":
-            attributes["gen_ai.operation.name"] = "execute_tool"
-        if target is not None:
-            key = "gen_ai.prompt.name" if method == "prompts/get" else "gen_ai.tool.name"
-            attributes[key] = target
-        started = time.perf_counter()
-        try:
-            result = await request
-        except BaseException as exc:
-            error = _request_error(exc)
-            if error.get("error.type") == str(INVALID_PARAMS):
-                attributes.pop("gen_ai.tool.name", None)  # not a tool: the name is not repeated
-            attributes.update(error)
-            raise
-        else:
-            if _is_error(result):
-                attributes["error.type"] = "tool_error"
-            return result
-        finally:
-            histogram.record(time.perf_counter() - started, attributes)
-
-
-@final
-class _Call:
-    """One traced call: its span (None when only durations are recorded) and its clock."""
-
-    __slots__ = ("attributes", "otel", "span", "started")
-
-    def __init__(self, otel: _Otel, span: Any, attributes: dict[str, str]) -> None:
-        self.otel = otel
-        self.span = span
-        self.attributes = attributes
-        """The duration's attributes (``error.type`` added on failure)."""
-        self.started = time.perf_counter()
-
-    def enter(self) -> Any:
-        """Make the span current in this context; the token :meth:`leave` takes."""
-        span = self.span
-        return None if span is None else self.otel.attach(self.otel.in_context(span))
-
-    def leave(self, token: Any) -> None:
-        """Make current again what was before :meth:`enter`."""
-        if token is not None:
-            self.otel.detach(token)
-
-    def end(self, result: ToolResult) -> None:
-        """End the span with the call's result, and record its duration."""
-        if result.is_error:
-            self._close(result.code, f"{result.status} {result.code}")
-            return
-        span = self.span
-        if span is not None and self.otel.record_values:
-            span.set_attribute("gen_ai.tool.call.result", result.text)
-        self._close(None, None)
-
-    def fail(self, kind: str) -> None:
-        """End the span of a call that raised ``kind`` (the caller's cancellation, say)."""
-        self._close(kind, kind)
-
-    def _close(self, error: str | None, description: str | None) -> None:
-        took = time.perf_counter() - self.started
-        span, otel = self.span, self.otel
-        attributes = self.attributes
-        if error is not None:
-            attributes = {**attributes, "error.type": error}
-        if span is not None:
-            if error is not None:
-                span.set_attribute("error.type", error)
-                span.set_status(otel.error_status, description)
-            span.end()
-        if otel.metrics:
-            otel.tool_duration.record(took, attributes)
-
-
-class _Traced(tuple[Any, Any]):
-    """A prepared call of a batch (as ``Prepared``), carrying its span to the run step."""
-
-    call: _Call
-
-
-@final
-class _Batch:
-    """The spans of one batch's calls, from preparation to the end of each run."""
-
-    __slots__ = ("_ids", "_next", "_open", "_otel", "_registry")
-
-    def __init__(
-        self, otel: _Otel, registry: ToolRegistry, calls: list[Any], ctx: ToolContext | None
-    ) -> None:
-        default = ctx.call_id if ctx is not None else None
-        # run_many prepares every call once, in order, before any runs: the n-th
-        # preparation is the n-th call's.
-        self._ids = [
-            call[2] if isinstance(call, (tuple, list)) and len(call) > 2 else default
-            for call in calls
-        ]
-        self._next = 0
-        self._otel = otel
-        self._registry = registry
-        self._open: set[_Call] = set()
-
-    def preparing(self, step: Prepare) -> Prepare:
-        async def prepare(
-            name: object, raw: Any, ctx: ToolContext | None, abort: AbortSignal | None
-        ) -> Prepared:
-            index, self._next = self._next, self._next + 1
-            call_id = self._ids[index] if index < len(self._ids) else None
-            call = self._otel.begin(self._registry, name, call_id, raw)
-            token = call.enter()
-            try:
-                prepared = await step(name, raw, ctx, abort)
-            except Refusal as refusal:
-                call.end(refusal.result)
-                raise
-            except BaseException as exc:
-                call.fail(type(exc).__qualname__)
-                raise
-            finally:
-                call.leave(token)
-            self._open.add(call)
-            traced = _Traced(prepared)
-            traced.call = call
-            return traced
-
-        return prepare
-
-    def running(self, step: Run) -> Run:
-        async def run(
-            name: object,
-            prepared: Prepared,
-            ctx: ToolContext | None,
-            abort: AbortSignal | None,
-            call_id: str | None,
-        ) -> ToolResult:
-            call = prepared.call if isinstance(prepared, _Traced) else None
-            if call is None:
-                return await step(name, prepared, ctx, abort, call_id)
-            self._open.discard(call)
-            token = call.enter()
-            try:
-                result = await step(name, prepared, ctx, abort, call_id)
-            except Refusal as refusal:
-                call.end(refusal.result)
-                raise
-            except BaseException as exc:
-                call.fail(type(exc).__qualname__)
-                raise
-            finally:
-                call.leave(token)
-            call.end(result)
-            return result
-
-        return run
-
-    def abandon(self, kind: str) -> None:
-        """End the spans of prepared calls that never ran: the batch ended with ``kind``."""
-        for call in list(self._open):
-            call.fail(kind)
-        self._open.clear()
-
 
 @functools.cache
 def _our_version() -> str | None:
@@ -755,13 +306,6 @@ class _Asked:
         return None if "Proxy" in type(provider).__name__ else provider
 
     _METER_PROVIDER = _TRACER_PROVIDER
-
-
-def _is_error(result: Any) -> bool:
-    """Whether an MCP result (a model, or its wire form) says the tool failed."""
-    if isinstance(result, Mapping):
-        return result.get("isError") is True
-    return getattr(result, "is_error", False) is True
 
 
 configure_telemetry()
