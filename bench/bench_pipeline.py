@@ -15,10 +15,10 @@ plus an invalid-input call on each. Every case runs in interleaved rounds (so ma
 noise hits all cases alike); the table shows per-call medians over the rounds and the
 ratios the targets are stated in. ``BENCH_ROUNDS`` / ``BENCH_CALLS`` scale the run.
 
-Then what telemetry costs a call (``_run/telemetry.py``):
+Then what telemetry costs a call (``_run/telemetry.py``, ``_run/spans.py``):
 
-- OpenTelemetry absent (the API as if not installed), against the core of just before
-  telemetry came in, in two worker processes taking turns (``bench_before``'s way);
+- OpenTelemetry absent (the API as if not installed), against the newest core without
+  telemetry, in two worker processes taking turns (``bench_before``'s way);
   goal: no measurable change;
 - the API imported with no SDK (its no-op default), against telemetry switched off, in
   interleaved rounds of this process; goal: at most 1 µs added per call. The SDK with
@@ -285,24 +285,28 @@ TELEMETRY = "core/src/toolpalette/_run/telemetry.py"
 
 
 def _before_telemetry() -> str | None:
-    """The commit just before telemetry came in: the parent of the one adding its module."""
-    found = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(bench_before.ROOT),
-            "log",
-            "--diff-filter=A",
-            "--format=%h",
-            "--",
-            TELEMETRY,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    added = found.stdout.split()
-    return f"{added[-1]}^" if found.returncode == 0 and added else None
+    """The newest commit reachable from here without the telemetry module.
+
+    Not the parent of the commit that added it: merges brought the rest of the core on
+    since, and the comparison is with the core as it is, less telemetry (in a merge of
+    the branch that brought telemetry in, the other side's tip).
+    """
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(bench_before.ROOT), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    listed = git("rev-list", "--date-order", "--max-count=500", "HEAD")
+    if listed.returncode != 0:
+        return None
+    for commit in listed.stdout.split():
+        if git("cat-file", "-e", f"{commit}:{TELEMETRY}").returncode != 0:
+            return commit[:10]
+    return None
 
 
 def telemetry_absent() -> None:
