@@ -166,3 +166,19 @@ def test_requests_are_timed_per_method_on_both_sides(scenario):
             "gen_ai.tool.type": "extension",
         },
     ]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_hubs_client_span_says_the_method_version_and_id_the_peer_saw(scenario, era):
+    spans = _of_trace(scenario, era)
+    by_id = {s["span"]: s for s in spans}
+    (sent,) = [
+        s
+        for s in spans
+        if s["kind"] == "CLIENT" and by_id[s["parent"]]["name"] == "execute_tool shout"
+    ]
+    (seen,) = [s for s in spans if s["process"] == "peer" and s["kind"] == "SERVER"]
+    assert seen["parent"] == sent["span"]  # the peer's span continues the hub's client span
+    for key in ("mcp.method.name", "mcp.protocol.version", "jsonrpc.request.id"):
+        assert sent["attributes"][key] == seen["attributes"][key], key
+    assert sent["attributes"]["mcp.method.name"] == "tools/call"

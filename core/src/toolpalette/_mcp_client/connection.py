@@ -163,7 +163,7 @@ class Connection:
     async def _open(self) -> AsyncIterator[Any]:
         from mcp import Client
 
-        target = _transports.target(self.config, self._log, self._hung_up)
+        target = _transports.target(self.config, self._log, self._hung_up, lambda: self._client)
         client = Client(target, message_handler=self._on_message, cache=None)
         async with client:
             yield client

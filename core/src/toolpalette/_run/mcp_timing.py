@@ -5,8 +5,10 @@ middleware) and the MCP client each request it sends (``_mcp_client``), through
 :func:`timed_request`, with the MCP conventions' attributes: ``mcp.method.name``,
 ``mcp.protocol.version``, the tool or prompt named, and ``error.type`` (the JSON-RPC
 code, or ``tool_error`` for a tool's error result). The spans of those requests are the
-``mcp`` SDK's own. Nothing is timed when telemetry is off or no meter provider is set
-(``telemetry.py``).
+``mcp`` SDK's own; the SDK's client span says no ``mcp.protocol.version``, which
+:func:`mark_sent` adds to it for the requests ``_mcp_client`` writes. Nothing is timed
+when telemetry is off or no meter provider is set, and nothing marked when no tracer
+provider is (``telemetry.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Final, TypeVar
 
 from toolpalette._run import telemetry as _telemetry
 
-__all__ = ["INVALID_PARAMS", "timed_request"]
+__all__ = ["INVALID_PARAMS", "mark_sent", "timed_request"]
 
 T = TypeVar("T")
 
@@ -42,6 +44,28 @@ def timed_request(
         return request
     histogram = otel.server_duration if side == "server" else otel.client_duration
     return _timed(histogram, request, method, target, _version(era))
+
+
+def mark_sent(message: Any, era: object) -> None:
+    """Say the protocol version on the SDK's client span of ``message``, a request being sent.
+
+    Called by a transport's write stream as the SDK writes ``message``: the SDK writes a
+    request inside its ``{mcp.method.name}`` CLIENT span, current in the writing task,
+    which carries ``mcp.method.name`` and ``jsonrpc.request.id`` but not the
+    ``mcp.protocol.version`` the MCP conventions recommend. ``era`` is the protocol
+    version, or the SDK client whose session's version it is (nothing is said before
+    the handshake). Anything but a request (a response, a notification) is left alone.
+    """
+    if not _telemetry.on:
+        return
+    otel = _telemetry.live()
+    if otel is None or not otel.traces:
+        return
+    if getattr(message, "method", None) is None or getattr(message, "id", None) is None:
+        return
+    version = _version(era)
+    if version is not None:
+        otel.current_span().set_attribute("mcp.protocol.version", version)
 
 
 async def _timed(

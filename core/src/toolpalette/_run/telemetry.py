@@ -189,6 +189,7 @@ class Otel:
         "_trace_globals",
         "attach",
         "client_duration",
+        "current_span",
         "detach",
         "error_status",
         "in_context",
@@ -237,6 +238,7 @@ class Otel:
         self.attach = otel_context.attach
         self.detach = otel_context.detach
         self.in_context = trace.set_span_in_context
+        self.current_span = trace.get_current_span
         self.internal = trace.SpanKind.INTERNAL
         self.error_status = trace.StatusCode.ERROR
         self.record_values = settings.record_values
