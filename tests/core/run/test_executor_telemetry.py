@@ -142,6 +142,25 @@ async def test_a_call_is_one_internal_execute_tool_span_and_one_duration(recorde
     ]
 
 
+class Deferring(toolpalette.Thinker):
+    @classmethod
+    def declare_compatible_tools(cls) -> toolpalette.ToolSelector:
+        return toolpalette.ToolSelector().tool(echo, deferred=True)
+
+
+async def test_a_call_decided_at_call_time_is_one_span_too(recorded: Recorded):
+    # Admitted at call time, the call runs in an executor made for it: still one span.
+    thinker = toolpalette.ToolHub(autoload=False).bind(Deferring)
+    result = await thinker.call("echo", {"text": "hi"}, deferred=True, call_id="c1")
+    assert result.text == "hi"
+    (span,) = recorded.spans()
+    assert span.name == "execute_tool echo"
+    assert span.attributes["gen_ai.tool.call.id"] == "c1"
+    assert recorded.durations() == [
+        {"gen_ai.tool.name": "echo", "gen_ai.tool.type": "function", "count": 1}
+    ]
+
+
 async def test_the_call_id_defaults_to_the_runs_as_the_tools_context_does(recorded: Recorded):
     await Executor(registry(), context=RUN).execute("echo", {"text": "hi"})
     (span,) = recorded.spans()

@@ -93,7 +93,7 @@ _claim: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 
 def wanted() -> bool:
-    """Whether the call the executor is starting gets a span of its own (when :data:`on`).
+    """Whether the call the executor is starting gets a span of its own (when ``telemetry.on``).
 
     False for the call :func:`execute` or :func:`execute_sync` already started a span
     for: its claim is cleared here, so the calls its tool makes are traced again.
