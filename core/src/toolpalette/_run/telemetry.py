@@ -158,7 +158,11 @@ def live() -> Otel | None:
     if otel is not None:
         if otel.settled:
             return otel
-        if otel.unset():  # the API's no-op default: the one check on every call
+        if (  # the API's no-op default: the one check on every call, read inline
+            otel._trace_globals._TRACER_PROVIDER is None
+            and otel._metrics_globals._METER_PROVIDER is None
+            and not otel._explicit
+        ):
             return None
         return otel if otel.refresh() else None
     if not _settings.named and _API[0] not in sys.modules and _API[1] not in sys.modules:
@@ -183,6 +187,7 @@ class Otel:
     """The tracer and instruments, made when first needed; which of them record now."""
 
     __slots__ = (
+        "_explicit",
         "_explicit_metrics",
         "_explicit_traces",
         "_metrics_globals",
@@ -244,6 +249,8 @@ class Otel:
         self.record_values = settings.record_values
         self._explicit_traces = tracer_provider is not None
         self._explicit_metrics = meter_provider is not None
+        self._explicit = self._explicit_traces or self._explicit_metrics
+        """Whether a provider was given (then :func:`live` asks :meth:`refresh` every call)."""
         self._trace_globals = (
             trace if hasattr(trace, "_TRACER_PROVIDER") else _Asked(trace.get_tracer_provider)
         )
@@ -254,15 +261,6 @@ class Otel:
         )
         self.traces = self.metrics = self.settled = False
         self.refresh()
-
-    def unset(self) -> bool:
-        """Whether no provider is given or set, and nothing can be recorded: the quick look."""
-        return (
-            self._trace_globals._TRACER_PROVIDER is None
-            and self._metrics_globals._METER_PROVIDER is None
-            and not self._explicit_traces
-            and not self._explicit_metrics
-        )
 
     def refresh(self) -> bool:
         """Whether spans or durations are recorded now; settled once both are for good.
