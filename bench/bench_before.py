@@ -54,7 +54,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # What each worker runs: only names both cores offer (``tool``, ``ToolRegistry``,
 # ``Executor.execute``). It answers each line it reads with one round's figures.
 WORKER = r"""
-import asyncio, json, sys, time
+import asyncio, json, os, sys, time
+if os.environ.get("BENCH_WITHOUT_OTEL"):  # OpenTelemetry as if not installed
+    sys.modules["opentelemetry"] = None
 import toolpalette
 from toolpalette import Executor, ToolRegistry
 
@@ -89,19 +91,19 @@ def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=False)
 
 
-def _before_source() -> Path | None:
-    """The core's source at :data:`BEFORE`, extracted once under the temporary directory.
+def _before_source(before: str = BEFORE) -> Path | None:
+    """The core's source at ``before``, extracted once under the temporary directory.
 
     None, having said why, when git or the commit is not there.
     """
     if shutil.which("git") is None:
-        print(f"git is not installed: no comparison with {BEFORE} in this run.")
+        print(f"git is not installed: no comparison with {before} in this run.")
         return None
-    found = _git("rev-parse", "--verify", "--quiet", f"{BEFORE}^{{commit}}")
+    found = _git("rev-parse", "--verify", "--quiet", f"{before}^{{commit}}")
     if found.returncode != 0:
         print(
-            f"commit {BEFORE} is not in this checkout (a tarball or a shallow clone?): "
-            "no comparison with the core before this wave in this run."
+            f"commit {before} is not in this checkout (a tarball or a shallow clone?): "
+            "no comparison with that core in this run."
         )
         return None
     commit = found.stdout.decode().strip()
@@ -114,7 +116,7 @@ def _before_source() -> Path | None:
     archive = folder / "core.tar"
     made = _git("archive", "--format=tar", f"--output={archive}", commit, "core/src")
     if made.returncode != 0:
-        print(f"git archive {BEFORE} failed: {made.stderr.decode().strip()}")
+        print(f"git archive {before} failed: {made.stderr.decode().strip()}")
         return None
     with tarfile.open(archive) as tar:
         if hasattr(tarfile, "data_filter"):
@@ -129,10 +131,14 @@ def _before_source() -> Path | None:
 class _Worker:
     """One interpreter running :data:`WORKER`, with ``toolpalette`` from ``source`` or here."""
 
-    def __init__(self, source: Path | None) -> None:
+    def __init__(self, source: Path | None, **env_extra: str) -> None:
         if source is None:  # the core this process imports, wherever it is installed
             source_here = Path(toolpalette.__file__).resolve().parent.parent
-        env = {**os.environ, "PYTHONPATH": str(source if source is not None else source_here)}
+        env = {
+            **os.environ,
+            **env_extra,
+            "PYTHONPATH": str(source if source is not None else source_here),
+        }
         self.process = subprocess.Popen(
             [sys.executable, "-c", WORKER],
             stdin=subprocess.PIPE,
@@ -144,7 +150,7 @@ class _Worker:
         self.core = self._read()["core"]
         if source is not None and not Path(self.core).is_relative_to(source):
             self.close()
-            raise RuntimeError(f"the worker for {BEFORE} imported {self.core}, not {source}")
+            raise RuntimeError(f"the worker for {source} imported {self.core} instead")
 
     def _read(self) -> dict[str, object]:
         assert self.process.stdout is not None

@@ -14,6 +14,16 @@ A trivial ``add(a, b)`` tool (sync and async) runs through:
 plus an invalid-input call on each. Every case runs in interleaved rounds (so machine
 noise hits all cases alike); the table shows per-call medians over the rounds and the
 ratios the targets are stated in. ``BENCH_ROUNDS`` / ``BENCH_CALLS`` scale the run.
+
+Then what telemetry costs a call (``_run/telemetry.py``, ``_run/spans.py``):
+
+- OpenTelemetry absent (the API as if not installed), against the newest core without
+  telemetry, in two worker processes taking turns (``bench_before``'s way);
+  goal: no measurable change;
+- the API imported with no SDK (its no-op default): the checks a call adds, timed
+  alone (goal: at most 1 µs per call), and whole calls against telemetry switched off,
+  in interleaved rounds of this process, for information beside the SDK with in-memory
+  exporters.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +41,7 @@ import pydantic
 import toolpalette
 from toolpalette import Executor, ToolRegistry
 
+from bench import bench_before
 from bench._summary import record
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "31"))
@@ -262,6 +274,254 @@ def main(argv: list[str]) -> None:
     print()
     print(_table(("target", "measured", "status"), _targets(medians)))
     summarize(medians)
+    print()
+    telemetry_absent()
+    print()
+    asyncio.run(telemetry_modes())
+    print()
+    telemetry_checks()
+
+
+# -- telemetry ---------------------------------------------------------------------------
+
+TELEMETRY = "core/src/toolpalette/_run/telemetry.py"
+
+
+def _before_telemetry() -> str | None:
+    """The newest commit reachable from here without the telemetry module.
+
+    Not the parent of the commit that added it: merges brought the rest of the core on
+    since, and the comparison is with the core as it is, less telemetry (in a merge of
+    the branch that brought telemetry in, the other side's tip).
+    """
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(bench_before.ROOT), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    listed = git("rev-list", "--date-order", "--max-count=500", "HEAD")
+    if listed.returncode != 0:
+        return None
+    for commit in listed.stdout.split():
+        if git("cat-file", "-e", f"{commit}:{TELEMETRY}").returncode != 0:
+            return commit[:10]
+    return None
+
+
+def telemetry_absent() -> None:
+    """The async pipeline's overhead with OpenTelemetry absent, now and before telemetry."""
+    before = _before_telemetry()
+    source = bench_before._before_source(before) if before is not None else None
+    if source is None:
+        print("no git history of the telemetry module: no comparison with the core before it.")
+        return
+    rounds, calls = bench_before.ROUNDS, bench_before.CALLS
+    old = bench_before._Worker(source, BENCH_WITHOUT_OTEL="1")
+    new = bench_before._Worker(None, BENCH_WITHOUT_OTEL="1")
+    samples: dict[str, list[tuple[float, float]]] = {"before": [], "now": []}
+    try:
+        old.round(calls // 4)
+        new.round(calls // 4)
+        for index in range(rounds):
+            order = ((old, "before"), (new, "now"))
+            for worker, key in order if index % 2 == 0 else reversed(order):
+                samples[key].append(worker.round(calls))
+    finally:
+        old.close()
+        new.close()
+    was, was_best = bench_before._overhead(samples["before"])
+    now, now_best = bench_before._overhead(samples["now"])
+    turns = zip(samples["before"], samples["now"], strict=True)
+    paired = statistics.median((n[0] - n[1]) / (b[0] - b[1]) for b, n in turns)
+    print(
+        f"OpenTelemetry absent: {rounds} interleaved rounds of {calls} calls of a trivial "
+        "async tool, pipeline overhead over a raw call per call:\n"
+    )
+    print(
+        _table(
+            ("core", "median µs", "best rounds µs"),
+            [
+                (f"before telemetry ({before})", f"{was:.2f}", f"{was_best:.2f}"),
+                ("now", f"{now:.2f}", f"{now_best:.2f}"),
+            ],
+        )
+    )
+    print(
+        f"\nratio now / before: {now_best / was_best:.3f}x from the best rounds, "
+        f"{now / was:.3f}x from the medians, {paired:.3f}x the median of each turn's ratio"
+    )
+    record(
+        "telemetry: OpenTelemetry absent, async overhead (best rounds)",
+        now_best,
+        "the same before telemetry",
+        was_best,
+        unit="µs",
+        goal="<= 1.03",
+    )
+
+
+def _sdk() -> tuple[Any, Any, Any] | None:
+    """A tracer provider with an in-memory exporter, a meter provider, the exporter."""
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError:
+        return None
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return tracer_provider, MeterProvider(metric_readers=[InMemoryMetricReader()]), exporter
+
+
+async def telemetry_modes() -> None:
+    """Calls with telemetry off, on with the API's no-op default, and on with an SDK."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        print("opentelemetry-api is not installed: no telemetry figures in this run.")
+        return
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        print("a global tracer provider is set in this process: no no-op figures in this run.")
+        return
+    sdk = _sdk()
+    registry = ToolRegistry(
+        [toolpalette.tool(name="add")(add), toolpalette.tool(name="aadd")(aadd)]
+    )
+    executor = Executor(registry, timeout=30)
+    cases = [
+        ("async tool", lambda: executor.execute("aadd", GOOD)),
+        ("sync tool, async caller", lambda: executor.execute("add", GOOD)),
+    ]
+    modes: dict[str, dict[str, Any]] = {"off": {"enabled": False}, "no-op": {}}
+    if sdk is not None:
+        modes["SDK, in-memory"] = {"tracer_provider": sdk[0], "meter_provider": sdk[1]}
+    samples: dict[tuple[str, str], list[float]] = {
+        (label, mode): [] for label, _ in cases for mode in modes
+    }
+    try:
+        for options in modes.values():  # warm-up, discarded
+            toolpalette.configure_telemetry(**options)
+            for _label, call in cases:
+                await _time(call, True, max(CALLS // 4, 10))
+        for index in range(ROUNDS):
+            order = list(modes.items())
+            for mode, options in order if index % 2 == 0 else reversed(order):
+                toolpalette.configure_telemetry(**options)
+                for label, call in cases:
+                    await call()  # the first call after configuring sets things up
+                    samples[(label, mode)].append(await _time(call, True, CALLS))
+                if sdk is not None:
+                    sdk[2].clear()
+    finally:
+        toolpalette.configure_telemetry()
+    medians = {key: statistics.median(values) for key, values in samples.items()}
+    rows = []
+    for label, _ in cases:
+        off = samples[(label, "off")]
+        for mode in modes:
+            mine = samples[(label, mode)]
+            added = statistics.median(m - o for m, o in zip(mine, off, strict=True))
+            rows.append((label, mode, f"{medians[(label, mode)]:.2f}", f"{added:+.2f}"))
+    print(
+        f"Telemetry: {ROUNDS} interleaved rounds x {CALLS} calls per case and mode, "
+        "per-call medians, and the median of each round's difference with telemetry off:\n"
+    )
+    print(_table(("case", "telemetry", "median µs", "added µs"), rows))
+    for label, _ in cases:
+        off = medians[(label, "off")]
+        added = statistics.median(
+            m - o for m, o in zip(samples[(label, "no-op")], samples[(label, "off")], strict=True)
+        )
+        record(
+            f"telemetry: no-op tracer (API, no SDK), whole call's difference, {label}",
+            added,
+            "telemetry off",
+            off,
+            unit="µs",
+        )
+        if sdk is not None:
+            record(
+                f"telemetry: SDK with in-memory exporters, {label}",
+                medians[(label, "SDK, in-memory")],
+                "telemetry off",
+                off,
+                unit="µs",
+            )
+
+
+def telemetry_checks() -> None:
+    """What a call adds with the API's no-op default, the added code timed alone.
+
+    With the API imported and no provider set, a call differs from one with telemetry
+    off only by the checks the executor makes (``spans.wanted``, and ``spans.carried``
+    for a sync tool, which both find nothing recording). A whole call's difference is a
+    few hundred nanoseconds under a call of 10 to 100 µs whose noise, on a shared
+    machine, is larger (``telemetry_modes`` shows it); timed alone, the checks are the
+    figure the budget is about. Anchor: an empty function call, in the same run.
+    """
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        print("opentelemetry-api is not installed: no telemetry figures in this run.")
+        return
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        print("a global tracer provider is set in this process: no no-op figures in this run.")
+        return
+    import timeit
+    from functools import partial
+
+    # Private modules: the checks themselves are what is timed (``_run/spans.py``).
+    from toolpalette._run import spans, telemetry
+
+    toolpalette.configure_telemetry()
+    work = partial(add, 1, 2)
+
+    def async_tool() -> object:
+        return telemetry.on and spans.wanted()
+
+    def sync_tool() -> object:
+        return (telemetry.on and spans.wanted()) or spans.carried(work)
+
+    def empty() -> None:
+        return None
+
+    number = 100_000
+    async_tool()  # the first check loads the tracer and instruments
+    cases = {"empty function call": empty, "async tool": async_tool, "sync tool": sync_tool}
+    best = {label: float("inf") for label in cases}
+    for _ in range(max(ROUNDS // 3, 5)):
+        for label, fn in cases.items():
+            took = timeit.timeit(fn, number=number) / number * 1e6
+            best[label] = min(best[label], took)
+    print(
+        "Telemetry, no-op tracer: what a call adds, the checks timed alone "
+        f"(best of {max(ROUNDS // 3, 5)} rounds of {number:,} calls):\n"
+    )
+    print(_table(("case", "µs per call"), [(k, f"{v:.3f}") for k, v in best.items()]))
+    for label in ("async tool", "sync tool"):
+        record(
+            f"telemetry: no-op tracer (API, no SDK), added per call, {label}",
+            best[label],
+            "the budget",
+            1.0,
+            unit="µs",
+            goal="<= 1",
+        )
+    for label in ("async tool", "sync tool"):
+        record(
+            f"telemetry: no-op checks of a call, {label}",
+            best[label],
+            "an empty function call",
+            best["empty function call"],
+            unit="µs",
+        )
 
 
 def summarize(m: dict[str, float]) -> None:

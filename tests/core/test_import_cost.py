@@ -1,4 +1,4 @@
-"""``import toolpalette`` stays cheap: no jsonschema, no mcp, no pack. Counted, never timed."""
+"""``import toolpalette`` stays cheap: no jsonschema, mcp, OpenTelemetry or pack. Counted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-FORBIDDEN = ("jsonschema", "referencing", "mcp")
+FORBIDDEN = ("jsonschema", "referencing", "mcp", "opentelemetry")
 
 
 def modules_after(*statements: str) -> set[str]:

@@ -31,10 +31,12 @@ def examples() -> list[tuple[int, str]]:
 
 
 def _needs(body: str) -> list[str]:
-    """The optional parts an example imports: the first-party packs, or the mcp extra."""
+    """The optional parts an example imports: the mcp extra, OpenTelemetry's SDK."""
     needed = []
     if "toolpalette.mcp" in body:
         needed.append("mcp")
+    if "opentelemetry.sdk" in body:
+        needed.append("opentelemetry.sdk")
     return [name for name in needed if importlib.util.find_spec(name) is None]
 
 

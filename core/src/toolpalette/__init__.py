@@ -58,6 +58,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
+    from toolpalette._run.telemetry import configure_telemetry
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
     from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
@@ -144,6 +145,7 @@ __all__ = [
     "UserError",
     "__version__",
     "calls_from",
+    "configure_telemetry",
     "execute",
     "execute_many",
     "function_tool",
@@ -205,6 +207,7 @@ _LAZY: dict[str, str] = {
     "ToolSpec": "toolpalette._tools.tool",
     "Turn": "toolpalette._agents.turn",
     "calls_from": "toolpalette._formats.calls",
+    "configure_telemetry": "toolpalette._run.telemetry",
     "execute": "toolpalette._run.executor",
     "execute_many": "toolpalette._run.executor",
     "function_tool": "toolpalette._tools.function_tool",

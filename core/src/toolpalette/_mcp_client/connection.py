@@ -29,6 +29,7 @@ from toolpalette._mcp_client import transports as _transports
 from toolpalette._mcp_client.abort_watch import AbortWatch
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.loop import LoopThread
+from toolpalette._run import mcp_timing as _mcp_timing
 from toolpalette.errors import MCPServerError
 
 __all__ = [
@@ -172,7 +173,7 @@ class Connection:
     async def _open(self) -> AsyncIterator[Any]:
         from mcp import Client
 
-        target = _transports.target(self.config, self._log, self._hung_up)
+        target = _transports.target(self.config, self._log, self._hung_up, lambda: self._client)
         client = Client(target, message_handler=self._on_message, cache=None)
         async with client:
             yield client
@@ -274,7 +275,8 @@ class Connection:
         watch = AbortWatch(abort) if abort is not None else None
         reports = _reporter(progress) if progress is not None else None
         try:
-            result = await client.call_tool(name, arguments, progress_callback=reports)
+            sent = client.call_tool(name, arguments, progress_callback=reports)
+            result = await _mcp_timing.timed_request("client", sent, "tools/call", name, client)
         except MCPError as exc:
             closed = exc.error.code == CONNECTION_CLOSED
             if closed and (self._gone or exc.error.message == "Connection closed"):

@@ -15,6 +15,7 @@ import time
 from typing import Any, Final
 
 from toolpalette._mcp_client.transports import describe
+from toolpalette._run import mcp_timing as _mcp_timing
 from toolpalette.errors import MCPServerError
 
 __all__ = ["MIN_TTL", "Listing", "fetch"]
@@ -80,7 +81,8 @@ async def fetch(client: Any, server: str) -> tuple[list[Any], float | None]:
     seen: set[str] = set()
     try:
         for _ in range(_MAX_PAGES):
-            page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+            sent = client.list_tools(cursor=cursor, cache_mode="bypass")
+            page = await _mcp_timing.timed_request("client", sent, "tools/list", None, client)
             if ttl is None and "ttl_ms" in page.model_fields_set:
                 ttl = max(MIN_TTL, page.ttl_ms / 1000)
             tools.extend(page.tools)

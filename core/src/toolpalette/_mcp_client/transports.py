@@ -3,7 +3,9 @@
 :func:`target` gives what the SDK's ``Client`` connects to. A stdio or HTTP transport
 is wrapped so that the connection learns at once when the server hangs up (its
 process exits, its HTTP stream ends): the read stream calls back when it ends, before
-any call waiting on it times out. An in-process SDK server is connected directly.
+any call waiting on it times out; and the write stream adds the protocol version to the
+SDK's OpenTelemetry span of each request it sends (``_run/mcp_timing.py``). An
+in-process SDK server is connected directly.
 
 A stdio server's stderr goes to a temporary file (:class:`ServerLog`), kept for the
 connection's whole life, restarts included, so that a server that fails to start can
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from toolpalette._mcp_client.config import MCPServerConfig
+from toolpalette._run import mcp_timing as _mcp_timing
 
 __all__ = ["ServerLog", "describe", "target"]
 
@@ -62,11 +65,17 @@ class ServerLog:
             self._file = None
 
 
-def target(config: MCPServerConfig, log: ServerLog, on_hang_up: Callable[[], None]) -> Any:
+def target(
+    config: MCPServerConfig,
+    log: ServerLog,
+    on_hang_up: Callable[[], None],
+    client: Callable[[], Any] = lambda: None,
+) -> Any:
     """What the SDK's ``Client`` connects to for ``config``'s server.
 
     ``on_hang_up`` is called (on the pool's loop) once the transport's read stream
-    ends. ``log`` receives a stdio server's stderr.
+    ends. ``log`` receives a stdio server's stderr. ``client`` gives the SDK client
+    connected through it (None before), whose protocol version the requests' spans say.
 
     Raises:
         ValueError: a ``${VAR}`` in the configuration is not set.
@@ -74,7 +83,7 @@ def target(config: MCPServerConfig, log: ServerLog, on_hang_up: Callable[[], Non
     """
     if config.server is not None:
         return config.server
-    return _Watched(_transport(config, log), on_hang_up)
+    return _Watched(_transport(config, log), on_hang_up, client)
 
 
 def _transport(config: MCPServerConfig, log: ServerLog) -> Any:
@@ -153,13 +162,16 @@ class _HttpTransport:
 class _Watched:
     """A transport whose read stream tells the connection when the server hangs up."""
 
-    def __init__(self, inner: Any, on_hang_up: Callable[[], None]) -> None:
+    def __init__(
+        self, inner: Any, on_hang_up: Callable[[], None], client: Callable[[], Any]
+    ) -> None:
         self._inner = inner
         self._on_hang_up = on_hang_up
+        self._client = client
 
     async def __aenter__(self) -> tuple[Any, Any]:
         read, write = await self._inner.__aenter__()
-        return _WatchedStream(read, self._on_hang_up), write
+        return _WatchedStream(read, self._on_hang_up), _SentStream(write, self._client)
 
     async def __aexit__(self, *exc: Any) -> Any:
         return await self._inner.__aexit__(*exc)
@@ -195,6 +207,31 @@ class _WatchedStream:
 
     async def receive(self) -> Any:
         return await self._inner.receive()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _SentStream:
+    """Delegates to the SDK's write stream; each request's span says the protocol version."""
+
+    def __init__(self, inner: Any, client: Callable[[], Any]) -> None:
+        self._inner = inner
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _SentStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    async def send(self, item: Any) -> None:
+        _mcp_timing.mark_sent(getattr(item, "message", None), self._client())
+        await self._inner.send(item)
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -7,7 +7,7 @@ can read, and the first one ends the call:
 2. the read-only binding: 403 ``read_only``;
 3. validate the input: 400 ``invalid_input`` (input too large to validate on the event
    loop is validated in the worker pool, under the call's timeout and abort: 504, 499,
-   503 as for a sync tool; see ``deferred.py``);
+   503 as for a sync tool; see ``apart.py``);
 4. authorize: the policy denies (403 ``denied``) or asks, and the call pauses for the
    host's approver (``consent.py``);
 5. run under the deadline and render the output: 504 ``timeout``, 503 ``busy``, 499
@@ -28,7 +28,12 @@ executor, or a thinker's binding (:func:`with_rules`). A call only goes down fro
 
 A step refuses by raising :class:`~toolpalette._run.call.Refusal`; each way in catches
 it in one place, reports the failure in the background (never the caller's own abort)
-and returns its result.
+and returns its result. Each way in first reads ``telemetry.on`` and, when it is set,
+asks ``spans.py`` whether the call gets an OpenTelemetry span (one flag read when
+OpenTelemetry is absent or switched off).
+
+The module runs past 600 lines because every step of a call is the one executor's:
+one call crosses no module boundary the steps themselves do not need.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ from toolpalette._run import consent as _consent
 from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
+from toolpalette._run import spans as _spans
+from toolpalette._run import telemetry as _telemetry
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.apart import Later, validate_apart, validate_blocking
 from toolpalette._run.call import UNCHECKED, Prepared, Refusal, Running, refuse
@@ -232,6 +239,8 @@ class Executor:
         on the executor) the call is a direct call outside a run and is not reported.
         The caller's own cancellation propagates (the tool is abandoned, not reported).
         """
+        if _telemetry.on and _spans.wanted():
+            return await _spans.execute(self, name, input, context, abort, call_id)
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         value: Any = UNCHECKED
@@ -268,7 +277,8 @@ class Executor:
         unsafe call runs alone, after the calls before it and before those after it.
         """
         ctx = context if context is not None else self.context
-        return await run_many(
+        many = partial(_spans.execute_many, self.registry) if _telemetry.on else run_many
+        return await many(
             list(calls),
             ctx,
             abort,
@@ -292,6 +302,8 @@ class Executor:
         The tool runs in the worker pool (an async tool on an event loop of its own
         there) and this thread blocks until it ends, times out or is aborted.
         """
+        if _telemetry.on and _spans.wanted():
+            return _spans.execute_sync(self, name, input, context, abort, call_id)
         started = time.perf_counter()
         ctx = context if context is not None else self.context
         value: Any = UNCHECKED
@@ -466,6 +478,7 @@ class Executor:
             event = tool_ctx.abort if tool_ctx is not None else None
             if not tool.is_async:
                 work = partial(tool.invoke, value, tool_ctx or _NO_CONTEXT)
+                work = _spans.carried(work) if _telemetry.on else work
                 return Running(provider, work, event, timeout, cap, structured, begun)
             outcome = _running.start_async(tool.invoke(value, tool_ctx or _NO_CONTEXT), bound.name)
             if outcome.kind is _running.PENDING:
@@ -510,6 +523,7 @@ class Executor:
             structured = bound.structured
             work = partial(bound.tool.invoke, value, tool_ctx or _NO_CONTEXT)
             fn = partial(_running.run_to_end, work) if bound.tool.is_async else work
+            fn = _spans.carried(fn) if _telemetry.on else fn
             event = tool_ctx.abort if tool_ctx is not None else None
             outcome = _handoff.run_blocking(fn, self.pool, timeout, abort, event)
         except Exception as exc:

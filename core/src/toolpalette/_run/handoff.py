@@ -120,7 +120,9 @@ class _Handoff(Job):
     ) -> None:
         if self._wakeup is not None:
             raise RuntimeError("a sync call's handoff is awaited by one task only")
-        self._wakeup, self._context = fn, context or contextvars.copy_context()
+        if context is None:  # not `or`: the task's context, empty, is falsy but its own
+            context = contextvars.copy_context()
+        self._wakeup, self._context = fn, context
 
     def remove_done_callback(self, fn: Callable[[Any], Any]) -> int:
         if self._wakeup is not None and self._wakeup == fn:

@@ -29,6 +29,7 @@ from toolpalette.mcp._approvals import state_boundary
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import SkillsEndpoint
+from toolpalette.mcp._telemetry import timed
 from toolpalette.mcp._tools import ToolsEndpoint
 
 __all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
@@ -180,8 +181,10 @@ class PaletteServer(Server[Any]):
             stamp=lambda: self.server_info_stamp,
             lines=self.sent_lines,
         )
-        # Outermost first: request state is verified before the tools see it, and the
-        # state of an input_required answer sealed after.
+        # Outermost first, after the SDK's own (which makes the spans): every request
+        # timed; request state verified before the tools see it, and the state of an
+        # input_required answer sealed after.
+        self.middleware.append(timed)
         self.middleware.append(boundary)
         self.middleware.append(tools.middleware)
         # Registered too: the SDK announces the tools capability, and holds requests that
