@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "bench_mcp_client",
     "bench_scale",
     "bench_search",
+    "bench_deferral",
 )
 
 # Fewer rounds and calls under --quick; the modules read these when first imported.

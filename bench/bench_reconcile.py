@@ -7,6 +7,10 @@ Three cases, each the median of many ``begin_turn()`` calls:
 - hub changed: a system-wide tool registered, so the class's selectors are resolved
   again and the palette re-synced against 1000 providers.
 
+Then, on a fresh thinker: five per-turn tools (``begin_turn(extra=...)``) given again
+(a look-up each), given and dropped turn by turn (what they change), and a grant with
+``turn.changes`` and ``turn.overhead`` read (what changed, not the palette).
+
 Beside them, for scale: serializing the 1000 schemas once (what a reconcile must not
 do when nothing changed) and pluggy calling a no-op hook once. Run with
 ``python -m bench bench_reconcile [--tools N]``.
@@ -108,6 +112,7 @@ def measure(n: int) -> dict[str, float]:
         worker.begin_turn()
 
     results["hub changed"] = _median_us(hub_change_then_turn, 20)
+    results.update(_per_turn(n))
     surface = worker.palette.versioned_surface()
     results["serialize 1000 schemas"] = _median_us(
         lambda: toolpalette.Surface(surface.version, surface.providers).serialized(), 20
@@ -128,6 +133,37 @@ def measure(n: int) -> dict[str, float]:
     pm.add_hookspecs(Spec)
     pm.register(Impl())
     results["pluggy: one no-op hook call"] = _median_us(pm.hook.noop, 2000)
+    return results
+
+
+def _per_turn(n: int) -> dict[str, float]:
+    """Per-turn tools, and what a host reads of a turn besides its offer, on a fresh thinker."""
+    _, worker, deferred = _setup(n)
+    extra = _make_tools(5)
+    for i, fn in enumerate(extra):
+        fn.__name__ = f"request_{i}"
+    results: dict[str, float] = {}
+    worker.begin_turn(extra=extra)
+    before = worker.palette.version
+    results["the same 5 per-turn tools again"] = _median_us(
+        lambda: worker.begin_turn(extra=extra), 2000
+    )
+    assert worker.palette.version == before, "the same per-turn tools moved the version"
+    given = iter(range(10_000))
+
+    def with_and_without() -> None:
+        worker.begin_turn(extra=extra if next(given) % 2 else ())
+
+    results["5 per-turn tools, then none (each turn)"] = _median_us(with_and_without, 200)
+    names = iter(fn.__name__ for fn in deferred)
+
+    def grant_then_read() -> None:
+        worker.admit("tool", [next(names)])
+        turn = worker.begin_turn()
+        assert turn.changes.added
+        turn.overhead("openai_chat")
+
+    results["grant, then changes and overhead read"] = _median_us(grant_then_read, 40)
     return results
 
 

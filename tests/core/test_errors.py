@@ -8,6 +8,7 @@ import pytest
 import toolpalette
 from toolpalette import errors
 from toolpalette.errors import (
+    ConfigError,
     IncompatiblePluginError,
     InputProblem,
     InvalidInputError,
@@ -35,6 +36,10 @@ SAMPLES: list[ToolpaletteError] = [
     ToolDefinitionError(tool_name="t", reason="needs a description"),
     InvalidToolSchemaError(tool_name="t", errors=["a", "b"]),
     InvalidManifestError(jar="io.example.sql", field="name", reason="too long"),
+    ConfigError(
+        reason="not valid TOML: Invalid value", source="toolpalette.toml", line=3, column=9
+    ),
+    ConfigError(reason="'packs' must map pack names to tables"),
     ToolCollisionError(tool_name="t", first="A from a", second="B from b"),
     ToolCollisionError(tool_name="t", first="A", second="B", hint="rename B"),
     PluginLoadError(plugin_name="files", distribution="toolpalette-files 1.0", reason="boom"),
@@ -65,6 +70,7 @@ def test_errors_pickle_round_trip_with_their_fields(error: ToolpaletteError) -> 
         (ToolDefinitionError, (UserError,)),
         (InvalidToolSchemaError, (UserError,)),
         (InvalidManifestError, (UserError, ValueError)),
+        (ConfigError, (UserError, ValueError)),
         (ToolCollisionError, (ToolpaletteError, ValueError)),
         (PluginLoadError, (PluginError,)),
         (IncompatiblePluginError, (PluginError,)),
@@ -186,3 +192,11 @@ def test_invalid_input_lists_a_bounded_number_of_problems() -> None:
     assert str(error).count("expected integer") == MAX_SHOWN_PROBLEMS
     assert str(error).endswith(f"and {10_000 - MAX_SHOWN_PROBLEMS} more problems")
     assert len(str(error)) < 512
+
+
+def test_config_error_names_the_file_and_the_place() -> None:
+    error = ConfigError(
+        reason="not valid TOML: Invalid value", source="host.toml", line=3, column=9
+    )
+    assert str(error) == "host.toml, line 3, column 9: not valid TOML: Invalid value"
+    assert str(ConfigError(reason="bad")) == "toolpalette configuration: bad"

@@ -57,3 +57,19 @@ def test_ampersands_and_asterisks_inside_values_are_just_text(tmp_path: Path) ->
     registry = _jar(tmp_path, {"plain": "name: plain\ndescription: R&D * notes & more\n"})
     skill = registry.skill("io.example.yaml/plain")
     assert skill.manifest.description == "R&D * notes & more"
+
+
+def test_front_matter_nested_past_the_recursion_limit_skips_only_its_skill(tmp_path: Path) -> None:
+    # 30,000 nested "[" raised RecursionError while composing, and the whole jar was
+    # reported invalid: its valid skills were lost with it.
+    deep = "name: deep\ndescription: Nested.\nmetadata: " + "[" * 30_000 + "\n"
+    registry = _jar(tmp_path, {"deep": deep, "good": "name: good\ndescription: Fine.\n"})
+    assert registry.ids() == ["io.example.yaml/good"]
+    problems = registry.problems()
+    assert [(p.kind, p.item, p.reason) for p in problems] == [
+        (
+            "invalid-skill",
+            "io.example.yaml/deep",
+            "skipped: front matter nests too deeply to be read",
+        )
+    ]

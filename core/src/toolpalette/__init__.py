@@ -13,6 +13,7 @@ import importlib as _importlib
 import typing as _typing
 
 from toolpalette.errors import (
+    ConfigError,
     IncompatiblePluginError,
     InvalidInputError,
     InvalidManifestError,
@@ -36,12 +37,19 @@ from toolpalette.hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord
-    from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
+    from toolpalette._agents.meta import (
+        ENUM_LIMIT,
+        SKILL_ENUM_LIMIT,
+        RequestSkillProvider,
+        RequestToolsProvider,
+    )
+    from toolpalette._agents.meta_search import SearchSkillsProvider, SearchToolsProvider
     from toolpalette._agents.palette import ReadOnlyPalette
     from toolpalette._agents.policy import Decision, ToolPolicy
+    from toolpalette._agents.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
-    from toolpalette._agents.turn import Approval, Turn
+    from toolpalette._agents.turn import Approval, Overhead, Turn
     from toolpalette._formats.calls import ToolCall, calls_from, render_result, replies
     from toolpalette._hub import ToolHub
     from toolpalette._plugins.catalog import PluginInfo
@@ -70,8 +78,10 @@ __all__ = [
     "Audio",
     "BoundTool",
     "ClassToolProvider",
+    "ConfigError",
     "Conversation",
     "Decision",
+    "ENUM_LIMIT",
     "Executor",
     "File",
     "FunctionToolProvider",
@@ -81,9 +91,11 @@ __all__ = [
     "InvalidInputError",
     "InvalidManifestError",
     "InvalidToolSchemaError",
+    "LexicalRanker",
     "MCPServerError",
     "MCPServerSpec",
     "Origin",
+    "Overhead",
     "PluginError",
     "PluginInfo",
     "PluginLoadError",
@@ -93,6 +105,9 @@ __all__ = [
     "RequestSkillProvider",
     "RequestToolsProvider",
     "ResolvedTools",
+    "SKILL_ENUM_LIMIT",
+    "SearchSkillsProvider",
+    "SearchToolsProvider",
     "Skill",
     "SkillManifest",
     "SkillNotFoundError",
@@ -107,13 +122,16 @@ __all__ = [
     "ToolCollisionError",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolDocument",
     "ToolError",
     "ToolErrorReport",
     "ToolHub",
+    "ToolIndex",
     "ToolInfo",
     "ToolNotFoundError",
     "ToolPolicy",
     "ToolProvider",
+    "ToolRanker",
     "ToolRegistry",
     "ToolResult",
     "ToolSelector",
@@ -142,19 +160,25 @@ _LAZY: dict[str, str] = {
     "ClassToolProvider": "toolpalette._tools.provider",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
+    "ENUM_LIMIT": "toolpalette._agents.meta",
     "Executor": "toolpalette._run.executor",
     "File": "toolpalette._tools.result",
     "FunctionToolProvider": "toolpalette._tools.provider",
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
+    "LexicalRanker": "toolpalette._agents.ranking",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "Origin": "toolpalette._tools.origin",
+    "Overhead": "toolpalette._agents.turn",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
     "ReadOnlyPalette": "toolpalette._agents.palette",
     "RequestSkillProvider": "toolpalette._agents.meta",
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",
+    "SKILL_ENUM_LIMIT": "toolpalette._agents.meta",
+    "SearchSkillsProvider": "toolpalette._agents.meta_search",
+    "SearchToolsProvider": "toolpalette._agents.meta_search",
     "Skill": "toolpalette._skills",
     "SkillManifest": "toolpalette._skills",
     "SkillRegistry": "toolpalette._skills",
@@ -165,11 +189,14 @@ _LAZY: dict[str, str] = {
     "Tool": "toolpalette._tools.tool",
     "ToolCall": "toolpalette._formats.calls",
     "ToolContext": "toolpalette._tools.tool",
+    "ToolDocument": "toolpalette._agents.ranking",
     "ToolErrorReport": "toolpalette._run.reports",
     "ToolHub": "toolpalette._hub",
+    "ToolIndex": "toolpalette._agents.ranking",
     "ToolInfo": "toolpalette._tools.info",
     "ToolPolicy": "toolpalette._agents.policy",
     "ToolProvider": "toolpalette._tools.provider",
+    "ToolRanker": "toolpalette._agents.ranking",
     "ToolRegistry": "toolpalette._tools.registry",
     "ToolResult": "toolpalette._tools.result",
     "ToolSelector": "toolpalette._agents.selector",

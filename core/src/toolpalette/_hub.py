@@ -256,9 +256,11 @@ class ToolHub:
     def bind(self, cls: type[T], conversation: Conversation | None = None, **options: Any) -> T:
         """A thinker of class ``cls`` bound to this hub and ``conversation``.
 
-        ``options`` go to the thinker (``policy``, ``run_id``, ``user``, ``approver``).
-        The read-only binding is latched here. Selectors are resolved now, so a
-        declaration error surfaces at bind time rather than mid-run.
+        ``options`` go to the thinker (``policy``, ``run_id``, ``user``, ``approver``,
+        ``keep_grants``: False for stateless serving, where admissions are decided,
+        recorded and answered but nothing is kept). The read-only binding is latched
+        here. Selectors are resolved now, so a declaration error surfaces at bind time
+        rather than mid-run.
         """
         self._host.resolve_thinker(cls)
         return cls(self, conversation, **options)

@@ -10,7 +10,8 @@ can act on them without parsing text::
     ├── UserError                       a developer mistake, fixed in code
     │   ├── ToolDefinitionError         a bad @tool declaration or Tool subclass
     │   ├── InvalidToolSchemaError      a schema that is not valid JSON Schema
-    │   └── InvalidManifestError        a skill or skilljar manifest field (also ValueError)
+    │   ├── InvalidManifestError        a skill or skilljar manifest field (also ValueError)
+    │   └── ConfigError                 the host's configuration file or table (also ValueError)
     ├── ToolCollisionError              two providers claim one name (also ValueError)
     ├── PluginError                     an installed pack could not be used
     │   ├── PluginLoadError             import failed, hook raised, garbage returned
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 __all__ = [
+    "ConfigError",
     "IncompatiblePluginError",
     "InputProblem",
     "InvalidInputError",
@@ -139,6 +141,44 @@ class InvalidManifestError(UserError, ValueError):
 
     def _fields(self) -> dict[str, Any]:
         return {"jar": self.jar, "field": self.field, "reason": self.reason}
+
+
+class ConfigError(UserError, ValueError):
+    """The host's configuration cannot be read: not valid TOML, or a key of the wrong type.
+
+    Raised when a hub is built (``ToolHub(config=...)``); the command line prints its
+    message on one line and exits with status 2. Keys nothing reads are not errors but
+    ``config`` problems (``toolpalette check`` reports them).
+    """
+
+    def __init__(
+        self,
+        *,
+        reason: str,
+        source: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.reason = reason
+        """What is wrong and how to fix it."""
+        self.source = source
+        """The file, as the host named it (None for a configuration given in code)."""
+        self.line = line
+        """The line of the file where reading failed (1-based), when known."""
+        self.column = column
+        """The column of that line (1-based), when known."""
+        where = source or "toolpalette configuration"
+        if line is not None:
+            where += f", line {line}" + (f", column {column}" if column is not None else "")
+        super().__init__(f"{where}: {reason}")
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "source": self.source,
+            "line": self.line,
+            "column": self.column,
+        }
 
 
 class ToolCollisionError(ToolpaletteError, ValueError):

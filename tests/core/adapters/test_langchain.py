@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import ToolException
 from langchain_core.tools import tool as langchain_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from toolpalette import Thinker, ToolHub, ToolRegistry, ToolSelector, execute, tool
+from toolpalette import Thinker, ToolHub, ToolRegistry, ToolResult, ToolSelector, execute, tool
 from toolpalette.adapters.langchain import langchain_tools, providers_from_langchain
 from toolpalette.errors import ToolDefinitionError
 
@@ -81,6 +82,39 @@ async def test_a_fake_chat_model_drives_the_thinkers_tools() -> None:
         await asyncio.sleep(0.01)
     [report] = [r for r in reports if r.tool == "explode"]
     assert report.context.call_id == "call_3"
+
+
+async def test_the_artifact_is_the_whole_result_for_a_success_and_a_failure() -> None:
+    thinker = ToolHub(autoload=False, config={}).bind(Assistant)
+    tools = {t.name: t for t in langchain_tools(thinker)}
+    calls = [
+        ("weather", {"city": "Oslo"}, "call_ok"),
+        ("weather", {"city": 3}, "call_bad"),
+        ("explode", {}, "call_boom"),
+    ]
+    for name, args, call_id in calls:
+        call = {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+        message = await tools[name].ainvoke(call)
+        assert isinstance(message, ToolMessage)
+        assert message.tool_call_id == call_id
+        assert isinstance(message.artifact, dict)
+        result = ToolResult.from_dict(message.artifact)
+        assert message.status == ("error" if result.is_error else "success")
+        expected = f"Error ({result.status} {result.code}): {result.text}"
+        assert message.content == (expected if result.is_error else result.text)
+        # The message still serializes: the artifact is JSON, not a Python object.
+        assert json.loads(message.model_dump_json())["artifact"] == message.artifact
+    failed = await tools["weather"].ainvoke(
+        {"name": "weather", "args": {"city": 3}, "id": "c", "type": "tool_call"}
+    )
+    assert (failed.artifact["status"], failed.artifact["code"]) == (400, "invalid_input")
+
+
+def test_plain_arguments_give_the_text_and_a_failures_text() -> None:
+    thinker = ToolHub(autoload=False, config={}).bind(Assistant)
+    tools = {t.name: t for t in langchain_tools(thinker)}
+    assert tools["weather"].invoke({"city": "Oslo"}) == "Sunny in Oslo."
+    assert str(tools["explode"].invoke({})).startswith("Error (500 internal_error):")
 
 
 def test_langchain_converts_the_tools_with_their_own_schemas() -> None:

@@ -15,6 +15,7 @@ pytest.importorskip("pydantic_ai", reason="pydantic-ai-slim is not installed on 
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelRetry, RunContext
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     RetryPromptPart,
     TextPart,
@@ -24,6 +25,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.toolsets import FunctionToolset
+from pydantic_core import to_json
 from toolpalette import Thinker, ToolHub, ToolPolicy, ToolRegistry, ToolSelector, execute, tool
 from toolpalette.adapters.pydantic_ai import ThinkerToolset, providers_from_pydantic_ai
 from toolpalette.errors import ToolDefinitionError
@@ -120,6 +122,92 @@ async def test_a_failure_reaches_the_model_as_its_text_with_the_call_id() -> Non
         await asyncio.sleep(0.01)
     [report] = [r for r in reports if r.tool == "weather"]
     assert report.context.call_id == "call_bad"
+
+
+CANARY = "sk-live-123-canary"
+"""A secret-looking value in a model's arguments: it must never come back to the model."""
+
+
+def answers(messages: list[ModelMessage]) -> dict[str, ToolReturnPart | RetryPromptPart]:
+    """Each call's answer in the requests to the model: a tool return, or a retry prompt.
+
+    Recent pydantic-ai releases answer a retry with a tool return; the releases that
+    still support Python 3.10 with a retry prompt.
+    """
+    return {
+        str(p.tool_call_id): p
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, (ToolReturnPart, RetryPromptPart))
+    }
+
+
+def model_reads(messages: list[ModelMessage]) -> str:
+    """Everything the toolset's answers put before the model."""
+    return "\n".join(
+        p.model_response() if isinstance(p, RetryPromptPart) else to_json(p.content).decode()
+        for p in answers(messages).values()
+    )
+
+
+async def test_arguments_reach_the_pipeline_as_sent_and_its_texts_reach_the_model() -> None:
+    sent = {
+        "call_cut": '{"city": "' + CANARY,
+        "call_extra": f'{{"city": 3, "token": "{CANARY}"}}',
+        "call_nan": f'{{"city": "{CANARY}", "n": NaN}}',
+        "call_list": f'["{CANARY}"]',
+    }
+    model = scripted(
+        [ToolCallPart("weather", raw, tool_call_id=call_id) for call_id, raw in sent.items()]
+    )
+    result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Weather?")
+    returns = tool_returns(result.all_messages())
+    host = bind()  # the same call in a host, for the text the model must read
+    for call_id, raw in sent.items():
+        expected = await host.call("weather", raw)
+        assert expected.code == "invalid_input"
+        assert returns[call_id] == f"Error (400 invalid_input): {expected.text}"
+    assert CANARY not in model_reads(result.all_messages())
+    assert CALLED == []
+
+
+async def test_valid_json_text_runs_the_tool() -> None:
+    model = scripted([ToolCallPart("weather", '{"city": "Oslo"}', tool_call_id="call_1")])
+    result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Weather?")
+    assert tool_returns(result.all_messages()) == {"call_1": "Sunny in Oslo."}
+    assert CALLED == ["weather Oslo"]
+
+
+@tool(read_only=True)
+def forecast(city: str) -> list[int]:
+    """Tomorrow's temperatures."""
+    return [3, 5]
+
+
+class Forecaster(Thinker):
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(forecast)
+
+
+async def test_a_wrapped_value_reads_as_the_bare_value_as_in_a_host() -> None:
+    thinker = ToolHub(autoload=False, config={}).bind(Forecaster)
+    model = scripted([ToolCallPart("forecast", {"city": "Oslo"}, tool_call_id="call_1")])
+    result = await Agent(model, toolsets=[ThinkerToolset(thinker)]).run("Forecast?")
+    assert tool_returns(result.all_messages()) == {"call_1": "[3,5]"}
+
+
+async def test_an_unknown_name_gets_pydantic_ais_own_text_as_documented() -> None:
+    # pydantic-ai answers a name no toolset offers before any toolset sees the call; the
+    # adapter's docstring and the host guide quote this text.
+    model = scripted([ToolCallPart("teleport", "{}", tool_call_id="call_unknown")])
+    result = await Agent(model, toolsets=[ThinkerToolset(bind())]).run("Go.")
+    part = answers(result.all_messages())["call_unknown"]
+    assert (
+        part.content == "Unknown tool name: 'teleport'. Available tools: 'book_flight', 'weather'"
+    )
+    assert isinstance(part, RetryPromptPart) or part.outcome == "retried"
 
 
 async def test_an_ask_becomes_a_deferred_approval_and_runs_once_approved() -> None:

@@ -18,6 +18,7 @@ from toolpalette import (
     ToolSelector,
     tool,
 )
+from toolpalette.testing import FakeTool
 
 
 @tool(read_only=True)
@@ -204,21 +205,10 @@ async def test_the_catalog_shrinks_as_members_are_granted(hub: ToolHub) -> None:
     assert turn.tool_names == ("weather", "send_mail", "read_page")
 
 
-@pytest.mark.parametrize(
-    "names",
-    [
-        ["delete_everything"],
-        ["SEND_MAIL"],
-        ["send_mail "],
-        ["s\u0435nd_mail"],  # a Cyrillic e
-        ["send_mail", "delete_everything"],
-        [],
-        [7],
-        "send_mail",
-        ["weather"],  # offered, but not in the request catalog
-    ],
-)
-async def test_names_off_the_catalog_are_refused_by_validation(hub: ToolHub, names: object) -> None:
+@pytest.mark.parametrize("names", [[], [7], "send_mail", [["send_mail"]]])
+async def test_a_request_that_is_not_a_list_of_names_is_refused(
+    hub: ToolHub, names: object
+) -> None:
     asker = hub.bind(Asker)
     asker.begin_turn()
     result = await asker.call("request_tools", {"names": names})
@@ -227,13 +217,79 @@ async def test_names_off_the_catalog_are_refused_by_validation(hub: ToolHub, nam
     assert "send_mail" not in asker.begin_turn().tool_names
 
 
-async def test_skill_ids_off_the_catalog_are_refused_by_validation(hub: ToolHub) -> None:
+async def test_a_mix_of_good_and_bad_names_grants_the_good_and_refuses_each_bad_one(
+    hub: ToolHub,
+) -> None:
+    # Validation refused the whole request with "at names[1]: expected string" (issue 23).
     asker = hub.bind(Asker)
     asker.begin_turn()
-    for skills in (["io.example.db/drop-tables"], ["write-sql"], [{"id": "x"}]):
-        result = await asker.call("request_skill", {"skills": skills})
-        assert (result.status, result.code) == (400, "invalid_input")
-    assert hub.grants() == []
+    names = ["send_mail", "delete_everything", "SEND_MAIL", "send_mail ", "s\u0435nd_mail"]
+    result = await asker.call("request_tools", {"names": names})
+    assert result.status == 200
+    outcome = json.loads(result.text)
+    assert outcome["granted"] == ["send_mail"]
+    hint = "not requestable here; you may request: read_page"
+    assert outcome["refused"] == [
+        {"name": "delete_everything", "reason": hint},
+        {"name": "SEND_MAIL", "reason": hint},
+        {"name": "names[3]", "reason": hint},  # not a tool name: never repeated back
+        {"name": "names[4]", "reason": hint},
+    ]
+    assert "expected string" not in result.text
+    assert "s\u0435nd_mail" not in result.text
+    assert "send_mail " not in result.text
+    assert asker.begin_turn().tool_names[-1] == "send_mail"
+
+
+async def test_the_names_a_refusal_offers_are_bounded(hub: ToolHub) -> None:
+    class Many(Thinker):
+        tool_search = "enum"
+
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            selector = ToolSelector()
+            for i in range(60):
+                selector = selector.provider(
+                    FakeTool(f"tool_with_a_rather_long_name_{i:02d}", read_only=True), deferred=True
+                )
+            return selector
+
+    thinker = hub.bind(Many)
+    thinker.begin_turn()
+    [refused] = thinker.admit("tool", ["nothing_like_it"])["refused"]
+    reason = refused["reason"]
+    assert reason.startswith(
+        "not requestable here; you may request: tool_with_a_rather_long_name_00, "
+    )
+    assert reason.endswith(" more")
+    assert len(reason) < 500
+
+
+async def test_an_offered_name_in_a_request_reads_as_already_present(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    result = await asker.call("request_tools", {"names": ["weather"]})
+    assert json.loads(result.text)["already_present"] == ["weather"]
+
+
+async def test_skill_ids_off_the_catalog_are_refused_one_by_one(hub: ToolHub) -> None:
+    asker = hub.bind(Asker)
+    asker.begin_turn()
+    result = await asker.call(
+        "request_skill", {"skills": ["io.example.db/drop-tables", "write-sql", "Not An Id"]}
+    )
+    outcome = json.loads(result.text)
+    assert [r["name"] for r in outcome["refused"]] == [
+        "io.example.db/drop-tables",
+        "skills[1]",
+        "skills[2]",
+    ]
+    assert all(
+        r["reason"].startswith("not requestable here; you may request: io.example.")
+        for r in outcome["refused"]
+    )
+    result = await asker.call("request_skill", {"skills": [{"id": "x"}]})
+    assert (result.status, result.code) == (400, "invalid_input")
     assert asker.conversation.attached == ()
 
 
@@ -243,7 +299,7 @@ def test_names_off_the_catalog_are_refused_by_admit_itself(hub: ToolHub) -> None
     outcome = asker.admit("tool", ["delete_everything", "SEND_MAIL"])
     assert outcome["granted"] == []
     assert [r["name"] for r in outcome["refused"]] == ["delete_everything", "SEND_MAIL"]
-    assert all("catalog" in r["reason"] for r in outcome["refused"])
+    assert all("not requestable here" in r["reason"] for r in outcome["refused"])
     outcome = asker.admit("skill", ["io.example.db/drop-tables"])
     assert [r["name"] for r in outcome["refused"]] == ["io.example.db/drop-tables"]
     assert asker.conversation.attached == ()

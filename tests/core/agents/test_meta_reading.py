@@ -78,12 +78,13 @@ async def test_a_read_only_thinker_can_request_its_read_only_deferred_tools(hub:
 async def test_a_read_only_thinker_still_cannot_have_a_mutating_tool(hub: ToolHub) -> None:
     analyst = hub.bind(Analyst)
     analyst.begin_turn()
-    result = await analyst.call("request_tools", {"names": ["drop_table"]})
-    assert (result.status, result.code) == (400, "invalid_input")  # not in its enum
-    outcome = analyst.admit("tool", ["drop_table"])  # past validation
-    assert outcome["refused"] == [
+    result = await analyst.call("request_tools", {"names": ["drop_table"]})  # not in its enum
+    refused = [
         {"name": "drop_table", "reason": "this agent is read-only and the tool changes things"}
     ]
+    assert json.loads(result.text)["refused"] == refused
+    assert analyst.admit("tool", ["drop_table"])["refused"] == refused
+    assert "drop_table" not in analyst.begin_turn().tool_names
 
 
 def test_no_request_tools_when_only_mutating_tools_are_deferred(hub: ToolHub) -> None:

@@ -7,7 +7,7 @@ tests of its module. Performance is measured in bench/bench_search.py, never her
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from toolpalette._agents.ranking import (
     MAX_QUERY_TERMS,
     FieldWeights,
     LexicalRanker,
+    TermCache,
     ToolDocument,
     ToolIndex,
     ToolRanker,
@@ -211,6 +212,75 @@ def test_scoring_every_term_up_front_changes_no_result() -> None:
     assert [warm.search(q, 5) for q in queries] == [lazy.search(q, 5) for q in queries]
     warm.warm()  # again: nothing left to do
     assert [warm.search(q, 5) for q in queries] == [lazy.search(q, 5) for q in queries]
+
+
+class CountingSchema(Mapping[str, Any]):
+    """An input schema that counts how often the ranker reads it."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self.reads = 0
+
+    def __getitem__(self, key: str) -> Any:
+        self.reads += 1
+        return self.schema[key]
+
+    def __iter__(self) -> Iterator[str]:
+        self.reads += 1
+        return iter(self.schema)
+
+    def __len__(self) -> int:
+        return len(self.schema)
+
+
+def counted(name: str, description: str, **parameters: str) -> ToolDocument:
+    plain = doc(name, description, **parameters)
+    return ToolDocument(plain.name, plain.description, CountingSchema(dict(plain.input_schema)))
+
+
+QUERIES = ["read file", "factorial", "weather city", "send message", "text lines", "tool_7"]
+
+
+def test_a_rebuild_with_a_cache_finds_what_a_fresh_build_finds() -> None:
+    ranker = LexicalRanker()
+    cache = TermCache()
+    first = [*CATALOG, *(doc(f"tool_{i}", f"Word{i % 7} text.") for i in range(50))]
+    changed = [*first[:3], doc("read_file", "Open a file and read it."), *first[5:40]]
+    changed += [doc("send-sms", "Send a text message.", to="Number.")]
+    for documents in (first, changed, first, []):
+        cached = ranker.build(documents, cache=cache)
+        fresh = ranker.build(documents)
+        assert [cached.search(q, 5) for q in QUERIES] == [fresh.search(q, 5) for q in QUERIES]
+        assert len(cache) == len(documents)  # only the latest catalog is kept
+
+
+def test_a_rebuild_reads_only_the_tools_it_has_not_seen() -> None:
+    ranker = LexicalRanker()
+    cache = TermCache()
+    kept = [counted(f"tool_{i}", f"Word{i % 7} text.", path="A path.") for i in range(20)]
+    ranker.build(kept, cache=cache)
+    assert all(d.input_schema.reads for d in kept)
+    for d in kept:
+        d.input_schema.reads = 0
+    new = counted("weather", "Tomorrow's weather.", city="The city.")
+    renamed = ToolDocument("tool_0_renamed", kept[0].description, kept[0].input_schema)
+    index = ranker.build([*kept, new, renamed], cache=cache)
+    assert new.input_schema.reads > 0
+    assert kept[0].input_schema.reads > 0  # the same schema under another name is read again
+    assert [d.input_schema.reads for d in kept[1:]] == [0] * 19
+    assert [p for p, _ in index.search("weather", 1)] == [20]
+    assert [p for p, _ in index.search("renamed", 1)] == [21]
+
+
+def test_a_cache_is_read_again_for_other_weights() -> None:
+    cache = TermCache()
+    documents = [counted("read_file", "Read a file.", path="Where it is.")]
+    LexicalRanker().build(documents, cache=cache)
+    documents[0].input_schema.reads = 0
+    ranker = LexicalRanker(FieldWeights(parameter_names=0))
+    index = ranker.build(documents, cache=cache)
+    assert documents[0].input_schema.reads > 0
+    assert index.search("path", 1) == []  # the field left out is not indexed
 
 
 # --- Queries: empty, limits, bounds --------------------------------------------------------

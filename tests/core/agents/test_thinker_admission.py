@@ -137,26 +137,27 @@ def add_admit_hook(hub: ToolHub, verdict: Any) -> list[tuple[str, str]]:
 # -- the per-turn offer --------------------------------------------------------------
 
 
-async def test_an_admitted_tool_is_offered_from_the_next_turn_not_this_one(hub: ToolHub) -> None:
+async def test_an_admitted_tool_can_be_called_at_once_and_is_offered_from_the_next_turn(
+    hub: ToolHub,
+) -> None:
     assistant = hub.bind(Assistant)
     turn = assistant.begin_turn()
     result = await assistant.call("request_tools", {"names": ["send_mail"]})
     outcome = json.loads(result.text)
     assert outcome["granted"] == ["send_mail"]
-    assert "next turn" in outcome["note"]
-    assert "send_mail" not in turn.tool_names
+    assert outcome["note"] == (
+        "Granted tools can be called now and are offered from your next turn."
+    )
+    assert "send_mail" not in turn.tool_names  # this turn's offer to the model is fixed
     assert "send_mail" not in [s["name"] for s in turn.schemas("anthropic")]
-    refused = await assistant.call("send_mail", {"to": "a@example.org"})
-    assert refused.is_error
-    assert refused.status in (403, 404)
-    assert RAN == []
+    ran = await assistant.call("send_mail", {"to": "a@example.org"})
+    assert ran.status == 200
+    assert RAN == ["send_mail"]
     following = assistant.begin_turn()
     assert "send_mail" in following.tool_names
     assert "send_mail" in [s["name"] for s in following.schemas("anthropic")]
     assert following.version > turn.version
-    ran = await assistant.call("send_mail", {"to": "a@example.org"})
-    assert ran.status == 200
-    assert RAN == ["send_mail"]
+    assert (await assistant.call("send_mail", {"to": "b@example.org"})).status == 200
 
 
 async def test_a_skill_lands_in_the_preamble_from_the_next_turn_once(hub: ToolHub) -> None:
@@ -230,7 +231,7 @@ def test_a_denied_name_is_kept_out_of_the_catalog(hub: ToolHub) -> None:
     assert [m["enum"][0] for m in members] == ["read_page"]
     outcome = assistant.admit("tool", ["send_mail"])
     assert outcome["refused"] == [
-        {"name": "send_mail", "reason": "not in this agent's tool catalog"}
+        {"name": "send_mail", "reason": "not requestable here; you may request: read_page"}
     ]
 
 

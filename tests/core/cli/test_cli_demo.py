@@ -81,7 +81,7 @@ def test_the_demo_runs_cleanly(demo: subprocess.CompletedProcess[str]) -> None:
         ("weekly_report(", "[504 timeout (error)]"),
         ("edit_file(", "[200 ok]"),
         ('execute({"sql": "SELECT 1"})', "[404 unknown_tool (error)]"),
-        ('request_tools({"names": ["drop_database"]})', "[400 invalid_input (error)]"),
+        ('request_tools({"names": ["drop_database"]})', "[200 ok]"),
         ("move_path(", "[200 ok]"),
     ],
 )
@@ -107,6 +107,18 @@ def test_invalid_input_does_not_echo_the_value(demo: subprocess.CompletedProcess
     assert "sql" in answer
     assert "sk-live-123" not in answer
     assert "secret" not in answer
+
+
+def test_a_name_off_the_catalog_is_refused_with_what_may_be_requested(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
+    answer = _answer(demo.stdout, 'request_tools({"names": ["drop_database"]})')
+    outcome = json.loads(answer.split("] ", 1)[1])
+    [refused] = outcome["refused"]
+    assert refused["name"] == "drop_database"
+    assert refused["reason"].startswith("not requestable here; you may request: ")
+    assert "execute" in refused["reason"]
+    assert "names[0]: expected string" not in demo.stdout
 
 
 def test_request_tools_grants_and_the_tools_join_the_next_turn(
@@ -148,6 +160,11 @@ def test_the_grant_record_is_printed(demo: subprocess.CompletedProcess[str]) -> 
     rows = [line.split() for line in record.splitlines() if line.startswith("turn ")]
     assert rows == [
         ["turn", "1", "Analyst", "skill", "io.toolpalette.sql/explore-sqlite-schema", "granted"],
+        [
+            *("turn", "1", "Editor", "tool", "drop_database", "refused", "(not", "requestable"),
+            *("here;", "you", "may", "request:", "list_tables,", "describe_table,", "query,"),
+            "execute)",
+        ],
         ["turn", "1", "Editor", "tool", "execute", "granted"],
         ["turn", "1", "Editor", "tool", "query", "granted"],
         ["turn", "2", "Editor", "call", "move_path", "granted", "(a", "person's", "decision)"],

@@ -11,7 +11,7 @@ import pytest
 from toolpalette import BoundTool, FunctionToolProvider, ToolInfo, ToolProvider, tool
 from toolpalette._plugins.config import HubConfig, load_config
 from toolpalette._plugins.renamed import renamed as rename
-from toolpalette.errors import InvalidInputError
+from toolpalette.errors import ConfigError, InvalidInputError
 
 
 @tool(read_only=True)
@@ -97,16 +97,43 @@ def test_invalid_configuration_is_refused_with_a_message(table: dict[str, object
         load_config(table)
 
 
-def test_invalid_toml_names_the_file(tmp_path: Path):
-    (tmp_path / "toolpalette.toml").write_text("rename = {")
-    with pytest.raises(ValueError, match=r"toolpalette\.toml: not valid TOML"):
+def test_invalid_toml_names_the_file_and_the_place(tmp_path: Path):
+    (tmp_path / "toolpalette.toml").write_text('[prefix]\nfiles = "f_"\nsqlite = db_\n')
+    with pytest.raises(ConfigError) as raised:
         load_config(cwd=tmp_path)
+    error = raised.value
+    assert isinstance(error, ValueError)
+    assert (error.source, error.line, error.column) == ("toolpalette.toml", 3, 10)
+    assert str(error).startswith("toolpalette.toml, line 3, column 10: not valid TOML: ")
 
 
-def test_unknown_keys_are_logged(caplog: pytest.LogCaptureFixture):
+def test_invalid_toml_at_the_end_of_the_file_names_where_it_ends(tmp_path: Path):
+    (tmp_path / "toolpalette.toml").write_text("rename = {")
+    with pytest.raises(ConfigError) as raised:
+        load_config(cwd=tmp_path)
+    assert (raised.value.line, raised.value.column) == (1, 11)
+    assert "(at the end of the file)" in raised.value.reason
+
+
+def test_an_explicit_file_is_named_as_the_host_gave_it(tmp_path: Path):
+    path = tmp_path / "conf" / "host.toml"
+    path.parent.mkdir()
+    path.write_text("worker_threads = 0\n")
+    with pytest.raises(ConfigError, match=r"host\.toml: 'worker_threads' must be a positive"):
+        load_config(str(path))
+
+
+def test_unknown_keys_are_logged_and_are_problems_with_a_suggestion(
+    caplog: pytest.LogCaptureFixture,
+):
     with caplog.at_level(logging.WARNING, logger="toolpalette.config"):
-        load_config({"renames": {}})
+        config = load_config({"renames": {}, "colour": "blue"})
     assert "renames" in caplog.text
+    renames, colour = sorted(config.problems, key=lambda p: p.item or "")[::-1]
+    assert (renames.kind, renames.item, renames.fatal) == ("config", "renames", True)
+    assert renames.reason.endswith("is ignored (did you mean 'rename'?)")
+    assert colour.item == "colour"
+    assert "did you mean" not in colour.reason
 
 
 def test_a_pack_specific_rename_wins_over_a_general_one_and_over_a_prefix():

@@ -38,7 +38,7 @@ async def test_a_report_has_the_whole_picture():
     assert executor.reports.join()
     (report,) = reports
     assert report.tool == "fails"
-    assert report.input == '{"q": 1}'
+    assert report.input == {"q": 1}  # validated: the input the tool got
     assert isinstance(report.error, ValueError)
     assert (report.status, report.code, report.text) == (500, "internal_error", result.text)
     assert report.duration >= 0
@@ -57,6 +57,7 @@ async def test_refusals_are_reported_too(name: object, raw: Any, code: str):
     assert executor.reports.join()
     assert [r.code for r in reports] == [code]
     assert reports[0].tool == (name if isinstance(name, str) else repr(name))
+    assert reports[0].input is raw  # refused before validation passed: as it was sent
 
 
 async def test_success_and_direct_calls_are_not_reported():

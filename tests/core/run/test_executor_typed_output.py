@@ -62,17 +62,30 @@ def call(*tools: object, name: str, cap: int | None = None) -> Any:
     return executor.execute_sync(name, {})
 
 
-def test_a_list_of_models_ships_as_json_through_its_annotation() -> None:
+def test_a_list_of_models_ships_as_json_and_as_a_wrapped_structured_result() -> None:
     result = call(events, name="events")
     assert not result.is_error, result.text
-    assert json.loads(result.text) == [{"title": "launch", "day": "2026-11-30"}]
-    assert result.structured is None  # a list is not an object: text only
+    bare = [{"title": "launch", "day": "2026-11-30"}]
+    assert json.loads(result.text) == bare  # the model reads the bare value
+    assert result.structured == {"result": bare}  # MCP wants an object: wrapped
+    schema = as_provider(events).output_schema
+    assert schema is not None
+    assert schema["x-toolpalette-wrapped"] is True
+    assert schema["required"] == ["result"]
+    assert schema["properties"]["result"]["items"] == {"$ref": "#/$defs/Event"}
+    assert "Event" in schema["$defs"]  # hoisted, where the reference resolves
 
 
 def test_a_date_and_a_dict_holding_a_date_ship_as_json() -> None:
-    assert call(today, name="today").text == "2026-11-30"  # a string ships as text
+    dated = call(today, name="today")
+    assert dated.text == "2026-11-30"  # a string ships as text
+    assert dated.structured == {"result": "2026-11-30"}
     result = call(stats, name="stats")
     assert json.loads(result.text) == {"when": "2026-01-02", "tags": ["a"]}
+    assert result.structured == {"when": "2026-01-02", "tags": ["a"]}  # an object: as it is
+    schema = as_provider(stats).output_schema
+    assert schema is not None
+    assert "x-toolpalette-wrapped" not in schema
 
 
 def test_a_model_still_publishes_its_schema_and_structured_output() -> None:

@@ -75,3 +75,26 @@ def test_attaching_reads_the_body_so_a_bad_body_fails_at_admission(make_jar):
     with pytest.raises(UnicodeDecodeError):
         conversation.attach(skill)
     assert conversation.attached == ()
+
+
+def test_tools_guidance_follows_the_skills_one_section_each_in_the_order_given():
+    conversation = Conversation("Host.")
+    conversation.attach(make("deploy", "1. Build."))
+    skills_only = conversation.preamble
+    text = conversation.preamble_with([("query", "Read first.\n"), ("book", "  Ask before.  ")])
+    assert text == (
+        skills_only + "\n"
+        '<tool name="query">\n'
+        "Read first.\n"
+        "</tool>\n\n"
+        '<tool name="book">\n'
+        "Ask before.\n"
+        "</tool>\n"
+    )
+    assert conversation.preamble_with([]) == skills_only
+
+
+def test_tools_guidance_alone_makes_a_preamble():
+    assert Conversation().preamble_with([("query", "Read first.")]) == (
+        '<tool name="query">\nRead first.\n</tool>\n'
+    )

@@ -238,7 +238,12 @@ def test_defaults_of_a_plain_function_tool() -> None:
     assert provider.metadata == {}
     assert provider.timeout is None
     assert provider.output_cap is None
-    assert provider.output_schema is None
+    assert provider.output_schema == {
+        "type": "object",
+        "properties": {"result": {"type": "integer"}},
+        "required": ["result"],
+        "x-toolpalette-wrapped": True,
+    }
     assert provider.resource_key(None) is None
     assert provider.grade_for(Parent()) is None
 

@@ -285,26 +285,42 @@ def test_composite_outputs_get_an_object_schema(annotation: Any) -> None:
     assert schema is not None
     assert schema["type"] == "object"
     assert set(schema["properties"]) in ({"x", "y"}, {"width", "height"}, {"title", "year"})
+    assert "x-toolpalette-wrapped" not in schema
+
+
+@pytest.mark.parametrize(("annotation", "kind"), [(dict, None), (dict[str, int], "integer")])
+def test_a_dict_publishes_its_own_object_schema(annotation: Any, kind: str | None) -> None:
+    schema = output_schema(annotation)
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert "x-toolpalette-wrapped" not in schema
+    if kind is not None:
+        assert schema["additionalProperties"] == {"type": kind}
 
 
 @pytest.mark.parametrize(
-    "annotation",
+    ("annotation", "inner"),
     [
-        None,
-        type(None),
-        int,
-        str,
-        float,
-        bool,
-        list,
-        dict,
-        list[Point],
-        dict[str, int],
-        Point | None,
-        Any,
+        (int, {"type": "integer"}),
+        (float, {"type": "number"}),
+        (bool, {"type": "boolean"}),
+        (list, {"type": "array", "items": {}}),
+        (list[Point], {"type": "array", "items": {"$ref": "#/$defs/Point"}}),
+        (Point | None, {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}]}),
     ],
 )
-def test_other_outputs_ship_as_text(annotation: Any) -> None:
+def test_other_outputs_get_a_wrapping_object_schema(annotation: Any, inner: Any) -> None:
+    schema = output_schema(annotation)
+    assert schema is not None
+    assert schema["x-toolpalette-wrapped"] is True
+    assert (schema["type"], schema["required"]) == ("object", ["result"])
+    assert schema["properties"]["result"] == inner
+    assert ("$defs" in schema) is ("$ref" in json.dumps(inner))
+    Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("annotation", [None, type(None), str, Any])
+def test_text_none_and_any_publish_no_schema(annotation: Any) -> None:
     assert output_schema(annotation) is None
 
 
@@ -314,15 +330,15 @@ def test_other_outputs_ship_as_text(annotation: Any) -> None:
         ("Point", True),
         ("Size", True),
         ("Movie", True),
-        ("int", False),
+        ("int", True),
+        ("list[int]", True),
+        ("dict[str, int]", True),
         ("str", False),
-        ("list[int]", False),
-        ("dict[str, int]", False),
         ("None", False),
         ("", False),
     ],
 )
-def test_function_tools_publish_an_output_schema_only_for_composites(
+def test_function_tools_publish_an_output_schema_for_every_declared_type_but_text(
     returns: str, expected: bool
 ) -> None:
     namespace: dict[str, Any] = {}
@@ -357,6 +373,16 @@ NESTED = {
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
         "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
         "mode": {"enum": ["a", "b"]},
+        "typed_mode": {"type": "string", "enum": ["a", "b"]},
+        "named": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"type": "string", "enum": ["read_file"], "description": "Read."},
+                    {"type": "string", "const": "write_file"},
+                ]
+            },
+        },
     },
 }
 
@@ -382,6 +408,8 @@ def test_safe_parts_hides_keys_the_schema_does_not_declare() -> None:
         (["scores", "*"], "number"),
         (["maybe"], "integer or null"),
         (["mode"], "one of the allowed values"),
+        (["typed_mode"], "one of the allowed values"),
+        (["named", 1], "one of the allowed values"),
         (["nothing"], "a value matching the schema"),
     ],
 )
@@ -396,6 +424,46 @@ def test_a_union_with_a_boolean_member_is_described_not_a_crash() -> None:
     with pytest.raises(InvalidInputError) as info:
         fake.parse_input({"u": SECRET})
     assert [str(p) for p in info.value.problems] == ["at u: expected a value matching the schema"]
+
+
+def test_a_string_off_an_enum_is_refused_as_off_the_list_not_as_a_non_string() -> None:
+    # A typed enum (and request_tools' anyOf of one-name enums) refused "expected
+    # string" for a string that was not on the list.
+    schema = {
+        "type": "object",
+        "properties": {
+            "names": NESTED["properties"]["named"],
+            "mode": NESTED["properties"]["typed_mode"],
+        },
+        "required": ["names", "mode"],
+        "additionalProperties": False,
+    }
+    provider = as_provider(FakeTool("picker", input_schema=schema))
+    with pytest.raises(InvalidInputError) as raised:
+        provider.parse_input({"names": ["read_file", "drop_table"], "mode": "c"})
+    assert sorted((p.path, p.expected) for p in raised.value.problems) == [
+        ("mode", "one of the allowed values"),
+        ("names[1]", "one of the allowed values"),
+    ]
+    with pytest.raises(InvalidInputError) as raised:
+        provider.parse_input({"names": []})
+    assert [(p.path, p.expected) for p in raised.value.problems] == [
+        ("mode", "required field, one of the allowed values")
+    ]
+
+
+@tool
+def pick(mode: typing_extensions.Literal["fast", "slow"]) -> str:
+    """Pick a mode."""
+    return mode
+
+
+def test_a_missing_literal_field_says_it_takes_the_allowed_values() -> None:
+    with pytest.raises(InvalidInputError) as raised:
+        as_provider(pick).parse_input({})
+    assert [(p.path, p.expected) for p in raised.value.problems] == [
+        ("mode", "required field, one of the allowed values")
+    ]
 
 
 def test_refined_schema_is_published_and_enforced() -> None:

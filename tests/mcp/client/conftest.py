@@ -24,6 +24,7 @@ from toolpalette import ToolHub
 
 PEERS = Path(__file__).parent / "peers"
 SLOW_SERVER = PEERS / "slow_server.py"
+NOTES_SERVER = PEERS / "notes_server.py"
 
 
 def peer(variable: str) -> str:

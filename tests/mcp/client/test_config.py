@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from toolpalette import ToolHub, hookimpl
+from toolpalette import ToolHub, hookimpl, tool
 from toolpalette.mcp import MCPServerConfig
+from toolpalette.testing import plugin_of, run_cli
 
-from .conftest import SLOW_SERVER
+from .conftest import NOTES_SERVER, SLOW_SERVER
 
 
 def write_config(folder: Path, desktop: dict[str, Any]) -> Path:
@@ -158,3 +159,106 @@ def test_a_packs_server_adjusted_by_the_host(make_hub: Callable[..., ToolHub]):
     (provider,) = hub.providers_for_server("slow")
     assert provider.origin is not None
     assert (provider.origin.server, provider.origin.pack) == ("slow", "bridge")
+
+
+# -- nothing in the host's file is ignored silently ----------------------------------
+
+
+def notes_desktop(folder: Path, toml: str) -> Path:
+    """A desktop JSON file defining the ``notes`` server, and a toolpalette.toml using it."""
+    notes = {"command": sys.executable, "args": [str(NOTES_SERVER)]}
+    (folder / "desktop.json").write_text(json.dumps({"mcpServers": {"notes": notes}}))
+    config = folder / "toolpalette.toml"
+    config.write_text('mcp_json = "desktop.json"\n' + toml)
+    return config
+
+
+def test_the_hosts_keys_merge_over_a_json_server(make_hub: Callable[..., ToolHub], tmp_path: Path):
+    plain = make_hub(config=notes_desktop(tmp_path, ""))
+    (untrusted,) = plain.providers_for_server("notes")
+    assert (untrusted.name, untrusted.info.read_only) == ("look", False)
+
+    adjusted = notes_desktop(tmp_path, '[mcp_servers.notes]\ntrusted = true\nprefix = "n_"\n')
+    hub = make_hub(config=adjusted)
+    notes = hub.mcp().config("notes")
+    assert notes is not None
+    assert (notes.command, notes.args) == (sys.executable, (str(NOTES_SERVER),))
+    assert (notes.trusted, notes.prefix) == (True, "n_")
+    assert notes.source == "desktop.json, adjusted in toolpalette.toml"
+    (provider,) = hub.providers_for_server("notes")
+    assert (provider.name, provider.info.read_only) == ("n_look", True)
+    assert hub.problems() == []
+
+
+def test_a_host_table_with_a_command_replaces_the_json_entry(
+    make_hub: Callable[..., ToolHub], tmp_path: Path
+):
+    config = notes_desktop(tmp_path, '[mcp_servers.notes]\ncommand = "other-notes"\n')
+    notes = make_hub(config=config).mcp().config("notes")
+    assert notes is not None
+    assert (notes.command, notes.args, notes.source) == ("other-notes", (), "toolpalette.toml")
+
+
+def test_a_table_that_adjusts_no_server_is_a_problem_check_reports(
+    make_hub: Callable[..., ToolHub], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    config = notes_desktop(
+        tmp_path,
+        "[mcp_servers.ghost]\ntrusted = true\n"
+        '[mcp_servers.typo]\ncomand = "notes-server"\n'
+        '[mcp_servers.note]\nprefix = "n_"\n',
+    )
+    hub = make_hub(config=config)
+    assert run_cli(["check", "--json"], hub=hub) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    problems = {p["pack"]: p for p in report["problems"]}
+    assert set(problems) == {"mcp:ghost", "mcp:typo", "mcp:note"}
+    assert all(p["kind"] == "server" and p["fatal"] for p in problems.values())
+    ghost, typo, note = (problems[f"mcp:{name}"]["reason"] for name in ("ghost", "typo", "note"))
+    assert ghost.startswith("[mcp_servers.ghost] in toolpalette.toml has neither 'command' nor")
+    assert "unknown keys 'comand' (did you mean 'command'?)" in typo
+    assert "no pack or JSON file defines a server named 'note' (did you mean 'notes'?)" in note
+
+
+def test_a_misspelt_key_of_a_pack_servers_table_suggests_the_right_one(
+    make_hub: Callable[..., ToolHub],
+):
+    class Bridge:
+        @hookimpl
+        def toolpalette_register_mcp_servers(self) -> list[dict[str, Any]]:
+            return [{"name": "slow", "command": [sys.executable, str(SLOW_SERVER)]}]
+
+    hub = make_hub(config={"mcp_servers": {"slow": {"trustd": True}}})
+    hub.add_plugin(Bridge(), name="bridge")
+    hub.catalog()
+    (problem,) = hub.problems()
+    assert (problem.kind, problem.pack) == ("server", "mcp:slow")
+    assert "unknown keys 'trustd' (did you mean 'trusted'?)" in problem.reason
+
+
+@tool(read_only=True)
+def look(text: str) -> str:
+    """Look at a text, locally."""
+    return text
+
+
+def test_a_collision_names_each_servers_source_and_its_own_prefix(
+    make_hub: Callable[..., ToolHub], tmp_path: Path
+):
+    twin = f"[mcp_servers.twin]\ncommand = {json.dumps(sys.executable)}\n"
+    twin += f"args = [{json.dumps(str(NOTES_SERVER))}]\n"
+    hub = make_hub(config=notes_desktop(tmp_path, twin))
+    hub.add_plugin(plugin_of(look), name="local")
+    assert "look" not in hub.catalog().tool_names()
+    (problem,) = hub.problems()
+    assert problem.kind == "collision"
+    assert problem.distribution == "(added in code), from desktop.json, from toolpalette.toml"
+    assert "MCP tool 'look' of MCP server 'notes' (from desktop.json)" in problem.reason
+    assert "MCP tool 'look' of MCP server 'twin' (from toolpalette.toml)" in problem.reason
+    assert (
+        "give MCP server 'notes' its own prefix or rename: set [mcp_servers.notes] "
+        'prefix = "notes_" (or rename = {look = "NEW_NAME"}) in toolpalette.toml (merged over '
+        "the JSON file's entry)"
+    ) in problem.reason
+    assert 'set [mcp_servers.twin] prefix = "twin_"' in problem.reason

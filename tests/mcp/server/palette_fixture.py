@@ -111,6 +111,23 @@ def secret_lookup(key: str) -> str:
     return f"value of {key}"
 
 
+@toolpalette.tool(read_only=True)
+def vault_lookup(key: str) -> str:
+    """Deferred: in the catalog, but the policy refuses every grant of it."""
+    return f"vault value of {key}"
+
+
+@toolpalette.tool(destructive=True)
+def wipe_table(table: str) -> str:
+    """Deferred and mutating: a person approves each grant of it."""
+    WIPED.append(table)
+    return f"wiped {table}"
+
+
+WIPED: list[str] = []
+"""The tables ``wipe_table`` really wiped."""
+
+
 PIXEL = b"\x89PNG\r\n\x1a\n-not-really-a-png"
 
 
@@ -121,12 +138,20 @@ def snapshot() -> toolpalette.Image:
 
 
 class FixturePolicy(ToolPolicy):
-    """Denies ``guarded`` calls while still offering it."""
+    """Denies ``guarded`` calls while still offering it; refuses ``vault_lookup``'s grant
+    and asks a person about ``wipe_table``'s."""
 
     def decide_call(self, thinker: Any, provider: Any, value: Any) -> toolpalette.Decision:
         if provider.name == "guarded":
             return toolpalette.Decision.DENY
         return super().decide_call(thinker, provider, value)
+
+    def decide_grant(self, thinker: Any, kind: str, name: str, item: Any) -> toolpalette.Decision:
+        if name == "vault_lookup":
+            return toolpalette.Decision.DENY
+        if name == "wipe_table":
+            return toolpalette.Decision.ASK
+        return super().decide_grant(thinker, kind, name, item)
 
 
 class Palette(Thinker):
@@ -150,7 +175,9 @@ class Palette(Thinker):
             snapshot,
         ):
             selector.tool(tool)
-        return selector.tool(secret_lookup, deferred=True)
+        for deferred in (secret_lookup, vault_lookup, wipe_table):
+            selector.tool(deferred, deferred=True)
+        return selector
 
     @classmethod
     def declare_skills(cls) -> SkillSelector:
@@ -165,6 +192,12 @@ class Reader(Palette):
     """The same palette, bound read-only."""
 
     read_only = True
+
+
+class Searching(Palette):
+    """The same palette, its deferred tools reached through ``search_tools``."""
+
+    tool_search = "search"
 
 
 def many_tools(n: int) -> list[Any]:

@@ -3,7 +3,10 @@
 The server is started on 127.0.0.1 with ``--port 0``; the URL it prints on stderr at
 start is the one the SDK's client connects to. With ``--workers 2`` and no
 ``--stateless`` it serves stateless all the same: a client of either protocol era,
-on a fresh connection for every request, has its requests answered by both workers.
+on a fresh connection for every request, has its requests answered by both workers,
+deferred tools found by ``search_tools`` and called at once included, and approvals
+asked over the 2026-07-28 protocol, whose sealed state one worker makes and another
+verifies (the workers share a key the command makes at start).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -122,11 +126,12 @@ async def test_two_workers_serve_stateless_without_being_asked(mode: str):
     with serving("--thinker", "worker_fixture:Workers", "--workers", "2") as served:
         assert served.lines[0] == f"serving {served.url} (stateless, 2 workers)"
         assert served.lines[1].startswith("note: 2 workers serve stateless")
+        assert served.lines[2].startswith("note: the 2 workers share a request-state key")
         options = {} if mode == "default" else {"mode": mode}
         pids: set[int] = set()
         async with Client(fresh_connections(served.url), **options) as client:
             tools = (await client.list_tools()).tools
-            assert [t.name for t in tools] == ["worker_pid"]
+            assert [t.name for t in tools] == ["worker_pid", "search_tools", "call_tool"]
             for _ in range(25):  # until both workers have answered one client's requests
 
                 async def call() -> None:
@@ -141,6 +146,100 @@ async def test_two_workers_serve_stateless_without_being_asked(mode: str):
                     break
     assert len(pids) == 2
     assert served.process.pid not in pids
+
+
+async def until_both_answer(call: Any) -> set[int]:
+    """Run ``call`` (returning a worker's pid), four at a time, until both have answered."""
+    pids: set[int] = set()
+    for _ in range(25):
+
+        async def one() -> None:
+            pids.add(await call())
+
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(one)
+        if len(pids) == 2:
+            break
+    return pids
+
+
+async def test_two_workers_find_and_call_a_deferred_tool_for_a_default_client():
+    with serving("--thinker", "worker_fixture:Workers", "--workers", "2") as served:
+        async with Client(fresh_connections(served.url)) as client:
+            assert client.protocol_version == "2026-07-28"
+            found = await client.call_tool("search_tools", {"query": "deferred process id"})
+            assert not found.is_error
+            assert found.structured_content is not None
+            assert found.structured_content["tools"][0]["name"] == "deferred_pid"
+
+            async def by_name() -> int:
+                result = await client.call_tool("deferred_pid", {})
+                assert not result.is_error, result.content[0].text
+                return int(result.content[0].text)
+
+            async def wrapped() -> int:
+                result = await client.call_tool("call_tool", {"name": "deferred_pid"})
+                assert not result.is_error, result.content[0].text
+                return int(result.content[0].text)
+
+            assert len(await until_both_answer(by_name)) == 2
+            assert len(await until_both_answer(wrapped)) == 2
+
+
+async def test_two_workers_approve_through_the_multi_round_trip_request():
+    asked: list[str] = []
+
+    async def approve(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def decline(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    with serving("--thinker", "worker_fixture:Workers", "--workers", "2") as served:
+        async with Client(fresh_connections(served.url), elicitation_callback=approve) as client:
+            # Each round is a fresh connection: the worker that asked and the one that
+            # verifies the answer differ about half the time, and every answer holds.
+
+            async def approved() -> int:
+                result = await client.call_tool("approved_pid", {"note": "n"})
+                assert not result.is_error, result.content[0].text
+                return int(result.content[0].text)
+
+            pids = await until_both_answer(approved)
+        async with Client(fresh_connections(served.url), elicitation_callback=decline) as client:
+            refused = await client.call_tool(
+                "call_tool", {"name": "approved_pid", "arguments": {"note": "n"}}
+            )
+    assert len(pids) == 2
+    assert asked
+    assert all("approved_pid" in message for message in asked)
+    assert refused.is_error
+    assert refused.content[0].text == "Tool 'approved_pid' was not approved."
+
+
+def test_a_state_key_file_is_read_and_a_short_key_refused(tmp_path: Path):
+    good, short = tmp_path / "keys", tmp_path / "short"
+    good.write_text("# the first seals\n" + "k" * 40 + "\n" + "j" * 32 + "\n", encoding="utf-8")
+    short.write_text("too-short\n", encoding="utf-8")
+    with serving(
+        "--thinker", "worker_fixture:Workers", "--workers", "2", "--state-key-file", str(good)
+    ) as served:
+        assert not any("request-state key" in line for line in served.lines)
+    code = "import sys; from toolpalette._cli import main; sys.exit(main())"
+    command = [sys.executable, "-c", code, "serve", "--thinker", "worker_fixture:Workers"]
+    for path in (short, tmp_path / "missing"):
+        done = subprocess.run(
+            [*command, "--http", "--port", "0", "--state-key-file", str(path)],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=60,
+        )
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: the request-state keys cannot be used")
+        assert "too-short" not in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -60,16 +60,40 @@ async def test_stdio_serves_pages_calls_and_refusals_with_only_protocol_on_stdou
         async with Client(params, mode=mode) as client:
             names = await all_names(client)
             assert names[:3] == ["echo", "add", "delete_row"]
-            assert ("request_tools" in names) is (mode == "legacy")
+            assert names[-2:] == ["request_skill", "call_tool"]
             added = await client.call_tool("add", {"a": 40, "b": 2})
             assert added.structured_content == {"total": 42}
             failed = await client.call_tool("explode", {})
             assert failed.is_error
             assert "CANARY" not in failed.content[0].text
             with pytest.raises(MCPError) as caught:
-                await client.session.call_tool("secret_lookup", {"key": "k"})
+                await client.session.call_tool("vault_lookup", {"key": "k"})
             assert caught.value.code == types.INVALID_PARAMS
-            assert caught.value.message == "Unknown tool: secret_lookup"
+            assert caught.value.message == "Unknown tool: vault_lookup"
+
+
+async def test_a_default_client_searches_calls_and_approves_a_deferred_tool_over_stdio():
+    asked: list[str] = []
+
+    async def approve(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    params = stdio("--thinker", "palette_fixture:Searching")
+    async with leak_check(deadline=10):
+        async with Client(params, elicitation_callback=approve) as client:
+            assert client.protocol_version == "2026-07-28"
+            found = await client.call_tool("search_tools", {"query": "secret key lookup"})
+            assert found.structured_content is not None
+            assert found.structured_content["tools"][0]["name"] == "secret_lookup"
+            direct = await client.call_tool("secret_lookup", {"key": "a"})
+            wrapped = await client.call_tool(
+                "call_tool", {"name": "secret_lookup", "arguments": {"key": "b"}}
+            )
+            wiped = await client.call_tool("wipe_table", {"table": "t"})
+    assert (direct.content[0].text, wrapped.content[0].text) == ("value of a", "value of b")
+    assert wiped.content[0].text == "wiped t"
+    assert asked == ['Approve this call of the tool \'wipe_table\'?\nInput: {"table": "t"}']
 
 
 async def test_stdio_session_grants_and_announces_the_change():
@@ -101,19 +125,23 @@ async def test_stdio_select_serves_the_named_distribution_read_only():
     assert "edit_file" not in {t.name for t in tools}
 
 
-def test_serve_help_says_stateless_serving_leaves_the_meta_tools_out():
+def test_serve_help_says_every_client_gets_the_meta_tools_and_call_tool():
     out = subprocess.run(
         serve_command("--help"), capture_output=True, text=True, env=ENV, timeout=60, check=True
     ).stdout
-    assert "WITHOUT the meta-tools" in out
+    assert (
+        "its meta-tools (request_tools or\nsearch_tools, and the skills' ones) and call_tool" in out
+    )
+    assert "WITHOUT" not in out
     assert "--stateless" in out
+    assert "--state-key-file" in out
 
 
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
         (["--thinker", "palette_fixture"], "package.module:Class"),
-        (["--thinker", "no_such_module_here:X"], "cannot import"),
+        (["--thinker", "no_such_module_here:X"], "no module named 'no_such_module_here'"),
         (["--thinker", "palette_fixture:CANARY"], "not a toolpalette.Thinker subclass"),
         (["--select", "no-such-distribution"], "neither an installed distribution"),
     ],
@@ -207,7 +235,7 @@ async def test_two_workers_serve_one_listing_page_by_page(http_server: str, mode
             break
         assert time.monotonic() - started < 60
     assert pages == 7
-    assert names == [f"t{i:04d}" for i in range(250)]
+    assert names == [*(f"t{i:04d}" for i in range(250)), "call_tool"]
     async with Client(http_server, mode=mode) as client:
         with pytest.raises(MCPError) as caught:
             await client.list_tools(cursor=cursor or "tp1.bm9wZQ", cache_mode="refresh")

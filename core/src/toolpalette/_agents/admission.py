@@ -1,43 +1,81 @@
-"""Admission: deciding a model's requests for deferred tools and skills, and granting them.
+"""Admission: deciding whether a thinker may use a deferred tool or a skill, and granting it.
 
-``request_tools`` and ``request_skill`` (and a host's ``thinker.admit``) come here. Each
-name is decided once, in order: already present; in the thinker's catalog; the
-read-only binding; the ``toolpalette_admit`` hooks (the first answer decides, a raising
-one refuses); the policy's ``decide_grant`` (a deny or a raising policy refuses, an ask
-waits for a person). A granted tool is offered from the next turn (the reconcile adds
-it, ``reconcile.py``); a granted skill attaches to the conversation at once and rides
-its preamble from the next turn.
+One implementation decides every way a model reaches for more: ``request_tools`` and
+``request_skill`` (and a host's ``thinker.admit``), ``search_tools`` and
+``search_skills`` (each match, in rank order), and a call of a deferred tool decided
+at call time (``thinker.call(..., deferred=True)``). Each name is judged the same way
+(:meth:`Admission._judge`): already present; in the thinker's catalog; the read-only
+binding; the ``toolpalette_admit`` hooks (the first answer decides, a raising one
+refuses); the policy's ``decide_grant`` (a deny or a raising policy refuses, an ask
+needs a person). What each way does with the verdict:
+
+- a request grants what is allowed and asks the host's approver about the rest (the
+  grant waits, ``pending``, until ``thinker.resolve_approval``);
+- a search grants what is allowed, leaves out what is refused, and returns what needs a
+  person marked so: such a tool is not a pending grant, a person approves each call of
+  it (the call-level approval);
+- a call-time decision runs the call once (an ask becomes the call's own approval) and
+  keeps nothing.
+
+A grant is *kept* when the thinker keeps grants (``hub.bind(..., keep_grants=True)``,
+the default): a granted tool joins the palette at once (``on_granted``: callable in the
+same turn, offered from the next), a granted skill attaches to the conversation and
+rides its preamble from the next turn. A thinker bound with ``keep_grants=False``
+(stateless serving) decides, records and answers as usual, and keeps nothing: a
+granted skill's instructions come back in the answer instead.
 
 Every decision is a ``GrantRecord`` on the hub, delivered to the ``toolpalette_grant``
-hooks, recorded before anything can withdraw it.
+hooks, recorded before anything can withdraw it. What a hook, the policy or the
+approver raises, whatever it is but ``KeyboardInterrupt``, is contained: a grant is
+refused, or the hook's failure logged, and nothing is left granted or pending by it.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolpalette._agents.approvals import Approvals, Notify
 from toolpalette._agents.grants import GrantDecision, GrantRecord
+from toolpalette._agents.search import Found
 from toolpalette._agents.turn import Approval
 from toolpalette._hookcall import first_result, in_call_order
-from toolpalette._run.consent import Decision, read_decision
+from toolpalette._run.consent import Decision, contained, read_decision
 
 if TYPE_CHECKING:
     from toolpalette._agents.policy import ToolPolicy
     from toolpalette._agents.reconcile import Reconciler
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["Admission"]
+__all__ = ["Admission", "Verdict"]
 
 logger = logging.getLogger("toolpalette.thinker")
 
+_MAX_JUDGED_PER_MATCH = 4
+"""A search judges at most this many ranked items per match it may return: a policy
+that refuses most of a catalog cannot make one search decide all of it."""
+
+_ASKED_AT_CALL = "a person approves each call of it"
+"""The reason on the record of a search's match that needs a person."""
+
+
+class Verdict(enum.Enum):
+    """What admission decided about one name, before a way of asking acts on it."""
+
+    REFUSED = "refused"
+    """Not in the catalog, or refused by the read-only binding, a hook or the policy."""
+    ALLOW = "allow"
+    """May be granted."""
+    ASK = "ask"
+    """Needs a person's approval."""
+
 
 class Admission:
-    """One thinker's grants: what was admitted, what waits for a person, the record.
+    """One thinker's admissions: what was granted, what waits for a person, the record.
 
     Args:
         thinker: the bound thinker (hooks and the policy are told which one asks).
@@ -45,6 +83,7 @@ class Admission:
         policy: its policy (``decide_grant``).
         read_only: its read-only binding (a mutating tool is never granted).
         approver: the host's approver, told of each approval (calls' and grants').
+        keep: whether grants are kept (see the module docstring).
     """
 
     def __init__(
@@ -54,16 +93,24 @@ class Admission:
         policy: ToolPolicy,
         read_only: bool,
         approver: Notify | None,
+        *,
+        keep: bool = True,
     ) -> None:
         self._thinker = thinker
         self._palette = palette
         self._policy = policy
         self._read_only = read_only
+        self.keep = keep
+        """Whether grants are kept (``hub.bind(..., keep_grants=...)``)."""
         self._lock = threading.RLock()
         self._admitted: dict[str, ToolProvider] = {}
         self._granted: list[str] = []
+        self._asked: set[str] = set()
         self.approvals = Approvals(approver, withdrawn=self._withdrawn)
         """The thinker's pending approvals, of calls and of grants."""
+        self.on_granted: Callable[[], None] | None = None
+        """Called after tools were granted and kept: the binding adds them to the
+        palette at once (``binding.py``)."""
 
     @property
     def turn_number(self) -> int:
@@ -73,7 +120,7 @@ class Admission:
 
     @property
     def admitted(self) -> Mapping[str, ToolProvider]:
-        """Every tool granted so far, in the order granted."""
+        """Every tool granted and kept so far, in the order granted."""
         return self._admitted
 
     def take_granted(self) -> list[str]:
@@ -82,11 +129,27 @@ class Admission:
             granted, self._granted = self._granted, []
         return granted
 
+    def granted_since(self) -> list[str]:
+        """The names :meth:`take_granted` would give now, left for it (a grant mid-turn)."""
+        with self._lock:
+            return list(self._granted)
+
+    def asks_at_call(self, name: object) -> bool:
+        """Whether a search returned ``name`` as needing a person for each call.
+
+        A call of such a name is decided at call time, even when the host did not ask
+        for it (``thinker.call``): the search told the model it could call it.
+        """
+        return name in self._asked
+
+    # -- the three ways of asking ----------------------------------------------------
+
     def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:
         """Decide a request for deferred tools (``kind="tool"``) or skills, each name once.
 
         Returns the outcome by name: ``granted``, ``already_present``, ``pending``
-        and ``refused`` (with reasons). Every decision is recorded.
+        and ``refused`` (with reasons), and a ``note``; a thinker that keeps no grants
+        also gets the granted skills' ``instructions``. Every decision is recorded.
         """
         outcome: dict[str, Any] = {
             "granted": [],
@@ -96,33 +159,96 @@ class Admission:
         }
         with self._lock:
             for name in dict.fromkeys(names):
-                decision, reason = self._decide(kind, name)
+                decision, reason = self._request(kind, name, outcome)
                 self.record(kind, name, decision, reason)  # before any withdrawal of it
                 if decision == "refused":
                     outcome["refused"].append({"name": name, "reason": reason})
                 else:
                     outcome[decision].append(name)
-        if outcome["granted"]:
-            outcome["note"] = "Granted items are available from your next turn."
+        if outcome["granted"] or outcome["pending"]:
+            outcome["note"] = self._note(kind, bool(outcome["pending"]))
+        self._granted_now()
         return outcome
 
-    def _decide(self, kind: str, name: str) -> tuple[GrantDecision, str]:
+    def search(self, kind: str, ranked: Iterable[Any], limit: int) -> list[Found]:
+        """Admit the best of ``ranked`` (catalog items, best first) until ``limit`` are found.
+
+        A refused item is left out (and recorded), an allowed one granted, one that
+        needs a person returned marked so (``"ask"``: each call of the tool is approved
+        by a person; ``"pending"``: a skill's grant waits for one). At most
+        :data:`_MAX_JUDGED_PER_MATCH` items per match are judged.
+        """
+        found: list[Found] = []
+        budget = limit * _MAX_JUDGED_PER_MATCH
+        with self._lock:
+            for item in ranked:
+                if len(found) >= limit or budget <= 0:
+                    break
+                budget -= 1
+                name = item.name if kind == "tool" else item.id
+                if self._has(kind, name):
+                    continue  # granted since the catalog was read
+                verdict, reason = self._judge(kind, name, item)
+                if verdict is Verdict.REFUSED:
+                    self.record(kind, name, "refused", reason)
+                    continue
+                if verdict is Verdict.ASK and kind == "tool":
+                    # Not a pending grant: callable, and each call asks a person.
+                    if self.keep:
+                        self._asked.add(name)
+                    self.record(kind, name, "pending", _ASKED_AT_CALL)
+                    found.append(Found(item, "ask"))
+                    continue
+                if verdict is Verdict.ASK:
+                    decision, reason = self._ask_for(kind, name)
+                    self.record(kind, name, decision, reason)
+                    if decision != "refused":
+                        found.append(Found(item, "pending"))
+                    continue
+                answered: dict[str, Any] = {}
+                failed = self._grant(kind, name, item, answered)
+                self.record(kind, name, "refused" if failed else "granted", failed)
+                if not failed:
+                    instructions = answered.get("instructions", {}).get(name)
+                    found.append(Found(item, "granted", instructions))
+        self._granted_now()
+        return found
+
+    def at_call(self, name: object) -> tuple[ToolProvider, bool] | None:
+        """Decide one call of a deferred tool, at call time; nothing is kept.
+
+        Returns the tool and whether a person must approve the call, or None when it
+        may not be called (not in the thinker's catalog, or refused: the caller answers
+        as for an unknown name). A refusal and an allowed call are recorded now; a call
+        a person approves is recorded when they answer (:meth:`answered`).
+        """
+        provider = self._palette.requestable.get(name) if isinstance(name, str) else None
+        if provider is None:
+            return None
+        with self._lock:
+            verdict, reason = self._judge("tool", provider.name, provider)
+            if verdict is Verdict.REFUSED:
+                self.record("tool", provider.name, "refused", reason)
+                return None
+            if verdict is Verdict.ALLOW:
+                self.record("tool", provider.name, "granted", "admitted for one call")
+        return provider, verdict is Verdict.ASK
+
+    def answered(self, name: str, approved: bool, reason: str) -> None:
+        """Record a person's answer about a call admitted at call time (:meth:`at_call`)."""
+        decision: GrantDecision = "granted" if approved else "refused"
+        with self._lock:
+            self.record("tool", name, decision, reason)
+
+    # -- judging ----------------------------------------------------------------------
+
+    def _judge(self, kind: str, name: str, item: Any) -> tuple[Verdict, str]:
+        """The one decision: catalog, read-only binding, the admit hooks, the policy."""
         thinker = self._thinker
-        palette = self._palette
-        if kind == "tool":
-            if name in self._admitted or (
-                palette.registry.has_tool(name) and name not in palette.tool_catalog
-            ):
-                return "already_present", ""
-            item: Any = palette.tool_catalog.get(name)
-        else:
-            if name in thinker.conversation.attached:
-                return "already_present", ""
-            item = palette.skill_catalog.get(name)
         if item is None:
-            return "refused", f"not in this agent's {kind} catalog"
+            return Verdict.REFUSED, self._palette.not_requestable(kind, self._admitted)
         if kind == "tool" and self._read_only and not item.read_only:
-            return "refused", "this agent is read-only and the tool changes things"
+            return Verdict.REFUSED, "this agent is read-only and the tool changes things"
         impls = in_call_order(thinker.hub.pm.hook.toolpalette_admit)
         called = first_result(
             impls, "toolpalette_admit", {"thinker": thinker, "kind": kind, "name": name}
@@ -133,42 +259,101 @@ class Admission:
             logger.error(
                 "toolpalette_admit raised for %s %r; refused", kind, name, exc_info=called.error
             )
-            return "refused", "a host hook failed while deciding"
+            return Verdict.REFUSED, "a host hook failed while deciding"
         if verdict is False or isinstance(verdict, str):
-            return "refused", verdict if isinstance(verdict, str) else "refused by a host hook"
+            reason = verdict if isinstance(verdict, str) else "refused by a host hook"
+            return Verdict.REFUSED, reason
         try:
             decision, _ = read_decision(self._policy.decide_grant(thinker, kind, name, item))
-        except Exception:  # a broken policy refuses (fail closed), and is on the record
-            logger.exception("the policy raised deciding %s %r; refused", kind, name)
-            return "refused", "the policy failed while deciding"
+        except BaseException as exc:  # a broken policy refuses (fail closed), on the record
+            if not contained(exc):
+                raise
+            logger.error("the policy raised deciding %s %r; refused", kind, name, exc_info=exc)
+            return Verdict.REFUSED, "the policy failed while deciding"
         if decision is Decision.DENY:
-            return "refused", "denied by policy"
+            return Verdict.REFUSED, "denied by policy"
         if decision is Decision.ASK:
-            pending: Literal["tool", "skill"] = "tool" if kind == "tool" else "skill"
-            approval = Approval(uuid.uuid4().hex, pending, name, None, thinker.turn_number)
-            if not self.approvals.ask_grant(approval):
-                return "refused", "no person could be asked (the approver failed)"
-            return "pending", "waiting for a person's approval"
-        failed = self._grant(kind, name, item)
+            return Verdict.ASK, ""
+        return Verdict.ALLOW, ""
+
+    def _request(self, kind: str, name: str, outcome: dict[str, Any]) -> tuple[GrantDecision, str]:
+        """One name of a request: judged, then granted or asked about."""
+        palette = self._palette
+        if kind == "tool":
+            if name in self._admitted or (
+                palette.registry.has_tool(name) and name not in palette.tool_catalog
+            ):
+                return "already_present", ""
+            item: Any = palette.tool_catalog.get(name)
+        else:
+            if name in self._thinker.conversation.attached:
+                return "already_present", ""
+            item = palette.skill_catalog.get(name)
+        verdict, reason = self._judge(kind, name, item)
+        if verdict is Verdict.REFUSED:
+            return "refused", reason
+        if verdict is Verdict.ASK:
+            return self._ask_for(kind, name)
+        failed = self._grant(kind, name, item, outcome)
         return ("refused", failed) if failed else ("granted", "")
 
-    def _grant(self, kind: str, name: str, item: Any) -> str:
-        """Admit ``item``; returns why it could not be, or ``""`` when it was."""
+    def _ask_for(self, kind: str, name: str) -> tuple[GrantDecision, str]:
+        """What a grant that needs a person becomes.
+
+        A tool the thinker cannot keep, and a search's match, are called with a person's
+        approval each time; a kept grant waits for the host's approver.
+        """
+        if kind == "tool" and not self.keep:
+            return "pending", _ASKED_AT_CALL
+        if kind != "tool" and not self.keep:
+            return "refused", "a person must approve it, and this agent keeps no grants"
+        pending: Literal["tool", "skill"] = "tool" if kind == "tool" else "skill"
+        approval = Approval(uuid.uuid4().hex, pending, name, None, self._thinker.turn_number)
+        if not self.approvals.ask_grant(approval):
+            return "refused", "no person could be asked (the approver failed)"
+        return "pending", "waiting for a person's approval"
+
+    def _grant(self, kind: str, name: str, item: Any, outcome: dict[str, Any] | None = None) -> str:
+        """Admit ``item`` (kept, or answered); returns why it could not be, or ``""``."""
         if kind == "tool":
-            self._admitted[name] = item
-            self._granted.append(name)
+            if self.keep:
+                self._admitted[name] = item
+                self._granted.append(name)
             return ""
         try:
-            self._thinker.conversation.attach(item)  # reads the body: a bad one fails here
+            if self.keep:
+                self._thinker.conversation.attach(item)  # reads the body: a bad one fails here
+            elif outcome is not None:
+                outcome.setdefault("instructions", {})[name] = item.body()
         except Exception:
             logger.exception("skill %r could not be attached; refused", name)
             return "the skill's instructions could not be read"
         return ""
 
+    def _granted_now(self) -> None:
+        """Tell the binding that kept grants wait to join the palette."""
+        if self._granted and self.on_granted is not None:
+            self.on_granted()
+
+    def _note(self, kind: str, pending: bool) -> str:
+        if kind != "tool":
+            if not self.keep:
+                return "Follow the granted skills' instructions (in `instructions`)."
+            return "Granted skills are added to your instructions from your next turn."
+        note = "Granted tools can be called now"
+        note += " and are offered from your next turn." if self.keep else "."
+        if pending and not self.keep:
+            note += " A person approves each call of a pending tool."
+        elif pending:
+            note += " Pending tools are granted once a person approves them."
+        return note
+
     def _has(self, kind: str, name: str) -> bool:
         if kind == "tool":
             return name in self._admitted
         return bool(self._thinker.conversation.is_attached(name))
+
+    # -- approvals and the record -------------------------------------------------------
 
     def resolve(self, approval: Approval, approve: bool) -> None:
         """Apply a person's answer to a pending grant (already taken off the pending list)."""
@@ -190,6 +375,7 @@ class Admission:
                 if failed:
                     decision, reason = "refused", failed
             self.record(approval.kind, approval.name, decision, reason)
+        self._granted_now()
 
     def record(self, kind: str, name: str, decision: GrantDecision, reason: str) -> None:
         """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks)."""

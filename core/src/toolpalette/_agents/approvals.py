@@ -7,7 +7,10 @@ told about. The rules, each guarded by a test in ``tests/faults/test_approvals.p
 - an approval is registered inside the ``try``/``finally`` that removes it, so a call
   that ends for any reason leaves nothing pending;
 - an approver that raises, or whose awaitable raises, withdraws its approval: nothing
-  stays pending and nothing is recorded as granted for it;
+  stays pending and nothing is recorded as granted for it. That holds whatever it
+  raises: ``SystemExit`` or a ``BaseException`` of its own is a failure like any other
+  (an awaitable's never reaches an event loop, which it would stop); only
+  ``KeyboardInterrupt`` passes on, once the approval is withdrawn;
 - an approver that returns an awaitable (``asyncio.Queue.put``, an ``async def``) has it
   awaited on the loop of the call that asked, never dropped; a person may answer
   before that delivery finishes (it is then cancelled);
@@ -29,7 +32,7 @@ from typing import Any, final
 
 from toolpalette._agents.turn import Approval
 
-__all__ = ["Approvals", "Notify"]
+__all__ = ["ApproverFailed", "Approvals", "Notify"]
 
 logger = logging.getLogger("toolpalette.thinker")
 
@@ -90,7 +93,7 @@ class Approvals:
             self._add(entry)
             delivered = self._notify(approval) if self._notify is not None else None
             if inspect.isawaitable(delivered):
-                delivery = entry.delivery = asyncio.ensure_future(delivered)
+                delivery = entry.delivery = asyncio.ensure_future(_await(delivered))
                 delivery.add_done_callback(_retrieve)
                 await asyncio.wait((answer, delivery), return_when=asyncio.FIRST_COMPLETED)
                 if not answer.done():
@@ -113,11 +116,16 @@ class Approvals:
             delivered = self._notify(approval) if self._notify is not None else None
             if inspect.isawaitable(delivered):
                 self._deliver_later(entry, delivered)
-        except Exception:
-            logger.exception(
-                "the approver raised for %s %r; withdrawn", approval.kind, approval.name
-            )
+        except BaseException as exc:
             self._remove(entry)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            logger.error(
+                "the approver raised for %s %r; withdrawn",
+                approval.kind,
+                approval.name,
+                exc_info=exc,
+            )
             return False
         return True
 
@@ -180,7 +188,7 @@ class Approvals:
         loop = self.loop
         running = _running_loop()
         if running is not None:
-            entry.delivery = asyncio.ensure_future(delivered)
+            entry.delivery = asyncio.ensure_future(_await(delivered))
         elif loop is not None and not loop.is_closed():
             entry.delivery = asyncio.run_coroutine_threadsafe(_await(delivered), loop)
             # A delivery that has already ended runs its callback at once, on this thread,
@@ -226,8 +234,23 @@ def _retrieve(delivery: asyncio.Future[Any]) -> None:
         delivery.exception()
 
 
+class ApproverFailed(Exception):
+    """What an approver's awaitable raised that is not an ``Exception`` (its cause).
+
+    ``SystemExit`` or another ``BaseException`` raised in a task would be re-raised by
+    asyncio into the event loop, ending every call on it; carried in this, it is the
+    approver's failure like any other.
+    """
+
+
 async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
+    """Await an approver's awaitable; what it raises comes out as an ``Exception``."""
+    try:
+        return await awaitable
+    except (Exception, KeyboardInterrupt, asyncio.CancelledError):
+        raise
+    except BaseException as exc:
+        raise ApproverFailed(f"the approver raised {type(exc).__name__}") from exc
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -1,7 +1,7 @@
 """What bind time fixes for a thinker: the parts of a bound thinker, made once.
 
-``hub.bind(Cls)`` reads the class's ``read_only`` and fixes it, with the thinker's
-policy, its pending approvals, its palette's reconciliation
+``hub.bind(Cls)`` reads the class's ``read_only`` and ``strict`` once and fixes them,
+with the thinker's policy, its pending approvals, its palette's reconciliation
 (``reconcile.py``), its grants (``admission.py``) and one executor for its whole life,
 in a frozen :class:`Binding` (:func:`make_binding`). The thinker keeps it where no
 attribute write reaches it (``thinker.py``, "the latch").
@@ -17,10 +17,12 @@ import uuid
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._agents.admission import Admission
-from toolpalette._agents.reconcile import Reconciler
+from toolpalette._agents.deferral import apply_grants
+from toolpalette._agents.reconcile import Reconciler, SearchMode
 from toolpalette._agents.turn import Approval
 from toolpalette._run.executor import Executor, with_rules
 
@@ -84,6 +86,8 @@ class Binding:
 
     read_only: bool
     """The read-only binding: mutating tools are neither offered, granted nor run."""
+    strict: bool
+    """Whether turns normalize schemas into the providers' strict subsets."""
     policy: ToolPolicy
     """Decides what is offered, and calls and grants."""
     palette: Reconciler
@@ -94,15 +98,29 @@ class Binding:
     """The thinker's pending approvals, of calls and of grants."""
     executor: Executor
     """The pipeline of every call, for the thinker's life (class tools keep their state)."""
+    rules: CallRules
+    """What the executor asks about each call (a call decided at call time asks it too)."""
 
 
 def make_binding(
-    thinker: Any, *, read_only: bool, policy: ToolPolicy, approver: Notify | None
+    thinker: Any,
+    *,
+    read_only: bool,
+    strict: bool,
+    policy: ToolPolicy,
+    approver: Notify | None,
+    keep_grants: bool = True,
+    mode: SearchMode = "auto",
 ) -> Binding:
-    """``thinker``'s binding: its palette's reconciliation, its grants and its executor."""
+    """``thinker``'s binding: its palette's reconciliation, its grants and its executor.
+
+    ``keep_grants`` and ``mode`` are the thinker's (``hub.bind(..., keep_grants=...)``,
+    its class's ``tool_search``): whether grants are kept, and how the model reaches the
+    deferred tools and skills.
+    """
     hub: ThinkerHub = thinker.hub
-    palette = Reconciler(thinker.palette, hub, policy, read_only)
-    grants = Admission(thinker, palette, policy, read_only, approver)
+    palette = Reconciler(thinker.palette, hub, policy, read_only, mode)
+    grants = Admission(thinker, palette, policy, read_only, approver, keep=keep_grants)
     rules = CallRules(read_only, policy, grants, hub)
     executor = with_rules(
         thinker.palette,
@@ -111,4 +129,6 @@ def make_binding(
         hook=hub.pm.hook.toolpalette_tool_error,
         worker_threads=hub.config.worker_threads,
     )
-    return Binding(read_only, policy, palette, grants, grants.approvals, executor)
+    binding = Binding(read_only, strict, policy, palette, grants, grants.approvals, executor, rules)
+    grants.on_granted = partial(apply_grants, thinker, grants, palette, executor)
+    return binding

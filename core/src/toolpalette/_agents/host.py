@@ -86,9 +86,12 @@ class Host:
             return self._skills
 
     def problems(self) -> list[Problem]:
-        """The host side's problems so far: skills (once used) and MCP server descriptions."""
+        """The host side's problems so far.
+
+        Configuration keys nothing reads, skills (once used) and MCP server descriptions.
+        """
         with self._lock:
-            found = list(self._server_problems)
+            found = [*self._catalog.config.problems, *self._server_problems]
             if self._skills is not None:
                 found.extend(self._skills.problems())
             return found
@@ -205,6 +208,11 @@ class Host:
             if claim is None:
                 claim = self._mcp_claims[name] = Pack(_mcp.problem_pack(name), None)
                 claim.status = "loaded"
+            config = self.mcp().config(name)
+            if config is not None:
+                claim.claim_source, claim.claim_hint = _mcp.claim_note(
+                    config, self._catalog.config.source
+                )
             if claim.providers != providers:
                 claim.providers = providers
                 self._mcp_changes += 1

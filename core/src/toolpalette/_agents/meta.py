@@ -1,13 +1,25 @@
 """The meta-tools: asking for more tools or skills, and reading an attached skill's files.
 
-``request_tools`` takes ``{"names": [...]}`` and ``request_skill`` takes
-``{"skills": [...]}``: a non-empty list of catalog members, each asked for once (a name
-given twice is decided once; no ``uniqueItems``, which strict modes refuse). Their
-input schema lists the catalog as ``anyOf`` entries, each an ``enum`` of one name with
-that member's own description, so a provider's native validation (strict mode
-included: the schemas are in both strict subsets as they stand) already refuses names
-off the catalog; the admission code refuses them again, in case validation was
-bypassed. The catalog never enters the prompt as free text.
+A thinker's deferred tools and skills are reached through one of two pairs, chosen by
+its ``tool_search`` mode and the size of each catalog (``reconcile.py``):
+
+- ``request_tools`` takes ``{"names": [...]}`` and ``request_skill`` takes
+  ``{"skills": [...]}``: a non-empty list of catalog members, each asked for once (a
+  name given twice is decided once; no ``uniqueItems``, which strict modes refuse).
+  Their input schema lists the catalog as ``anyOf`` entries, each an ``enum`` of one
+  name with that member's own description, so the catalog never enters the prompt as
+  free text, and a provider's strict mode keeps the model on it. The schema grows
+  with the catalog: these serve catalogs of at most :data:`ENUM_LIMIT` tools and
+  :data:`SKILL_ENUM_LIMIT` skills in the ``auto`` mode.
+- ``search_tools`` and ``search_skills`` (``meta_search.py``) take ``{"query": ...,
+  "limit": ...}`` and return the best matches of the thinker's catalog; their
+  definitions are the same whatever the catalog holds.
+
+Every meta-tool validates the model's input against a schema of its own that accepts
+any names or any query (:class:`Checked`), not against the schema it publishes: each
+name is then decided on its own by the thinker's admission, so one name off the
+catalog is refused with a reason while the others are granted, and a name that is not
+a well-formed tool name or skill id is never repeated back (its place in the list is).
 
 ``read_skill_file`` takes ``{"file": "<skill id>/<path>"}``, one of the files of the
 skills attached to the conversation, listed as an ``enum``; it is read-only and reads
@@ -16,38 +28,124 @@ through the skill loader, which keeps every path inside its skill's folder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Protocol
 
 from toolpalette._skills import Skill
 from toolpalette._tools.provider import BoundTool, ToolProvider
+from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import ToolError
 
 __all__ = [
+    "ENUM_LIMIT",
     "REQUEST_TOOLS",
+    "SKILL_ENUM_LIMIT",
     "Admitter",
     "CatalogEntry",
+    "Checked",
     "ReadSkillFileProvider",
     "RequestSkillProvider",
     "RequestToolsProvider",
 ]
 
-REQUEST_TOOLS = "request_tools"
+REQUEST_TOOLS: Final = "request_tools"
 """The name ``request_tools`` is offered under (a thinker looks its own up by it)."""
 
-MAX_REQUESTED = 256
+ENUM_LIMIT: Final = 16
+"""The most deferred tools the ``auto`` mode offers as ``request_tools``'s enum.
+
+Above it, ``search_tools``. Picked from the context-cost bench (bench/bench_deferral.py):
+the largest catalog whose enum costs no more bytes per turn than ``search_tools`` and
+one search's answer at the default limit (five definitions), in ``openai_chat`` and
+``anthropic`` alike, rounded down."""
+
+SKILL_ENUM_LIMIT: Final = 5
+"""The most skills the ``auto`` mode offers as ``request_skill``'s enum (then
+``search_skills``), picked the same way as :data:`ENUM_LIMIT`: with skills' longer
+descriptions the enum reaches ``search_skills`` and one answer of five skills at five
+skills, in both formats."""
+
+MAX_REQUESTED: Final = 256
 """The most names one request may carry (duplicates included: each is decided once)."""
+
+_SKILL_ID: Final = re.compile(r"^[a-z0-9][a-z0-9.-]{0,252}/[a-z0-9][a-z0-9-]{0,63}\Z")
+"""A well-formed full skill id (bundle id, a slash, the skill's name), for echoing."""
 
 CatalogEntry = tuple[str, str]
 """A catalog member: its name (or full skill id) and its description."""
 
 
 class Admitter(Protocol):
-    """What a meta-tool's parent (the bound thinker) does with a request."""
+    """What a meta-tool's parent (the bound thinker) does with a request or a search."""
 
     def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:
         """Decide every name; returns ``{"granted": [...], "refused": [...], ...}``."""
         ...
+
+    def search(self, kind: str, query: str, limit: int) -> dict[str, Any]:
+        """The best matches of the catalog, each admitted; returns the search's answer."""
+        ...
+
+
+class Checked(ToolProvider):
+    """What a meta-tool validates the model's input against, instead of what it publishes.
+
+    Args:
+        name: the meta-tool's name.
+        schema: what it accepts.
+
+    Refusals name the meta-tool, with the pipeline's texts (paths and expected types,
+    never values). Never run: it only checks.
+    """
+
+    def __init__(self, name: str, schema: dict[str, Any]) -> None:
+        self._name = name
+        self._schema = schema
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return ""
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self._schema
+
+    def create(self, parent: Any = None) -> BoundTool:
+        raise TypeError("only checks input")
+
+
+def _names_checked(name: str, field: str) -> Checked:
+    """Any non-empty list of strings under ``field``: each is decided on its own."""
+    return Checked(
+        name,
+        {
+            "type": "object",
+            "properties": {field: {"type": "array", "items": {"type": "string"}, "minItems": 1}},
+            "required": [field],
+            "additionalProperties": False,
+        },
+    )
+
+
+def _shown(kind: str, name: str) -> bool:
+    """Whether a name the model sent may be repeated back: a well-formed name or id."""
+    return bool(TOOL_NAME.match(name) if kind == "tool" else _SKILL_ID.match(name))
+
+
+def _without_echo(kind: str, field: str, names: Sequence[str], outcome: dict[str, Any]) -> None:
+    """Name each refused item that is not well formed by its place in the list instead."""
+    first: dict[str, int] = {}
+    for index, name in enumerate(names):
+        first.setdefault(name, index)
+    for refused in outcome.get("refused", ()):
+        name = refused["name"]
+        if not _shown(kind, name):
+            refused["name"] = f"{field}[{first.get(name, 0)}]"
 
 
 def _catalog_schema(field: str, noun: str, catalog: Sequence[CatalogEntry]) -> dict[str, Any]:
@@ -84,6 +182,7 @@ class _RequestProvider(ToolProvider):
         self.catalog: tuple[CatalogEntry, ...] = tuple(catalog)
         """The members the model may ask for, in catalog order."""
         self._schema = _catalog_schema(self._field, self._noun, self.catalog)
+        self._checked = _names_checked(self._name, self._field)
 
     @property
     def name(self) -> str:
@@ -101,6 +200,10 @@ class _RequestProvider(ToolProvider):
     def concurrency_safe(self) -> bool:
         return False
 
+    def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
+        """Any non-empty list of names: each is decided on its own (see the module)."""
+        return self._checked.parse_input(raw)
+
     def create(self, parent: Any = None) -> BoundTool:
         if parent is None or not hasattr(parent, "admit"):
             raise TypeError(f"{self._name} runs only for a bound thinker")
@@ -115,6 +218,7 @@ class _RequestProvider(ToolProvider):
                     status=400,
                 )
             result: dict[str, Any] = parent.admit(kind, names)  # merges duplicates
+            _without_echo(kind, field, names, result)
             return result
 
         return BoundTool(call, is_async=False, takes_context=False)
@@ -127,7 +231,7 @@ class _RequestProvider(ToolProvider):
 
 
 class RequestToolsProvider(_RequestProvider):
-    """``request_tools``: admit deferred tools from the thinker's catalog, from the next turn.
+    """``request_tools``: admit deferred tools from the thinker's catalog, callable at once.
 
     Mutating (it widens the palette) unless built with ``read_only=True``, as a
     read-only thinker builds it: its catalog then holds only read-only tools, so it
@@ -148,7 +252,7 @@ class RequestToolsProvider(_RequestProvider):
     _name = REQUEST_TOOLS
     _description = (
         "Ask for more tools. Each allowed value of `names` is a tool you may request, with "
-        "what it does. Granted tools become available from your next turn."
+        "what it does. Granted tools can be called now and are offered from your next turn."
     )
 
 

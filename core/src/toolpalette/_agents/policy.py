@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from toolpalette._agents.meta import RequestSkillProvider, RequestToolsProvider
+from toolpalette._agents.meta_search import META_TOOLS
 from toolpalette._run.consent import Decision
 from toolpalette._tools.provider import ToolProvider
 
@@ -45,10 +45,11 @@ class ToolPolicy:
     def decide_call(self, thinker: Any, provider: ToolProvider, value: Any) -> Decision:
         """The decision for one validated call of ``provider`` by ``thinker``.
 
-        A meta-tool call is not asked about: each grant it requests is decided (and
-        asked about) on its own by :meth:`decide_grant`.
+        A meta-tool call (``request_tools``, ``search_tools`` and their skill
+        counterparts) is not asked about: each grant it requests is decided (and asked
+        about) on its own by :meth:`decide_grant`.
         """
-        if isinstance(provider, (RequestToolsProvider, RequestSkillProvider)):
+        if isinstance(provider, META_TOOLS):
             return Decision.DENY if provider.name in self.deny else Decision.ALLOW
         return self._decide(provider)
 

@@ -8,16 +8,15 @@ results are indexes into the sequence the index was built from.
 The default ranker, :class:`LexicalRanker`, is BM25F over four fields: the name, the
 description, the parameters' names and the parameters' descriptions (nested ones
 included), each weighted and length-normalized on its own before one saturation per
-term. Text is cut into terms by :func:`terms`: words and identifiers split on ``_``,
-``.``, ``-``, camelCase and digits, the whole identifier kept as one more term (so
-``math.factorial``, asked for by name, finds that tool first), lowercased, a few stop
-words dropped, and plural, ``-ing`` and ``-ed`` endings folded. The field weights were
-tuned on the Berkeley Function Calling Leaderboard's questions (bench/README.md).
+term. Text is cut into terms as ``terms.py`` says (:func:`terms`). The field weights
+were tuned on the Berkeley Function Calling Leaderboard's questions (bench/README.md).
 
-Building reads every tool and groups the catalog's words once; a term's scores in
-every tool are computed the first time a query uses it, then kept, so a catalog pays
-only for the terms its queries use (a thinker rebuilds its index when its deferred
-tools change, and most of a catalog's words are never asked for). Queries are model
+Building cuts each tool into terms once and groups the catalog's terms field by
+field; a term's scores in every tool are computed the first time a query uses it,
+then kept, so a catalog pays only for the terms its queries use (most of a catalog's
+words are never asked for). A :class:`TermCache` kept from one build to the next
+(a thinker class's search index keeps one) makes a rebuild after the catalog changed
+read only the tools it has not seen. Queries are model
 text, so a search's work is bounded whatever it is given: only the first
 :data:`MAX_QUERY_CHARS` characters are read and the first :data:`MAX_QUERY_TERMS`
 distinct terms count. An empty or blank query finds nothing.
@@ -53,16 +52,17 @@ the query in an error, and allow searches from several threads at once.
 from __future__ import annotations
 
 import math
-import re
 import threading
-import unicodedata
 from array import array
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, count, repeat
+from functools import partial
+from itertools import chain, compress, count, islice, repeat
 from operator import add, ge, mul, rshift, truediv
 from typing import Any, NamedTuple, Protocol
+
+from toolpalette._agents.terms import fields, terms, word_terms
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -70,6 +70,7 @@ __all__ = [
     "FieldWeights",
     "LexicalIndex",
     "LexicalRanker",
+    "TermCache",
     "ToolDocument",
     "ToolIndex",
     "ToolRanker",
@@ -84,12 +85,6 @@ MAX_QUERY_CHARS = 4096
 MAX_QUERY_TERMS = 64
 """The most distinct terms of a query that count, in the order they come (so a search
 reads at most this many postings per tool)."""
-
-_MAX_PARAMETERS = 256
-"""The most parameters (nested ones included) read from one input schema."""
-
-_MAX_SCHEMA_NODES = 1024
-"""The most subschemas (objects, arrays, branches, definitions) read from one schema."""
 
 
 class ToolDocument(NamedTuple):
@@ -118,6 +113,16 @@ def documents_from(providers: Iterable[_Describes]) -> list[ToolDocument]:
     return [ToolDocument(p.name, p.description, p.input_schema) for p in providers]
 
 
+def fields_of(document: ToolDocument) -> tuple[str, str, str, str]:
+    """A tool's text as the default ranker reads it, in four fields (see ``terms.py``).
+
+    The name, the description, the parameters' names and the parameters' descriptions
+    (nested ones included), each normalized (NFKC) and the last two joined with spaces:
+    what another ranker may index too.
+    """
+    return fields(document.name, document.description, document.input_schema)
+
+
 class ToolIndex(Protocol):
     """A catalog ready to search; built once by a :class:`ToolRanker`."""
 
@@ -132,215 +137,6 @@ class ToolRanker(Protocol):
     def build(self, documents: Sequence[ToolDocument]) -> ToolIndex:
         """Index ``documents``; a result's position is its index in this sequence."""
         ...
-
-
-# --- Terms -------------------------------------------------------------------------------
-
-_STOP_WORDS = frozenset(
-    (
-        *("a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could"),
-        *("do", "does", "e", "eg", "etc", "for", "from", "given", "has"),
-        *("have", "how", "i", "ie", "if", "in", "into", "is", "it", "its", "me", "my", "of"),
-        *("on", "or", "our", "please", "s", "should", "so", "some", "t", "than", "that"),
-        *("the", "their", "them", "then", "there", "these", "this", "those", "to", "use"),
-        *("used", "using", "want", "was", "we", "were", "what", "when", "where", "which"),
-        *("who", "will", "with", "would", "you", "your"),
-    )
-)
-"""Words too common in tool texts and questions to tell tools apart (and the ``s`` of
-``user's``, the ``e`` of ``e.g.``)."""
-
-# A word or an identifier: runs of letters and digits joined by single `_`, `.` or `-`.
-_COMPOUND = re.compile(r"[^\W_]+(?:[._\-][^\W_]+)*")
-_SEPARATOR = re.compile(r"[._\-]")
-# Inside one ASCII run: "HTTPServer2Go" -> HTTP, Server, 2, Go.
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_VOWELS = frozenset("aeiouy")
-
-
-def _stem(word: str) -> str:
-    """Fold plural, ``-ing`` and ``-ed`` endings and a final ``e``: ``queries`` -> ``query``.
-
-    Deliberately light: it only maps the forms a tool's text and a question use for the
-    same thing to one term (``files``/``file``, ``creating``/``created``/``create``),
-    never makes words readable. Short words and words with digits stay as they are.
-    """
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    last = word[-1]
-    if last == "s":
-        if word.endswith("ies") and len(word) > 4:
-            word = word[:-3] + "y"
-        elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
-            word = word[:-2]
-        elif not word.endswith(("ss", "us", "is")):
-            word = word[:-1]
-    elif last == "g":
-        if word.endswith("ing") and len(word) > 5 and not _VOWELS.isdisjoint(word[:-3]):
-            word = _undouble(word[:-3])
-    elif last == "d":
-        if word.endswith("ied") and len(word) > 4:
-            word = word[:-3] + "y"
-        elif (
-            word.endswith("ed")
-            and not word.endswith("eed")
-            and len(word) > 4
-            and not _VOWELS.isdisjoint(word[:-2])
-        ):
-            word = _undouble(word[:-2])
-    if word[-1] == "e" and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-def _undouble(stem: str) -> str:
-    """``runn`` -> ``run``, ``stopp`` -> ``stop``; ``install``, ``pass``, ``buzz`` stay."""
-    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz" and stem[-1].isalpha():
-        return stem[:-1]
-    return stem
-
-
-def _piece_term(piece: str, memo: dict[str, str]) -> str:
-    """One lowercase piece's term (``""`` for a stop word), remembered in ``memo``."""
-    term = memo.get(piece)
-    if term is None:
-        term = memo[piece] = "" if piece in _STOP_WORDS else _stem(piece)
-    return term
-
-
-def _pieces(compound: str) -> list[str]:
-    """The lowercase pieces of one identifier: split at separators, case changes, digits."""
-    pieces: list[str] = []
-    for part in _SEPARATOR.split(compound):
-        if (part.isalpha() and part.islower()) or not part.isascii():
-            pieces.append(part.lower())
-        else:
-            pieces.extend(p.lower() for p in _CAMEL.findall(part))
-    return pieces
-
-
-_PUNCTUATION = "\"'`.,;:!?()[]{}<>*"
-"""Stripped from around a word before the fast paths of :func:`_word_terms`."""
-
-
-def _piece_terms(pieces: list[str], memo: dict[str, str]) -> list[str]:
-    """The terms of lowercase pieces, stop words left out (looked up in C when known)."""
-    found: list[str | None] = list(map(memo.get, pieces))
-    if None in found:
-        found = [_piece_term(p, memo) for p in pieces]
-    return list(filter(None, found))
-
-
-def _word_terms(word: str, memo: dict[str, str]) -> list[str]:
-    """The terms of one whitespace-separated word, punctuation around it included.
-
-    Each identifier gives its pieces' terms, then the whole identifier (lowercased,
-    separators dropped) when it has several pieces. Plain words, capitalized words and
-    snake_case identifiers take fast paths that give what the general one would.
-    """
-    core = word.strip(_PUNCTUATION) if word.isascii() else ""
-    if core.isalpha():
-        if core.islower() or core[1:].islower():  # "word", "Word"
-            term = _piece_term(core.lower(), memo)
-            return [term] if term else []
-    elif core.islower() and core.replace("_", "").isalpha():  # "snake_case"
-        pieces = core.split("_")
-        if "" in pieces:
-            pieces = list(filter(None, pieces))
-        found = _piece_terms(pieces, memo)
-        if len(pieces) > 1:
-            found.append("".join(pieces))
-        return found
-    found = []
-    for compound in _COMPOUND.findall(word):
-        pieces = _pieces(compound)
-        found += _piece_terms(pieces, memo)
-        if len(pieces) > 1:
-            found.append("".join(pieces))
-    return found
-
-
-def _normalized(text: str) -> str:
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
-
-
-def terms(text: str) -> list[str]:
-    """The terms of ``text``, in order, repeats kept: what documents and queries match on."""
-    memo: dict[str, str] = {}
-    found: list[str] = []
-    for word in _normalized(text).split():
-        found.extend(_word_terms(word, memo))
-    return found
-
-
-# --- Reading a tool ------------------------------------------------------------------------
-
-_NESTING = frozenset(("properties", "items", "anyOf", "oneOf", "allOf", "$ref"))
-"""The keywords under which a schema holds more parameters."""
-
-
-def _parameters(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The names and the descriptions of a schema's parameters, nested ones included.
-
-    Follows ``properties``, ``items``, ``anyOf``/``oneOf``/``allOf`` and local ``$ref``s
-    into ``$defs`` or ``definitions`` (each definition once), reading at most
-    :data:`_MAX_SCHEMA_NODES` subschemas and :data:`_MAX_PARAMETERS` parameters; anything
-    else in the schema is ignored, and so is any part that is not a JSON object.
-    """
-    names: list[str] = []
-    descriptions: list[str] = []
-    root = schema if isinstance(schema, dict) else dict(schema)
-    definitions: dict[str, Any] = {}
-    for key in ("$defs", "definitions"):
-        found = root.get(key)
-        if isinstance(found, dict):
-            definitions.update((f"#/{key}/{name}", value) for name, value in found.items())
-    stack: list[Any] = [root]
-    budget = _MAX_SCHEMA_NODES
-    while stack and budget and len(names) < _MAX_PARAMETERS:
-        node = stack.pop()
-        budget -= 1
-        if not isinstance(node, dict):
-            continue
-        properties = node.get("properties")
-        if isinstance(properties, dict):
-            for name, spec in properties.items():
-                names.append(str(name))
-                if isinstance(spec, dict):
-                    text = spec.get("description")
-                    if isinstance(text, str):
-                        descriptions.append(text)
-                    if not _NESTING.isdisjoint(spec):
-                        stack.append(spec)
-        items = node.get("items")
-        if isinstance(items, dict):
-            stack.append(items)
-        elif isinstance(items, list):
-            stack.extend(items)
-        for key in ("anyOf", "oneOf", "allOf"):
-            branches = node.get(key)
-            if isinstance(branches, list):
-                stack.extend(branches)
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref in definitions:
-            stack.append(definitions.pop(ref))  # each definition read once
-    return names[:_MAX_PARAMETERS], descriptions[:_MAX_PARAMETERS]
-
-
-def fields_of(document: ToolDocument) -> tuple[str, str, str, str]:
-    """A tool's text as the default ranker reads it, in four fields.
-
-    The name, the description, the parameters' names and the parameters' descriptions
-    (nested ones included, see :func:`_parameters`), each normalized (NFKC) and the
-    last two joined with spaces: what another ranker may index too.
-    """
-    names, descriptions = _parameters(document.input_schema)
-    return (
-        _normalized(document.name),
-        _normalized(document.description or ""),
-        _normalized(" ".join(names)),
-        _normalized(" ".join(descriptions)),
-    )
 
 
 # --- The default ranker: BM25F -------------------------------------------------------------
@@ -399,7 +195,7 @@ class _Catalog(NamedTuple):
     """What building leaves for scoring terms: the catalog's size and its fields."""
 
     size: int
-    share: list[float]
+    share: array[float]
     """Per field number: what one occurrence of a term there adds to its frequency in
     the tool (BM25F's field weight over the field's length normalization)."""
     k1: float
@@ -418,7 +214,7 @@ class LexicalIndex:
 
     __slots__ = ("_catalog", "_lock", "_pending", "_scored")
 
-    def __init__(self, catalog: _Catalog, pending: dict[str, list[list[int]]]) -> None:
+    def __init__(self, catalog: _Catalog, pending: dict[str, list[array[int]]]) -> None:
         self._catalog = catalog
         self._pending = pending
         self._scored: dict[str, _Postings] = {}
@@ -507,7 +303,7 @@ class LexicalIndex:
         return [(p, totals[p]) for p in ranked]
 
 
-def _score(catalog: _Catalog, occurrences: list[list[int]]) -> _Postings:
+def _score(catalog: _Catalog, occurrences: list[array[int]]) -> _Postings:
     """A term's BM25F score in every tool it occurs in, from the fields it occurs in.
 
     ``occurrences`` holds one ascending list of field numbers per distinct word that
@@ -538,6 +334,94 @@ def _score(catalog: _Catalog, occurrences: list[list[int]]) -> _Postings:
     return _Postings(array("i", positions), scores, best)
 
 
+class _WordIds(dict[str, int]):
+    """Each distinct word a number, given (and the word cut into terms) when first seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.terms: list[tuple[str, ...]] = []
+        """Each word's terms, by its number."""
+        self._pieces: dict[str, str] = {}
+
+    def forget_pieces(self) -> None:
+        """Drop what cutting words remembered (rebuilt by the next build that needs it)."""
+        self._pieces = {}
+
+    def __missing__(self, word: str) -> int:
+        self[word] = number = len(self.terms)
+        self.terms.append(tuple(word_terms(word, self._pieces)))
+        return number
+
+
+_Kept = tuple[Mapping[str, Any], str, str, "array[int]"]
+"""What the cache keeps of a tool, by its input schema's identity: the schema (so that
+identity is not reused while kept), the name and description, and the tool's words."""
+
+
+class TermCache:
+    """Each tool's words, kept from one build of the default ranker to the next.
+
+    A catalog that changes (a pack joins, a tool is renamed) is indexed again; with the
+    cache, the new build reads only the tools it has not seen (their fields, split into
+    words), takes the others' words from what it kept, and cuts into terms only the
+    words no earlier build cut. A tool is known by the identity of its input schema,
+    its name and its description (the cache holds the schema, so that identity cannot
+    be reused while kept): a provider is built once and hands out the same schema, so
+    an unchanged tool is a hit, and a changed one is read again.
+
+    Each tool is kept as one ``array`` of 32-bit numbers (its four fields' lengths in
+    words, then its words as numbers in a vocabulary the cache's tools share), a few
+    hundred bytes per tool. The cache holds the tools of the latest build only; the
+    vocabulary keeps every word seen, and is started afresh when it holds more than
+    twice the words of the latest catalog. One build at a time uses a cache
+    (:attr:`lock`).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        """Held by the build that reads and updates the cache."""
+        self._weights: tuple[float, ...] | None = None
+        self._words = _WordIds()
+        self._tools: dict[int, _Kept] = {}
+        self.used = 0
+        """How many distinct words the latest build's tools use."""
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def words(
+        self, documents: Sequence[ToolDocument], weights: tuple[float, ...]
+    ) -> list[array[int]]:
+        """Each document's field lengths and words (read now, or kept), in order.
+
+        Call with :attr:`lock` held. Keeps exactly ``documents`` afterwards.
+        """
+        if weights != self._weights or len(self._words) > 2 * self.used + 4096:
+            self._weights, self._words, self._tools = weights, _WordIds(), {}
+        known = self._tools
+        number = self._words.__getitem__
+        kept: dict[int, _Kept] = {}
+        found = []
+        for document in documents:
+            name, description, schema = document
+            held = known.get(id(schema))
+            if held is None or held[0] is not schema or held[1:3] != (name, description):
+                pairs = zip(fields_of(document), weights, strict=True)
+                texts = [text.split() if weight else [] for text, weight in pairs]
+                read = array("i", map(len, texts))
+                read.extend(map(number, chain.from_iterable(texts)))
+                held = (schema, name, description, read)
+            kept[id(schema)] = held
+            found.append(held[3])
+        self._tools = kept
+        self._words.forget_pieces()
+        return found
+
+    def terms_of(self, word: int) -> tuple[str, ...]:
+        """The terms of the word numbered ``word`` (call with :attr:`lock` held)."""
+        return self._words.terms[word]
+
+
 class LexicalRanker:
     """The default :class:`ToolRanker`: BM25F over name, description and parameters.
 
@@ -555,31 +439,35 @@ class LexicalRanker:
         self.k1 = k1
         self.b = b
 
-    def build(self, documents: Sequence[ToolDocument]) -> LexicalIndex:
-        """Read every tool and group the catalog's words by term.
+    def build(
+        self, documents: Sequence[ToolDocument], *, cache: TermCache | None = None
+    ) -> LexicalIndex:
+        """Read every tool and group the catalog's terms, field by field.
 
-        Done a catalog at a time, not a word at a time: every field's words are grouped
-        by word in one pass, and each distinct word is cut into terms once.
+        Each tool is cut into terms once (each distinct word of a build once); with a
+        ``cache`` kept from the previous build of a catalog, only the tools it has not
+        seen are read, and the others' terms come from it (see :class:`TermCache`).
         """
-        words = list(map(str.split, chain.from_iterable(map(fields_of, documents))))
-        for field, weight in enumerate(self.weights.as_tuple()):
-            if not weight:
-                words[field::_FIELDS] = [[]] * len(documents)
-        lengths = list(map(len, words))
-        # Each distinct word, and the numbers of the fields it occurs in.
-        where: defaultdict[str, list[int]] = defaultdict(list)
-        numbers = chain.from_iterable(map(repeat, count(), lengths))
-        deque(map(list.append, map(where.__getitem__, chain.from_iterable(words)), numbers), 0)
-        del words
-        pending: dict[str, list[list[int]]] = {}
-        memo: dict[str, str] = {}
-        for word, numbers_of_word in where.items():
-            for term in _word_terms(word, memo):
-                lists = pending.get(term)
-                if lists is None:
-                    pending[term] = [numbers_of_word]
-                else:
-                    lists.append(numbers_of_word)
+        cache = cache if cache is not None else TermCache()
+        with cache.lock:
+            found = cache.words(documents, self.weights.as_tuple())
+            # Each distinct word, and the numbers of the fields it occurs in (4 *
+            # position + field, once per occurrence): one pass, in C loops.
+            where: defaultdict[int, array[int]] = defaultdict(partial(array, "i"))
+            lengths = list(chain.from_iterable(islice(f, _FIELDS) for f in found))
+            numbers = chain.from_iterable(map(repeat, count(), lengths))
+            words = chain.from_iterable(islice(f, _FIELDS, None) for f in found)
+            deque(map(array.append, map(where.__getitem__, words), numbers), 0)
+            cache.used = len(where)
+            pending: dict[str, list[array[int]]] = {}
+            terms_of = cache.terms_of
+            for word, numbers_of_word in where.items():
+                for term in terms_of(word):
+                    lists = pending.get(term)
+                    if lists is None:
+                        pending[term] = [numbers_of_word]
+                    else:
+                        lists.append(numbers_of_word)
         return LexicalIndex(self._catalog(len(documents), lengths), pending)
 
     def _catalog(self, size: int, lengths: list[int]) -> _Catalog:
@@ -591,8 +479,11 @@ class LexicalRanker:
             norms.append(b / average if average else 0.0)
         # BM25's length normalization, 1 - b + b * length / average (never 0: an empty
         # field, whose share no term reads, counts as 1).
-        share = [
-            weights[n & 3] / ((1.0 - b + norms[n & 3] * length) or 1.0)
-            for n, length in enumerate(lengths)
-        ]
+        share = array(
+            "d",
+            [
+                weights[n & 3] / ((1.0 - b + norms[n & 3] * length) or 1.0)
+                for n, length in enumerate(lengths)
+            ],
+        )
         return _Catalog(size, share, self.k1)

@@ -2,10 +2,11 @@
 
 What a turn offers, in order: the system-wide tools, the declared tools, the tools
 admitted through grants (in the order granted), and the meta-tools (``request_tools``
-and ``request_skill`` over what is left to ask for, ``read_skill_file`` over the
-attached skills' files), each only if the policy offers it; then whatever the
-``toolpalette_reconcile`` hooks add or remove; then, for a read-only thinker, the sweep
-of every mutating tool.
+or ``search_tools`` over the tools left to ask for, ``request_skill`` or
+``search_skills`` over the skills, as the thinker's ``tool_search`` mode and each
+catalog's size say; ``read_skill_file`` over the attached skills' files), each only if
+the policy offers it; then whatever the ``toolpalette_reconcile`` hooks add or remove;
+then, for a read-only thinker, the sweep of every mutating tool.
 
 :meth:`Reconciler.reconcile` computes that palette (:meth:`Reconciler._desired`) and
 brings the registry to it with ``registry.sync``, which keeps the position of what
@@ -16,20 +17,31 @@ reconcile), the palette is computed for what they change alone (the granted tool
 appended, and ``request_tools`` over the smaller catalog) and synced within those
 names; the sweep then looks at those names only. So a grant costs what it changes, not
 what the palette holds, and the result is the palette the whole computation makes
-(tests/core/agents/test_thinker_grant_reconcile.py, ``bench/bench_scale.py``).
+(tests/core/agents/test_thinker_grant_reconcile.py, ``bench/bench_scale.py``). A grant
+made during a turn is added the same way at once (:meth:`Reconciler.add_granted`), so
+the granted tool can be called in that turn.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, overload
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from toolpalette._agents.meta import (
+    ENUM_LIMIT,
     REQUEST_TOOLS,
+    SKILL_ENUM_LIMIT,
     ReadSkillFileProvider,
     RequestSkillProvider,
     RequestToolsProvider,
+)
+from toolpalette._agents.meta_search import (
+    SEARCH_SKILLS,
+    SEARCH_TOOLS,
+    SearchSkillsProvider,
+    SearchToolsProvider,
 )
 from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._hookcall import call_each, in_call_order
@@ -43,9 +55,17 @@ if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.registry import ToolRegistry
 
-__all__ = ["Reconciler"]
+__all__ = ["SearchMode", "Reconciler"]
 
 logger = logging.getLogger("toolpalette.thinker")
+
+SearchMode = Literal["auto", "enum", "search", "native"]
+"""How a thinker reaches its deferred tools and skills (``Thinker.tool_search``)."""
+
+_HINT_NAMES: Final = 20
+"""The most names a refusal lists of what may be requested."""
+_HINT_CHARS: Final = 400
+"""The most characters of names it lists."""
 
 
 def _same_surface(held: ToolProvider, wanted: ToolProvider) -> bool:
@@ -83,27 +103,44 @@ class Reconciler:
             in).
         hub: where the system-wide tools and the reconcile hooks come from.
         policy: the thinker's policy (``offers`` filters every tool).
-        read_only: the thinker's read-only binding (the sweep, ``request_tools``'s
-            catalog).
+        read_only: the thinker's read-only binding (the sweep, the catalog the meta-tools
+            reach).
+        mode: the thinker's ``tool_search`` mode.
     """
 
     def __init__(
-        self, registry: ToolRegistry, hub: ThinkerHub, policy: ToolPolicy, read_only: bool
+        self,
+        registry: ToolRegistry,
+        hub: ThinkerHub,
+        policy: ToolPolicy,
+        read_only: bool,
+        mode: SearchMode = "auto",
     ) -> None:
         self.registry = registry
         self._hub = hub
         self._policy = policy
         self._read_only = read_only
+        self.mode: SearchMode = mode
+        """The thinker's ``tool_search`` mode."""
+        self._lock = threading.RLock()
+        """Held by a reconcile and by a grant added during a turn (from a worker thread)."""
         self._resolved: ResolvedPalette | None = None
         self._key: tuple[Any, ...] | None = None
         self._pristine = False
         """Whether the palette is what the last whole reconcile made (no hook changed it)."""
         self._swept_at = -1
         self._reconciled_at = -1
+        self._extra: dict[str, ToolProvider] = {}
+        """The per-turn tools the last turn added to the palette, by name."""
         self.tool_catalog: dict[str, ToolProvider] = {}
         """The deferred tools the thinker may still ask for, by name."""
+        self.requestable: dict[str, ToolProvider] = {}
+        """The part of :attr:`tool_catalog` the model may reach: its read-only tools for
+        a read-only thinker, all of it otherwise (the thinker's deferred catalog)."""
         self.skill_catalog: dict[str, Skill] = {}
         """The skills the thinker may still ask for, by id."""
+        self.catalog_version = 0
+        """Grows whenever the catalogs change."""
 
     def reconcile(
         self,
@@ -112,13 +149,30 @@ class Reconciler:
         key: tuple[Any, ...],
         admitted: Mapping[str, ToolProvider],
         granted: Sequence[str],
+        extra: Sequence[ToolProvider] = (),
     ) -> None:
         """Bring the palette to what this turn offers: tools, hooks, then the sweep.
 
         ``resolved`` and ``key`` (the hub's version, the attached skills) say what the
         palette is made from; ``admitted`` holds every tool granted so far, ``granted``
-        the names granted since the last turn. An unchanged palette costs a version check.
+        the names granted since the last turn; ``extra`` the tools offered for this turn
+        only (:meth:`_offer_extra`). An unchanged palette costs a version check.
+
+        Raises:
+            ToolCollisionError: two tools the turn would offer share a name.
         """
+        with self._lock:
+            self._reconcile(thinker, resolved, key, admitted, granted, extra)
+
+    def _reconcile(
+        self,
+        thinker: Any,
+        resolved: ResolvedPalette,
+        key: tuple[Any, ...],
+        admitted: Mapping[str, ToolProvider],
+        granted: Sequence[str],
+        extra: Sequence[ToolProvider],
+    ) -> None:
         registry = self.registry
         # Compare the resolved palette by identity, holding it: a freed palette's id can
         # be reused by the next one (as after register_system_tool clears the hub's
@@ -138,6 +192,8 @@ class Reconciler:
             elif swept and self._read_only:
                 ReadOnlyPalette.sweep(registry, scope)
                 self._swept_at = registry.version
+        if extra or self._extra:
+            self._offer_extra(extra)
         before_hooks = registry.version
         self._run_hooks(thinker)
         if registry.version != before_hooks:
@@ -199,8 +255,14 @@ class Reconciler:
                 for p in resolved.tools.deferred
                 if p.name not in desired and policy.offers(p)
             }
+            self.requestable = (
+                {n: p for n, p in self.tool_catalog.items() if p.read_only}
+                if self._read_only
+                else self.tool_catalog
+            )
             self.skill_catalog = {s.id: s for s in resolved.skills if s.id not in attached}
-            meta = [self._request_tools(), self._request_skill(), _read_skill_file(conversation)]
+            self.catalog_version += 1
+            meta = [self._tools_meta(), self._skills_meta(), _read_skill_file(conversation)]
             scope = None
         else:
             if not self._pristine:
@@ -212,34 +274,153 @@ class Reconciler:
                     return None
                 if held is None and policy.offers(admitted_tool):
                     desired[name] = admitted_tool
-            held_meta = lookup(self.registry, REQUEST_TOOLS)
-            if held_meta is not None and not isinstance(held_meta, RequestToolsProvider):
-                return None
-            self.tool_catalog = {n: p for n, p in self.tool_catalog.items() if n not in admitted}
-            meta = [self._request_tools()]
-            scope = {*desired, REQUEST_TOOLS}
+            for name, kind in (
+                (REQUEST_TOOLS, RequestToolsProvider),
+                (SEARCH_TOOLS, SearchToolsProvider),
+            ):
+                held_meta = lookup(self.registry, name)
+                if held_meta is not None and not isinstance(held_meta, kind):
+                    return None
+            # In place: a catalog of ten thousand tools is not copied for each grant.
+            for name in granted:
+                self.tool_catalog.pop(name, None)
+                self.requestable.pop(name, None)
+            self.catalog_version += 1
+            meta = [self._tools_meta()]
+            scope = {*desired, REQUEST_TOOLS, SEARCH_TOOLS}
         for tool in meta:
             if tool is not None and policy.offers(tool):
                 desired[tool.name] = tool
         return list(desired.values()), scope
 
-    def _request_tools(self) -> ToolProvider | None:
-        """``request_tools`` over the tool catalog, or None when it lists nothing."""
-        # A read-only thinker's request_tools lists only read-only tools, so it is
+    def searches(self, kind: str) -> bool:
+        """Whether the model reaches this catalog through a search (else an enum)."""
+        mode = self.mode
+        if mode == "enum":
+            return False
+        if kind == "tool":
+            return mode != "auto" or len(self.requestable) > ENUM_LIMIT
+        return mode == "search" or len(self.skill_catalog) > SKILL_ENUM_LIMIT
+
+    def _tools_meta(self) -> ToolProvider | None:
+        """``request_tools`` or ``search_tools`` over the catalog; None when it is empty."""
+        # A read-only thinker's meta-tool reaches only read-only tools, so it is
         # read-only too and survives the sweep (admission refuses the others anyway).
         read_only = self._read_only
-        requestable = [
-            (p.name, p.description)
-            for p in self.tool_catalog.values()
-            if p.read_only or not read_only
-        ]
-        return RequestToolsProvider(requestable, read_only=read_only) if requestable else None
+        if not self.requestable:
+            return None
+        if self.searches("tool"):
+            return SearchToolsProvider(read_only=read_only)
+        requestable = [(p.name, p.description) for p in self.requestable.values()]
+        return RequestToolsProvider(requestable, read_only=read_only)
 
-    def _request_skill(self) -> ToolProvider | None:
-        """``request_skill`` over the skill catalog, or None when it lists nothing."""
+    def _skills_meta(self) -> ToolProvider | None:
+        """``request_skill`` or ``search_skills`` over the skills; None when there are none."""
         if not self.skill_catalog:
             return None
+        if self.searches("skill"):
+            return SearchSkillsProvider()
         return RequestSkillProvider([(s.id, s.description) for s in self.skill_catalog.values()])
+
+    def _offer_extra(self, extra: Sequence[ToolProvider]) -> None:
+        """Offer ``extra`` for this turn only, in place of the last turn's per-turn tools.
+
+        Each passes the policy's ``offers`` and collides as a declared tool does: a name
+        held by a tool that is not equal to it raises ``ToolCollisionError`` naming both,
+        before anything changes; one equal to a tool the palette holds anyway is that
+        tool (not added, and not removed when it is no longer given). A read-only
+        thinker is not offered the mutating ones, as the sweep would remove them. A new
+        name goes at the end of the palette and keeps its place while it is offered
+        again. Only what moved is touched: the same tools again cost a look-up each
+        (and none, now and last turn, not even the call).
+        """
+        held = self._extra
+        registry = self.registry
+        wanted: dict[str, ToolProvider] = {}
+        for provider in extra:
+            if self._policy.offers(provider):
+                _claim(wanted, provider)
+        mine: dict[str, ToolProvider] = {}
+        for name, provider in wanted.items():
+            present = lookup(registry, name)
+            if present is not None and present is not held.get(name):
+                if present != provider:
+                    raise ToolCollisionError(
+                        tool_name=name, first=present.describe(), second=provider.describe()
+                    )
+            elif provider.read_only or not self._read_only:
+                mine[name] = provider
+        swept = registry.version == self._swept_at
+        for name, provider in held.items():
+            if name not in mine and lookup(registry, name) is provider:
+                registry.unregister(name)
+        sync(registry, mine.values(), same=_same_surface, within=mine.keys())
+        kept = ((name, lookup(registry, name)) for name in mine)  # the held one when the same
+        self._extra = {name: provider for name, provider in kept if provider is not None}
+        if swept:
+            self._swept_at = registry.version
+
+    def not_requestable(self, kind: str, granted: Collection[str] = ()) -> str:
+        """Why a name off the catalog is refused, with what may be asked for instead.
+
+        ``granted`` is left out of the names listed (granted while a request is
+        decided, before the catalog knows it).
+        """
+        if self.searches(kind):
+            tool = SEARCH_TOOLS if kind == "tool" else SEARCH_SKILLS
+            return f"not requestable here; find what you may request with {tool}"
+        catalog = self.requestable if kind == "tool" else self.skill_catalog
+        names = [name for name in catalog if name not in granted]
+        listed: list[str] = []
+        size = 0
+        for name in names[:_HINT_NAMES]:
+            size += len(name) + 2
+            if size > _HINT_CHARS:
+                break
+            listed.append(name)
+        listing = ", ".join(listed) or "nothing"
+        if len(listed) < len(names):
+            listing += f" and {len(names) - len(listed)} more"
+        return f"not requestable here; you may request: {listing}"
+
+    def add_granted(
+        self, thinker: Any, admitted: Mapping[str, ToolProvider], granted: Sequence[str]
+    ) -> None:
+        """Add tools granted during a turn to the palette now, as the next turn would.
+
+        When the palette is what the last reconcile left, the granted tools are added as
+        that reconcile's step for grants adds them (the same places, the same sweep), and
+        the catalogs shrink; the meta-tools stay as the turn offered them until the
+        next turn rebuilds them (which ``granted`` is given again). Otherwise (a hook or
+        a direct registration changed the palette, or no turn began yet) each granted
+        tool is registered where its name is free, and the next turn reconciles the
+        whole palette.
+        """
+        with self._lock:
+            registry = self.registry
+            resolved = self._resolved
+            names = set(granted)
+            if resolved is not None and registry.version == self._reconciled_at:
+                planned = self._desired(thinker, resolved, admitted, granted)
+                if planned is not None:
+                    tools = [p for p in planned[0] if p.name in names]
+                    added = {p.name for p in tools}  # those held already stay as they are
+                    swept = registry.version == self._swept_at
+                    sync(registry, tools, same=_same_surface, within=added)
+                    if swept and self._read_only:
+                        ReadOnlyPalette.sweep(registry, added)
+                        self._swept_at = registry.version
+                    self._reconciled_at = registry.version
+                    return
+            for name in dict.fromkeys(granted):
+                self.tool_catalog.pop(name, None)
+                self.requestable.pop(name, None)
+                provider = admitted.get(name)
+                if provider is None or lookup(registry, name) is not None:
+                    continue
+                if self._policy.offers(provider) and (provider.read_only or not self._read_only):
+                    registry.register(provider)
+            self.catalog_version += 1
 
     def _run_hooks(self, thinker: Any) -> None:
         impls = in_call_order(self._hub.pm.hook.toolpalette_reconcile)

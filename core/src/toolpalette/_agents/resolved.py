@@ -10,9 +10,10 @@ imports the hub's module.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolpalette._agents.search import CatalogIndexes
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ class ResolvedPalette:
 
     tools: ResolvedTools
     skills: tuple[Skill, ...]
+    search: CatalogIndexes = field(default_factory=CatalogIndexes, compare=False, repr=False)
+    """The search indexes of these catalogs, built on first use and shared by the
+    class's thinkers (``search.py``)."""
 
 
 class PaletteSource(ToolSource, Protocol):

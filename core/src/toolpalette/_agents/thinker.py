@@ -10,11 +10,16 @@ The thinker is the public face of three parts, each in its own module and made a
 bind time into its binding (``binding.py``): the palette's reconciliation
 (``reconcile.py``), the admission of grants (``admission.py``), and the executor that
 runs every call, which asks the binding, and nothing else, about read-only, the policy,
-approvals and configuration.
+approvals and configuration. Its deferred tools are reached through the meta-tools its
+``tool_search`` mode chooses (searched by ``search.py``), and during a turn through
+``deferral.py`` (grants callable at once, calls decided at call time).
 
 The latch: this module holds every live thinker's binding by the thinker's identity, so
 no attribute write on the thinker (``setattr``, ``__dict__``, ``object.__setattr__``)
-by a tool or a hook reaches it. The thinker holds a reference to its binding only to
+by a tool or a hook reaches it, and what is read from the class later (a ``read_only``
+assigned on it) does not change it. A bound thinker cannot be bound again:
+``__init__`` refuses while the thinker lives (``ctx.parent.__init__(hub)`` raises and
+leaves the binding as it was). The thinker holds a reference to its binding only to
 keep it alive exactly as long as itself: the binding holds the thinker's tools, which
 hold the thinker, so a binding held here would keep every thinker alive for ever.
 Tearing that reference out (through ``__dict__``) leaves a thinker that raises
@@ -31,9 +36,12 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
+from toolpalette._agents import search as _search
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
+from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
 from toolpalette._agents.policy import ToolPolicy
+from toolpalette._agents.reconcile import SearchMode
 from toolpalette._agents.resolved import (
     PaletteSource,
     ResolvedPalette,
@@ -41,16 +49,20 @@ from toolpalette._agents.resolved import (
     resolve_palette,
 )
 from toolpalette._agents.selector import ToolSelector
-from toolpalette._agents.turn import Approval, Turn
+from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._formats.strict import restore_input
 from toolpalette._skills import Conversation, SkillSelector
+from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
 from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
+from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
+    from toolpalette._agents.ranking import ToolRanker
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
 
 __all__ = [
@@ -69,6 +81,9 @@ _LATCHED = frozenset({"read_only", "is_read_only", "policy", _KEEPALIVE})
 """Names fixed at bind time: assigning or deleting one on a thinker raises
 ``AttributeError`` (the values live in its binding, so writing them into ``__dict__``
 changes nothing)."""
+
+_MODES: Final = ("auto", "enum", "search", "native")
+"""The values of ``Thinker.tool_search``."""
 
 _BINDINGS: dict[int, weakref.ref[Binding]] = {}
 """Each bound thinker's binding, by ``id``, while the thinker lives."""
@@ -90,17 +105,30 @@ class Thinker:
     Subclasses set the class attributes :attr:`read_only` and :attr:`grade` and override
     the classmethods :meth:`declare_compatible_tools` and :meth:`declare_skills`. Bind
     with ``hub.bind(Cls, conversation=None)``; the read-only binding is latched then and
-    nothing (a tool, a hook, an attribute assignment) can widen it afterwards.
+    nothing (a tool, a hook, an attribute assignment, a class attribute changed later, a
+    second ``__init__``) can widen it afterwards.
     """
 
     read_only: ClassVar[bool] = False
-    """Whether agents of this kind may only use read-only tools."""
+    """Whether agents of this kind may only use read-only tools (read once, at bind)."""
     grade: ClassVar[str | None] = None
     """The model grade this kind runs on; model-dependent tools without a grade take it."""
     strict: ClassVar[bool] = False
     """Whether the turn's schemas are normalized into each provider's strict subset
     (optional fields sent as required and nullable); a null the model gives for such a
-    field then means "not given", and the tool's default applies."""
+    field then means "not given", and the tool's default applies. Read once, at bind."""
+    tool_search: ClassVar[SearchMode] = "auto"
+    """How the model reaches the deferred tools and skills: ``"enum"`` (``request_tools``
+    and ``request_skill``, whose schemas list the catalog), ``"search"``
+    (``search_tools`` and ``search_skills``, whose definitions are the same whatever
+    the catalog), ``"auto"`` (the enum up to ``ENUM_LIMIT`` tools and
+    ``SKILL_ENUM_LIMIT`` skills, the search above), or ``"native"`` (the provider's
+    own tool search in the formats that have one, ``search_tools`` elsewhere; every
+    call of a deferred tool is decided at call time). Read when the thinker is bound."""
+    tool_ranker: ClassVar[ToolRanker | None] = None
+    """Ranks the deferred tools for ``search_tools`` (a ``ToolRanker``: ``build``, then
+    ``search``); None is the default lexical ranker (BM25F), which needs no model and
+    no network. Its index is built once per class and catalog, and shared."""
 
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
@@ -121,9 +149,17 @@ class Thinker:
         run_id: str | None = None,
         user: Mapping[str, Any] | None = None,
         approver: Notify | None = None,
+        keep_grants: bool = True,
     ) -> None:
         key = id(self)
+        if key in _BINDINGS:
+            raise RuntimeError(
+                f"{type(self).__name__} is already bound: a bound thinker cannot be "
+                "initialized again"
+            )
         cls = type(self)
+        if cls.tool_search not in _MODES:
+            raise ValueError(f"{cls.__name__}.tool_search must be one of {', '.join(_MODES)}")
         self.hub = hub
         """The hub the thinker was bound to."""
         self.conversation = conversation if conversation is not None else Conversation()
@@ -136,13 +172,20 @@ class Thinker:
         """This thinker's palette registry, reconciled each turn."""
         self.turn_number = 0
         """The current turn's number (0 before the first)."""
+        self._changes = ChangeLog(self.palette.version)
+        self.palette.on_surface_changed(self._changes)
+        self._overheads: dict[tuple[str, bool], Any] = {}
         self._turn: Turn | None = None
         self._fragments: dict[tuple[str, bool], dict[int, tuple[Any, bytes]]] = {}
+        self._deferred: tuple[int, tuple[ToolProvider, ...]] = (-1, ())
         binding = make_binding(
             self,
             read_only=bool(cls.read_only),
+            strict=bool(cls.strict),
             policy=policy or ToolPolicy(),
             approver=approver,
+            keep_grants=bool(keep_grants),
+            mode=cls.tool_search,
         )
         _BINDINGS[key] = weakref.ref(binding)
         weakref.finalize(self, _BINDINGS.pop, key, None)
@@ -172,29 +215,60 @@ class Thinker:
 
     # -- turns ----------------------------------------------------------------------
 
-    def begin_turn(self) -> Turn:
+    def begin_turn(self, *, extra: Iterable[object] = ()) -> Turn:
         """Reconcile the palette and return what the model is offered this turn.
 
         Order: system-wide tools, the declared palette, admitted tools, the meta-tools,
-        then the ``toolpalette_reconcile`` hooks, then (for a read-only thinker) the
-        sweep. An unchanged palette costs a version check and leaves ``version`` and the
-        serialized schemas as they were; tools granted since the last turn are added on
-        their own (see ``reconcile.py``), so a grant costs what it changes, not what the
-        palette holds.
+        the ``extra`` tools, then the ``toolpalette_reconcile`` hooks, then (for a
+        read-only thinker) the sweep. An unchanged palette costs a version check and
+        leaves ``version`` and the serialized schemas as they were; tools granted since
+        the last turn are added on their own (see ``reconcile.py``), so a grant costs
+        what it changes, not what the palette holds.
+
+        ``extra`` offers tools for this turn only (providers, ``@tool`` functions or
+        classes): they collide with the palette's tools as declared tools do, a
+        read-only thinker is not offered the mutating ones, and they are gone at the
+        next turn unless given again. The turn's preamble ends with the guidance of
+        the tools it offers; ``turn.changes`` says what moved since the last turn.
+
+        Raises:
+            ToolCollisionError: two tools the turn would offer share a name (an
+                ``extra`` tool and another, say); the turn is not begun.
+            ToolDefinitionError: an ``extra`` object is not a tool; nothing changes.
         """
         binding = _binding(self)
+        offered = [as_provider(obj) for obj in extra] if extra else []
         self.turn_number += 1
         resolved = self.hub.resolve_thinker(type(self))
         key = (self.hub.version, tuple(self.conversation.attached))
         grants = binding.grants
-        binding.palette.reconcile(self, resolved, key, grants.admitted, grants.take_granted())
+        try:
+            binding.palette.reconcile(
+                self, resolved, key, grants.admitted, grants.take_granted(), extra=offered
+            )
+        except ToolCollisionError:
+            self.turn_number -= 1  # not begun: the next one takes this number
+            raise
         registry = binding.palette.registry
+        surface = registry.versioned_surface()
+        previous = self._turn.surface if self._turn is not None else None
+        touched = self._changes.take(surface.version)
+        guidance = offered_guidance(
+            surface, previous, self._turn.guidance if self._turn else (), touched
+        )
+        native = binding.palette.mode == "native"
         turn = Turn(
             self.turn_number,
-            registry.versioned_surface(),
-            self.conversation.preamble,
-            strict=bool(type(self).strict),
+            surface,
+            self.conversation.preamble_with(guidance),
+            strict=binding.strict,
+            native=native,
+            deferred=self._deferred_catalog() if native else (),
             _fragments=self._fragments,
+            _previous=previous,
+            _touched=touched,
+            _guidance=guidance,
+            _overheads=self._overheads,
         )
         executor = binding.executor
         executor.offered = turn.surface.name_set
@@ -227,6 +301,51 @@ class Thinker:
         """
         return _binding(self).grants.admit(kind, names)
 
+    def search(self, kind: str, query: str, limit: int) -> dict[str, Any]:
+        """Answer a model's search of the deferred tools (``kind="tool"``) or the skills.
+
+        The meta-tools ``search_tools`` and ``search_skills`` call this. The best
+        matches of the thinker's catalog, in rank order, are each admitted (as
+        :meth:`admit` admits): refused ones are left out, granted ones can be called at
+        once, a tool that needs a person is returned with ``"approval": "required"``
+        and each call of it is approved. Every decision is recorded.
+        """
+        binding = _binding(self)
+        cls = type(self)
+        resolved = self.hub.resolve_thinker(cls)
+        palette = binding.palette
+        if kind == "tool":
+            indexed = resolved.search.tools(
+                cls, resolved.tools.deferred, binding.read_only, cls.tool_ranker
+            )
+            ranked = _search.ranked(indexed, query, palette.requestable, _name_of, limit)
+        else:
+            indexed = resolved.search.skills(resolved.skills)
+            ranked = _search.ranked(indexed, query, palette.skill_catalog, _id_of, limit)
+        grants = binding.grants
+        return _search.answer(kind, grants.search(kind, ranked, limit), grants.keep)
+
+    def deferred_tools(self) -> tuple[ToolProvider, ...]:
+        """The thinker's deferred catalog: the tools it may reach but is not offered.
+
+        Its selectors' deferred tools that the policy offers, minus what it already
+        holds (granted, or offered otherwise); only the read-only ones for a read-only
+        thinker. What ``request_tools`` and ``search_tools`` reach, and what
+        ``call(..., deferred=True)`` may run. Begins a turn if none is open; cheap
+        afterwards (kept until the catalog changes).
+        """
+        if self._turn is None:
+            self.begin_turn()
+        return self._deferred_catalog()
+
+    def _deferred_catalog(self) -> tuple[ToolProvider, ...]:
+        palette = _binding(self).palette
+        version, tools = self._deferred
+        if version != palette.catalog_version:
+            tools = tuple(palette.requestable.values())
+            self._deferred = (palette.catalog_version, tools)
+        return tools
+
     def pending_approvals(self) -> list[Approval]:
         """The calls and grants waiting for a human, oldest first."""
         return _binding(self).approvals.pending()
@@ -242,6 +361,7 @@ class Thinker:
         on_progress: ProgressSink | None = None,
         abort: AbortSignal | None = None,
         approved: bool = False,
+        deferred: bool = False,
     ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
@@ -261,6 +381,15 @@ class Thinker:
         host's own flow (an agent framework's deferred approval, say): a policy's
         ``ask`` is then answered yes without pausing, and recorded as granted. A
         ``deny`` still refuses.
+
+        ``deferred=True`` (automatic in a ``native`` turn) lets a name of the deferred
+        catalog (:meth:`deferred_tools`) that this turn does not offer be admitted for
+        this one call, at call time: the ``toolpalette_admit`` hooks and the policy's
+        ``decide_grant`` decide, the decision is recorded, and an admitted call runs
+        through the pipeline like an offered one. A grant the policy asks about makes
+        the call ask a person (the approver, or ``approved=True``), and the answer is
+        recorded as the grant. Nothing is kept. A name the policy denies or the catalog
+        lacks is answered exactly as an unknown name (no existence oracle).
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
         binding = _binding(self)
@@ -269,27 +398,54 @@ class Thinker:
         context = None
         if on_progress is not None and executor.context is not None:
             context = dataclasses.replace(executor.context, on_progress=on_progress)
-        value = self._restore(name, input) if turn.strict else input
-        if not approved:
-            return await executor.execute(
-                name, value, context=context, abort=abort, call_id=call_id
-            )
-        token = APPROVED.set(True)
+        token = APPROVED.set(True) if approved else None
         try:
+            if self._at_call_time(name, deferred or turn.native):
+                admitted = binding.grants.at_call(name)
+                if admitted is not None:
+                    provider, ask = admitted
+                    return await call_at_call_time(
+                        executor,
+                        binding.rules,
+                        binding.grants,
+                        provider,
+                        ask,
+                        self._restore_with(provider, input) if turn.strict else input,
+                        context=context,
+                        abort=abort,
+                        call_id=call_id,
+                    )
+            value = self._restore(name, input) if turn.strict else input
             return await executor.execute(
                 name, value, context=context, abort=abort, call_id=call_id
             )
         finally:
-            APPROVED.reset(token)
+            if token is not None:
+                APPROVED.reset(token)
+
+    def _at_call_time(self, name: object, deferred: bool) -> bool:
+        """Whether a call of ``name`` is decided at call time (not offered this turn)."""
+        if not isinstance(name, str):
+            return False
+        binding = _binding(self)
+        offered = binding.executor.offered
+        if offered is not None and name in offered:
+            return False
+        return deferred or binding.grants.asks_at_call(name)
 
     async def call_many(
-        self, calls: Iterable[Sequence[Any]], *, abort: AbortSignal | None = None
+        self,
+        calls: Iterable[Sequence[Any]],
+        *,
+        abort: AbortSignal | None = None,
+        deferred: bool = False,
     ) -> list[ToolResult]:
         """Run the calls of one model turn; results come back in the order of ``calls``.
 
         Each call is a :class:`~toolpalette.ToolCall` (from ``turn.calls_from``) or a
         tuple ``(name, input)`` or ``(name, input, call_id)``. Concurrency-safe calls run
-        together, others alone, as ``Executor.execute_many`` runs them.
+        together, others alone, as ``Executor.execute_many`` runs them. ``deferred``
+        is :meth:`call`'s: a call decided at call time runs alone, in its place.
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
         batch: list[tuple[object, Any, str | None]] = []
@@ -297,16 +453,35 @@ class Thinker:
             name = call[0] if len(call) > 0 else None
             value = call[1] if len(call) > 1 else None
             call_id = call[2] if len(call) > 2 else None
-            batch.append((name, self._restore(name, value) if turn.strict else value, call_id))
+            batch.append((name, value, call_id))
         binding = _binding(self)
         binding.approvals.loop = asyncio.get_running_loop()
-        return await binding.executor.execute_many(batch, abort=abort)
+        deferred = deferred or turn.native
+        results: list[ToolResult] = []
+        start = 0
+        for end, (name, value, call_id) in enumerate([*batch, (None, None, None)]):
+            alone = end < len(batch) and self._at_call_time(name, deferred)
+            if end < len(batch) and not alone:
+                continue
+            offered = [
+                (n, self._restore(n, v) if turn.strict else v, i) for n, v, i in batch[start:end]
+            ]
+            if offered:
+                results += await binding.executor.execute_many(offered, abort=abort)
+            if alone:
+                results.append(
+                    await self.call(name, value, call_id=call_id, abort=abort, deferred=True)
+                )
+            start = end + 1
+        return results
 
     def _restore(self, name: object, raw: Any) -> Any:
         """Undo strict normalization on a model's input (nulls for optional fields)."""
         provider = lookup(_binding(self).palette.registry, name)
-        if provider is None:
-            return raw
+        return raw if provider is None else self._restore_with(provider, raw)
+
+    @staticmethod
+    def _restore_with(provider: ToolProvider, raw: Any) -> Any:
         try:
             value = load_input(raw)
         except InputPolicyError:
@@ -337,3 +512,13 @@ class Thinker:
     def __repr__(self) -> str:
         flag = " read-only" if self.is_read_only else ""
         return f"<{type(self).__name__}{flag} turn {self.turn_number}>"
+
+
+def _name_of(provider: Any) -> str:
+    name: str = provider.name
+    return name
+
+
+def _id_of(skill: Any) -> str:
+    skill_id: str = skill.id
+    return skill_id

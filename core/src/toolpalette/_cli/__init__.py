@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from toolpalette.errors import ConfigError
+
 __all__ = ["main"]
 
 COMMANDS: tuple[str, ...] = (
@@ -88,7 +90,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 a problem found, 2 bad usage)."""
+    """Run the command line; returns the exit status (0 ok, 1 a problem found, 2 bad usage).
+
+    A configuration that cannot be read (not TOML, a key of the wrong type) is bad
+    usage: one line on stderr naming the file and the place, no traceback.
+    """
     # Not list(...): importing the ``list`` command binds that name in this package.
     given = [*(sys.argv[1:] if argv is None else argv)]
     command = next((a for a in given if not a.startswith("-")), None)
@@ -103,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``toolpalette list | head``)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return status
 
 

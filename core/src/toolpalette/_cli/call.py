@@ -134,11 +134,13 @@ def _executor(hub: ToolHub, args: argparse.Namespace) -> Executor:
         registry = hub.catalog()
     if not registry.has_tool(args.name) and hub.mcp_server_names():
         registry = hub.catalog()  # now the servers not listed yet are started
+    # The command prints the failure itself (and, with --verbose, its report).
     return Executor(
         registry,
         read_only=args.read_only,
         config_for=config_for,
         hook=hub.pm.hook.toolpalette_tool_error,
+        log_failures=False,
         **options,
     )
 

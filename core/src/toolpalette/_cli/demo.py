@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
@@ -21,7 +22,16 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play the demo on standard output."""
+    """Play the demo on standard output.
+
+    The demo shows each failure itself, so the default failure log is off while it plays.
+    """
     from toolpalette._cli.scenario import run as play
 
-    return play(sys.stdout)
+    failures = logging.getLogger("toolpalette.failures")
+    level = failures.level
+    failures.setLevel(logging.ERROR)
+    try:
+        return play(sys.stdout)
+    finally:
+        failures.setLevel(level)

@@ -230,7 +230,7 @@ async def _editor_session(hub: ToolHub, script: _Script) -> None:
     )
     await script.call(
         editor,
-        "Names off the catalog are refused by the schema (its values are the catalog).",
+        "A name off the catalog is refused on its own, with what may be requested.",
         "request_tools",
         {"names": ["drop_database"]},
     )
@@ -244,7 +244,8 @@ async def _editor_session(hub: ToolHub, script: _Script) -> None:
     script.turn("editor", turn)
     await script.call(
         editor,
-        "Granted tools are offered from the next turn; values are bound, never formatted in.",
+        "Granted tools can be called at once and are offered from the next turn; values "
+        "are bound, never formatted in.",
         "execute",
         {
             "sql": "INSERT INTO customers (name, city) VALUES (?, ?)",

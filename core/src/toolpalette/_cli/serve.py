@@ -1,12 +1,23 @@
 """``toolpalette serve``: a thinker's palette as an MCP server, over stdio or HTTP.
 
 Over stdio (the default) nothing but protocol goes to stdout: logs and anything a
-pack prints go to stderr. ``--http`` serves streamable HTTP with uvicorn (loopback by
+pack prints go to stderr. Without the ``mcp`` extra it says which pip command installs
+it (exit status 2). ``--thinker package.module:Class`` imports from the current
+directory first, as uvicorn does; ``--select`` takes packs' and skilljars'
+distributions and import packages. ``--http`` serves streamable HTTP with uvicorn (loopback by
 default) and says on stderr where and how: the URL, stateful or stateless, and the
 workers. ``--workers N`` runs N worker processes on one listening socket, each
 building the palette from the same options (passed to them in
 ``TOOLPALETTE_SERVE_OPTIONS``); with more than one they serve stateless, since the
 requests of one session would reach any of them.
+
+The keys that seal a 2026-07-28 approval's request state come from
+``--state-key-file`` or ``TOOLPALETTE_STATE_KEYS``. Without either, one worker makes a
+key of its own, and several workers share one the command makes at start (handed to
+them in ``TOOLPALETTE_SERVE_STATE_KEY``, which each worker takes out of its
+environment): an approval answered to another worker than the one that asked is
+still verified. Refusing to start instead would break every deployment whose policy
+never asks; a key per worker would fail about every other approval.
 """
 
 from __future__ import annotations
@@ -17,6 +28,8 @@ import importlib
 import json
 import logging
 import os
+import secrets
+import shlex
 import socket
 import sys
 from typing import TYPE_CHECKING, Any
@@ -31,17 +44,24 @@ __all__ = ["register", "run", "worker_app"]
 
 OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
 """Where ``--workers`` passes the command's options to each worker (JSON)."""
+SHARED_KEY_ENV = "TOOLPALETTE_SERVE_STATE_KEY"
+"""Where ``--workers`` passes the request-state key it made to each worker."""
 _BACKLOG = 2048
 """Connections waiting to be accepted on the HTTP socket (uvicorn's default)."""
 
 _DESCRIPTION = """\
-Serve a palette to MCP clients: a thinker's (--thinker package.module:Class), or the
-tools of the installed distributions or packages named (--select), or every installed
-tool. Each MCP session gets its own thinker: its grants (request_tools) show in the
-session's next tools/list, announced by notifications/tools/list_changed.
-With --stateless, and for clients on the 2026-07-28 protocol (where every request
-stands alone), each request is served the up-front palette WITHOUT the meta-tools
-(request_tools, request_skill): there is no session to grant anything to.
+Serve a palette to MCP clients: a thinker's (--thinker package.module:Class, imported
+from the current directory first), or the tools and skills of the installed
+distributions (packs or skilljars) or packages named (--select), or every installed
+tool and skill. Every client is served the palette, its meta-tools (request_tools or
+search_tools, and the skills' ones) and call_tool, which calls any tool the thinker
+may use by name; a deferred tool can also be called by its own name. Each MCP
+session (2025-era handshake, without --stateless) gets its own thinker: its grants
+show in the session's next tools/list, announced by notifications/tools/list_changed.
+With --stateless, and for clients on the 2026-07-28 protocol, requests share one
+thinker that keeps nothing: each call of a deferred tool is decided when it is made.
+A call the policy asks about is asked of the client's user (elicitation), when the
+client can ask one.
 """
 
 
@@ -61,7 +81,8 @@ def register(subparsers: Any) -> None:
         "--select",
         metavar="DIST_OR_PACKAGE",
         nargs="+",
-        help="serve the tools of these installed distributions or import packages",
+        help="serve the tools and skills of these installed distributions (packs or "
+        "skilljars) or import packages",
     )
     parser.add_argument("--read-only", action="store_true", help="bind the thinker read-only")
     parser.add_argument(
@@ -80,8 +101,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--stateless",
         action="store_true",
-        help="HTTP without sessions: any worker answers any request; the up-front "
-        "palette is served without meta-tools",
+        help="HTTP without sessions: any worker answers any request; nothing is kept "
+        "between requests",
     )
     parser.add_argument(
         "--workers",
@@ -89,6 +110,14 @@ def register(subparsers: Any) -> None:
         default=1,
         help="HTTP worker processes (default: 1); more than one serve stateless, as "
         "--stateless does (a session's requests could reach any worker)",
+    )
+    parser.add_argument(
+        "--state-key-file",
+        metavar="PATH",
+        help="keys sealing the state of approvals asked over the 2026-07-28 protocol, one "
+        "a line, each at least 32 bytes (the first seals, all verify; give every worker "
+        "and instance the same file). Default: TOOLPALETTE_STATE_KEYS, else a key made "
+        "at start",
     )
     parser.add_argument(
         "--page-size",
@@ -112,11 +141,12 @@ def _positive_int(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
-    try:
-        import toolpalette.mcp
-    except ImportError:
+    missing = _missing_extra(http=args.http)
+    if missing is not None:
         print(
-            "error: serving needs the mcp extra: pip install 'toolpalette[mcp]'",
+            f"error: toolpalette serve needs the mcp extra (No module named {missing!r}); "
+            "install it into this environment: "
+            f"{shlex.quote(sys.executable)} -m pip install 'toolpalette[mcp]'",
             file=sys.stderr,
         )
         return 2
@@ -131,7 +161,17 @@ def run(args: argparse.Namespace) -> int:
         "config": args.config,
         "path": args.path,
         "host": args.host,
+        "state_key_file": args.state_key_file,
     }
+    try:
+        keys = _state_keys(options)
+    except (OSError, ValueError) as exc:  # unreadable, empty, too short or repeated
+        print(f"error: the request-state keys cannot be used: {exc}", file=sys.stderr)
+        return 2
+    made = False
+    if keys is None and args.http and workers > 1:
+        keys, made = [secrets.token_hex(32)], True
+        os.environ[SHARED_KEY_ENV] = keys[0]  # for the workers only: each takes it out
     try:
         # Importing packs and the thinker's module may print: never onto the protocol.
         with contextlib.redirect_stdout(sys.stderr):
@@ -139,22 +179,45 @@ def run(args: argparse.Namespace) -> int:
             if args.http and workers > 1:
                 app: Any = None
             elif args.http:
-                app = _app(hub, thinker, options)
+                app = _app(hub, thinker, options, keys)
             else:
                 import toolpalette.mcp
 
                 stdio = toolpalette.mcp.server(
-                    hub, thinker, read_only=args.read_only, page_size=args.page_size
+                    hub,
+                    thinker,
+                    read_only=args.read_only,
+                    page_size=args.page_size,
+                    state_keys=keys,
                 )
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not args.http:
         return _serve_stdio(stdio)
-    return _serve_http(app, options, port=args.port, workers=workers, forced=not args.stateless)
+    return _serve_http(
+        app, options, port=args.port, workers=workers, forced=not args.stateless, made_key=made
+    )
 
 
-def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, forced: bool) -> int:
+def _missing_extra(*, http: bool) -> str | None:
+    """The module of the ``mcp`` extra this environment lacks, or None.
+
+    The server module is imported here, at once, so that a missing ``mcp``, ``anyio``
+    or ``mcp_types`` (or ``uvicorn``, for HTTP) is one line saying what to install,
+    never a traceback from the middle of building the palette.
+    """
+    for name in ("mcp", "anyio", "toolpalette.mcp._server", *(("uvicorn",) if http else ())):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            return exc.name or name
+    return None
+
+
+def _serve_http(
+    app: Any, options: dict[str, Any], *, port: int, workers: int, forced: bool, made_key: bool
+) -> int:
     """Listen, say where and how on stderr, and serve with uvicorn until stopped."""
     import uvicorn
 
@@ -175,8 +238,14 @@ def _serve_http(app: Any, options: dict[str, Any], *, port: int, workers: int, f
     if workers > 1 and forced:
         print(
             f"note: {workers} workers serve stateless, as --stateless does: any worker "
-            "answers any request, and the palette is served without the meta-tools "
-            "(serve one worker to keep sessions)",
+            "answers any request (serve one worker to keep sessions)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if made_key:
+        print(
+            f"note: the {workers} workers share a request-state key made at start; give "
+            "--state-key-file to share one with other instances or across restarts",
             file=sys.stderr,
             flush=True,
         )
@@ -225,14 +294,9 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _serve_stdio(palette: Any) -> int:
     import anyio
-    from mcp.server.stdio import stdio_server
-
-    async def serve() -> None:
-        async with stdio_server() as (read, write):
-            await palette.run(read, write, palette.create_initialization_options())
 
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(serve)
+        anyio.run(palette.run_stdio)
     return 0
 
 
@@ -243,18 +307,11 @@ class _UsageError(Exception):
 def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
     from toolpalette._agents.thinker import Thinker
     from toolpalette.errors import ToolpaletteError
-    from toolpalette.mcp import selection_thinker
 
     hub = ToolHub(config=options["config"])
     spec = options["thinker"]
     if spec is None:
-        for name in options["select"]:
-            if not (hub.providers_for_distribution(name) or hub.providers_for_package(name)):
-                raise _UsageError(
-                    f"{name!r} is neither an installed distribution nor an import package "
-                    "with tools (toolpalette list shows what is installed)"
-                )
-        thinker = selection_thinker(hub, options["select"], read_only=options["read_only"])
+        thinker = _selection(hub, options["select"], read_only=options["read_only"])
     else:
         thinker = _import_thinker(spec, Thinker)
     try:
@@ -264,23 +321,141 @@ def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
     return hub, thinker
 
 
+def _selection(hub: ToolHub, names: list[str], *, read_only: bool) -> type[Thinker]:
+    """The thinker ``--select`` serves: the tools and skills of the names given.
+
+    A name is a pack's distribution or an import package with tools (its tools, and
+    the skills a distribution ships), or a skilljar's distribution (its skills, as
+    prompts and resources); several names serve all of them.
+    """
+    from toolpalette import SkillSelector, ToolSelector
+    from toolpalette.mcp import selection_thinker
+
+    jars: dict[str, list[str]] = {}
+    for skill in hub.skills().skills():
+        if skill.distribution:
+            jars.setdefault(_canonical(skill.distribution), []).append(skill.id)
+    tools: list[str] = []
+    skills: list[str] = []
+    for name in names:
+        if hub.providers_for_distribution(name) or hub.providers_for_package(name):
+            tools.append(name)
+        elif _canonical(name) in jars:
+            skills.extend(jars[_canonical(name)])
+        else:
+            raise _UsageError(
+                f"{name!r} is neither an installed distribution with tools or skills nor an "
+                "import package with tools (toolpalette list and toolpalette skills show "
+                "what is installed)"
+            )
+    base = selection_thinker(hub, tools, read_only=read_only)
+    if not skills:
+        return base
+
+    class Selection(base):  # type: ignore[valid-type,misc]
+        """The tools and skills of the distributions and packages chosen to be served."""
+
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            # With no tool names the base offers every installed tool: here, none.
+            return base.declare_compatible_tools() if tools else ToolSelector()
+
+        @classmethod
+        def declare_skills(cls) -> SkillSelector:
+            chosen = base.declare_skills() if tools else SkillSelector()
+            for skill_id in skills:
+                chosen.skill(skill_id)
+            return chosen
+
+    return Selection
+
+
+def _canonical(name: str) -> str:
+    """A distribution's name as installers compare them (case, ``-``, ``_`` and ``.``)."""
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
 def _import_thinker(spec: str, base: type[Thinker]) -> type[Thinker]:
+    """The class ``package.module:Class`` names, imported as uvicorn imports an app.
+
+    The current directory goes first on ``sys.path`` (and stays there, for what the
+    module imports later), so a host's own package is found where the command runs.
+    Each way the import can fail says which: no such module, the module raising, no
+    such attribute, or something that is not a ``Thinker`` subclass.
+    """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise _UsageError(f"--thinker takes package.module:Class, not {spec!r}")
+    here = os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise _UsageError(f"cannot import {module_name!r} for --thinker: {exc}") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            raise _UsageError(
+                f"--thinker {spec}: no module named {exc.name!r}, neither in the current "
+                f"directory ({here}) nor among the installed packages; run the command "
+                "from the folder that holds it, or install it"
+            ) from exc
+        raise _UsageError(
+            f"--thinker {spec}: importing {module_name!r} failed: it imports {exc.name!r}, "
+            "which is not installed"
+        ) from exc
+    except Exception as exc:  # the module itself raised (a syntax error, a failing import)
+        raise _UsageError(
+            f"--thinker {spec}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
     found: Any = module
-    for part in attr.split("."):
-        found = getattr(found, part, None)
+    for depth, part in enumerate(attr.split(".")):
+        if not hasattr(found, part):
+            owner = ".".join([module_name, *attr.split(".")[:depth]])
+            thinkers = _thinkers_in(module, base) if depth == 0 else []
+            known = f" (its Thinker subclasses: {', '.join(thinkers)})" if thinkers else ""
+            raise _UsageError(f"--thinker {spec}: {owner!r} has no attribute {part!r}{known}")
+        found = getattr(found, part)
     if not (isinstance(found, type) and issubclass(found, base)):
-        raise _UsageError(f"{spec!r} is not a toolpalette.Thinker subclass")
+        what = "a class" if isinstance(found, type) else _kind(found)
+        raise _UsageError(
+            f"--thinker {spec}: {attr!r} is {what}, not a toolpalette.Thinker subclass"
+        )
     return found
 
 
-def _app(hub: ToolHub, thinker: type[Thinker], options: dict[str, Any]) -> Any:
+def _thinkers_in(module: Any, base: type[Thinker]) -> list[str]:
+    """The names of the ``Thinker`` subclasses a module defines, sorted."""
+    return sorted(
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, type) and issubclass(value, base) and value is not base
+    )
+
+
+def _kind(value: object) -> str:
+    """``a function``, ``a module``, ``an instance of X``: what a value is, for a message."""
+    if callable(value) and not isinstance(value, type):
+        return "a function" if hasattr(value, "__code__") else "a callable"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
+
+
+def _state_keys(options: dict[str, Any]) -> list[str] | None:
+    """The request-state keys: the file's, else the environment's, else None.
+
+    Checked here, before the palette is built, so that a key the SDK would refuse (too
+    short, repeated) is one line about the keys, never confused with other errors.
+    """
+    from toolpalette.mcp._approvals import read_state_keys, state_boundary
+
+    keys = read_state_keys(options["state_key_file"])
+    if keys is not None:
+        state_boundary(keys, "toolpalette")
+    return keys
+
+
+def _app(
+    hub: ToolHub, thinker: type[Thinker], options: dict[str, Any], keys: list[str] | None
+) -> Any:
     import toolpalette.mcp
 
     return toolpalette.mcp.asgi_app(
@@ -291,12 +466,15 @@ def _app(hub: ToolHub, thinker: type[Thinker], options: dict[str, Any]) -> Any:
         page_size=options["page_size"],
         path=options["path"],
         host=options["host"],
+        state_keys=keys,
     )
 
 
 def worker_app() -> Any:
     """The ASGI app of one ``--workers`` process, built from ``TOOLPALETTE_SERVE_OPTIONS``."""
     options = json.loads(os.environ[OPTIONS_ENV])
+    made = os.environ.pop(SHARED_KEY_ENV, None)  # nothing this worker starts inherits it
+    keys = [made] if made is not None else _state_keys(options)
     with contextlib.redirect_stdout(sys.stderr):
         hub, thinker = _palette(options)
-        return _app(hub, thinker, options)
+        return _app(hub, thinker, options, keys)

@@ -20,6 +20,13 @@ format                 calls read from                              a result goe
                        ``params`` (``arguments`` absent is ``{}``)
 =====================  ===========================================  ==========================
 
+A response may also hold the provider's own tool search, when the request let the
+provider search deferred tools (``export.NATIVE_SEARCH``): Anthropic's
+``server_tool_use`` block of its search tool and the ``tool_search_tool_result`` block,
+the Responses API's ``tool_search_call`` and ``tool_search_output`` items. The provider
+ran that search; they are not calls for the host, so only the calls above are read
+(the ones that follow name the tools the search found).
+
 Arguments are passed on as the provider sent them: JSON text that does not parse, or
 is not an object, is answered by the pipeline with a 400 the model can correct, never
 an exception here. Only a payload of the wrong shape altogether (the host handed over

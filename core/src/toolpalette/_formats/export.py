@@ -7,20 +7,36 @@ OpenAI and Anthropic formats only where the schema is in that provider's strict 
 schemas into the subset first, where it can. Each format is written from the tool's
 record (``provider.info``), so whatever offers a tool (a rename, a prefix) keeps every
 field a format has a place for.
+
+Two formats have a search of their own over tools the model is not shown up front
+(:data:`NATIVE_SEARCH`): Anthropic's tool search server tool (BM25), and the Responses
+API's ``tool_search``. :func:`export_deferred` writes that search tool and the deferred
+tools, each marked ``defer_loading: true``: the provider keeps them out of the model's
+context until its search finds them. The other formats have no such search.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Final, Literal
 
 from toolpalette._formats import strict as _strict
 from toolpalette._formats.strict import Dialect
 from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["FORMATS", "Format", "export", "export_json", "qualifies_strict", "strict_report"]
+__all__ = [
+    "FORMATS",
+    "NATIVE_SEARCH",
+    "Format",
+    "export",
+    "export_deferred",
+    "export_json",
+    "qualifies_strict",
+    "strict_report",
+]
 
 Format = Literal["openai_chat", "openai_responses", "anthropic", "mcp"]
 
@@ -131,6 +147,41 @@ def export(
     """
     convert = _converter(fmt)
     return [convert(p.info, strict) for p in providers]
+
+
+NATIVE_SEARCH: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
+    {
+        "anthropic": MappingProxyType(
+            {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+        ),
+        "openai_responses": MappingProxyType({"type": "tool_search"}),
+    }
+)
+"""The provider's own tool search, by format: Anthropic's BM25 tool search server tool,
+and the Responses API's hosted ``tool_search``. Formats not listed have none."""
+
+
+def export_deferred(
+    providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """The provider's search tool, then ``providers`` marked ``defer_loading: true``.
+
+    What follows the offered tools in a request that lets the provider's own search
+    find the deferred ones (:data:`NATIVE_SEARCH`).
+
+    Raises:
+        ValueError: ``fmt`` is not a supported format, or has no search of its own.
+    """
+    convert = _converter(fmt)
+    search = NATIVE_SEARCH.get(fmt)
+    if search is None:
+        raise ValueError(f"{fmt} has no tool search of its own; use search_tools")
+    exported = [dict(search)]
+    for provider in providers:
+        tool = convert(provider.info, strict)
+        tool["defer_loading"] = True
+        exported.append(tool)
+    return exported
 
 
 def export_json(providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False) -> bytes:

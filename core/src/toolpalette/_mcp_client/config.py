@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from toolpalette._plugins.config import did_you_mean
 from toolpalette._plugins.servers import MCPServerSpec
 from toolpalette._tools.tool import TOOL_NAME
 
@@ -37,11 +38,13 @@ __all__ = [
     "BASE_ENV",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "KNOWN_KEYS",
     "MCPServerConfig",
     "from_desktop_block",
     "from_spec",
     "from_table",
     "read_servers",
+    "unknown_keys",
 ]
 
 BASE_ENV: Final = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
@@ -57,7 +60,7 @@ _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _EMPTY: Final[Mapping[str, str]] = MappingProxyType({})
-_KNOWN: Final = frozenset(
+KNOWN_KEYS: Final = frozenset(
     {
         "command",
         "args",
@@ -76,6 +79,7 @@ _KNOWN: Final = frozenset(
         "disabled",
     }
 )
+"""The keys of a server's table; any other is refused, with the closest as a suggestion."""
 
 
 @dataclass(frozen=True)
@@ -253,9 +257,9 @@ def from_table(
     where = f"MCP server {name!r} ({source})"
     if not isinstance(table, Mapping):
         raise ValueError(f"{where}: expected a table, not {type(table).__name__}")
-    unknown = sorted(set(table) - _KNOWN)
+    unknown = sorted(str(key) for key in set(table) - KNOWN_KEYS)
     if unknown:
-        raise ValueError(f"{where}: unknown keys {', '.join(map(repr, unknown))}")
+        raise ValueError(f"{where}: {unknown_keys(unknown)}")
     kind = table.get("type", table.get("transport"))
     if kind is not None and kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
         raise ValueError(f"{where}: transport {kind!r} is not supported (use stdio or http)")
@@ -281,6 +285,11 @@ def from_table(
     return MCPServerConfig(
         name, command=command, args=tuple(args), source=source, pack=pack, **options
     )
+
+
+def unknown_keys(keys: list[str]) -> str:
+    """``unknown keys 'comand' (did you mean 'command'?)``: keys a server's table cannot take."""
+    return "unknown keys " + ", ".join(f"{k!r}{did_you_mean(k, KNOWN_KEYS)}" for k in keys)
 
 
 def is_disabled(table: Mapping[str, Any]) -> bool:

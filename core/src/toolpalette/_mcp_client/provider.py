@@ -119,7 +119,7 @@ class MCPToolProvider(ToolProvider):
     def create(self, parent: Any = None) -> BoundTool:
         """The runnable tool: every call goes to the server through the pool."""
         connection, remote, name = self.connection, self.remote_name, self._name
-        loop, has_output = connection.loop, self._output_schema is not None
+        loop, output = connection.loop, self._output_schema
         check, server = self._output_check, connection.config.name
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
@@ -152,7 +152,7 @@ class MCPToolProvider(ToolProvider):
                 await check.verify(
                     result.structured_content, name, server, connection.config.timeout
                 )
-            return _results.value_of(result, has_output)
+            return _results.value_of(result, output)
 
         # It takes the context for its abort event: set when the pipeline gives up on a
         # call it cannot cancel (a sync caller's worker), which cancels the request.

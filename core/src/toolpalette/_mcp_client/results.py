@@ -9,7 +9,8 @@ Both failure shapes servers use end as pipeline results:
   to the failure report only, as the ``ToolError``'s ``__cause__``.
 
 A success becomes the tool's return value, which the pipeline renders under the output
-cap: the structured content when the tool publishes an output schema, the text when
+cap: the structured content when the tool publishes an output schema (unwrapped when
+the schema says it wraps the value, ``x-toolpalette-wrapped``), the text when
 every block is text, and otherwise a list of toolpalette's own content, so that the
 result carries the same blocks a local tool's would: ``image`` and ``audio`` blocks
 become :class:`~toolpalette.Image` and :class:`~toolpalette.Audio`, an embedded
@@ -24,9 +25,10 @@ import base64
 import binascii
 import posixpath
 import urllib.parse
+from collections.abc import Mapping
 from typing import Any, Final
 
-from toolpalette._tools.result import Audio, File, Image
+from toolpalette._tools.result import Audio, File, Image, is_wrapped
 from toolpalette.errors import ToolError
 
 __all__ = ["MAX_ERROR_TEXT", "error_text", "json_rpc_failure", "value_of"]
@@ -35,8 +37,13 @@ MAX_ERROR_TEXT: Final = 2000
 """An ``isError`` message longer than this is cut (it is a message, not data)."""
 
 
-def value_of(result: Any, has_output_schema: bool) -> Any:
+def value_of(result: Any, output_schema: Mapping[str, Any] | None) -> Any:
     """The return value of a successful call, or raise for an ``isError`` result.
+
+    Structured content under an output schema marked ``x-toolpalette-wrapped`` (a
+    toolpalette server's list, number or date) is unwrapped: the value is its
+    ``result``, as the tool returned it (the pipeline wraps it again for the result's
+    ``structured``, under the same schema).
 
     Raises:
         ToolError: the server marked the result ``isError``; its text is the message.
@@ -44,7 +51,9 @@ def value_of(result: Any, has_output_schema: bool) -> Any:
     if result.is_error:
         raise ToolError(error_text(result.content) or "The tool reported an error.")
     structured = result.structured_content
-    if has_output_schema and isinstance(structured, dict):
+    if output_schema is not None and isinstance(structured, dict):
+        if is_wrapped(output_schema) and "result" in structured:
+            return structured["result"]
         return structured
     blocks = [block_of(b) for b in result.content]
     if all(b["type"] == "text" for b in blocks):

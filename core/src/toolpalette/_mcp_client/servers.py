@@ -35,11 +35,18 @@ from toolpalette._mcp_client.offered import problem_pack
 from toolpalette._mcp_client.pool import ClientPool
 from toolpalette._mcp_client.provider import MCPToolProvider
 from toolpalette._mcp_client.refresh import Mode, ServerTools
+from toolpalette._plugins.config import did_you_mean, shown_name
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.servers import MCPServerSpec
 from toolpalette._plugins.switches import Switches
 
-__all__ = ["MCPServers", "add_pack_servers", "assemble", "problem_pack"]
+__all__ = [
+    "MCPServers",
+    "add_pack_servers",
+    "assemble",
+    "claim_note",
+    "problem_pack",
+]
 
 _MODE: contextvars.ContextVar[Mode] = contextvars.ContextVar("toolpalette_mcp_mode", default="use")
 _CONSULTED: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
@@ -69,6 +76,10 @@ class MCPServers:
         self._switches = switches if switches is not None else Switches.from_environ()
         self.overrides: dict[str, Mapping[str, Any]] = {}
         """Host tables that adjust a pack's server (no ``command`` or ``url`` of their own)."""
+        self.overrides_from = "configuration"
+        """The configuration file those tables are in, as problems name it."""
+        self.unmatched: list[Problem] = []
+        """Those of them that adjust no server at all (set once the packs' are known)."""
         for config in configs:
             self.add(config)
 
@@ -210,7 +221,7 @@ class MCPServers:
     def problems(self) -> list[Problem]:
         """Configuration problems, and those of every server listed so far."""
         with self._lock:
-            found = list(self._problems)
+            found = [*self._problems, *self.unmatched]
             tools = list(self._tools.values())
         for each in tools:
             found.extend(each.problems())
@@ -238,19 +249,35 @@ def assemble(
 ) -> MCPServers:
     """The servers of a hub's configuration file and code; code wins, name by name.
 
-    ``code`` is what ``ToolHub(mcp_servers=...)`` got: a mapping of names to tables,
+    ``tables`` are the file's ``[mcp_servers.NAME]`` tables and ``json_file`` its
+    ``mcp_json``. A table with ``command`` or ``url`` defines its server (replacing the
+    JSON file's entry of that name: the TOML is the host's own file); one without them
+    adjusts the JSON file's server of that name (its keys merged over the entry's), or
+    else a pack's server (see :func:`add_pack_servers`). ``code`` is what
+    ``ToolHub(mcp_servers=...)`` got: a mapping of names to tables,
     :class:`MCPServerConfig` objects or in-process SDK servers; a mapping holding an
-    ``mcpServers`` block; or the path of a JSON file holding one. A host table without
-    ``command`` or ``url`` adjusts the pack's server of that name (see
-    :func:`add_pack_servers`). Every bad entry is a problem; the rest are kept.
+    ``mcpServers`` block; or the path of a JSON file holding one. Every bad entry is a
+    problem; the rest are kept.
     """
     servers = MCPServers(switches=switches)
-    where = source or "configuration"
-    own = {name: table for name, table in tables.items() if _defines(table)}
-    found, bad = _config.read_servers(own, source=where)
+    shown = shown_name(source)
+    servers.overrides_from = shown
+    own: dict[str, Any] = {}
+    adjusting: dict[str, Mapping[str, Any]] = {}
+    for name, table in tables.items():
+        if not isinstance(table, Mapping):
+            reason = f"{_table_path(shown, name)} in {shown} must be a table"
+            servers.add_problem(Problem("server", reason, problem_pack(str(name))))
+        elif SOURCE_KEYS & set(table):
+            own[name] = table
+        else:
+            adjusting[name] = table
+    found: list[MCPServerConfig] = []
+    bad: list[str] = []
     if json_file is not None:
-        more, worse = _desktop_file(json_file)
-        found, bad = [*found, *more], [*bad, *worse]
+        found, bad = _desktop_file(json_file, adjusting, shown)
+    more, worse = _config.read_servers(own, source=shown)
+    found, bad = [*found, *more], [*bad, *worse]
     if code is not None:
         more, worse = _from_code(code)
         found, bad = [*found, *more], [*bad, *worse]
@@ -258,17 +285,20 @@ def assemble(
         servers.add(config)
     for reason in bad:
         servers.add_problem(Problem("server", reason, "mcp"))
-    servers.overrides = {
-        name: table
-        for name, table in tables.items()
-        if isinstance(table, Mapping) and name not in own
-    }
+    servers.overrides = adjusting
     return servers
 
 
 def add_pack_servers(servers: MCPServers, specs: Iterable[MCPServerSpec]) -> None:
-    """Add the servers packs describe, unless the host defines a server of that name."""
+    """Add the servers packs describe, unless the host defines a server of that name.
+
+    A host table that adjusts no server (no ``command`` or ``url``, and no pack's or
+    JSON file's server of its name) is a ``server`` problem: it would otherwise be
+    ignored without a word (a typo in ``command``, or in the server's name).
+    """
+    described: list[str] = []
     for spec in specs:
+        described.append(spec.name)
         if servers.config(spec.name) is not None:
             continue
         overrides = servers.overrides.get(spec.name)
@@ -278,23 +308,95 @@ def add_pack_servers(servers: MCPServers, specs: Iterable[MCPServerSpec]) -> Non
             servers.add(_config.from_spec(spec, overrides))
         except ValueError as exc:
             servers.add_problem(Problem("server", str(exc), problem_pack(spec.name)))
+    known = [*servers.names(), *described]
+    servers.unmatched = [
+        _unmatched(servers.overrides_from, name, table, known)
+        for name, table in servers.overrides.items()
+        if name not in known and not _config.is_disabled(table)
+    ]
 
 
-def _defines(table: Any) -> bool:
-    return not isinstance(table, Mapping) or bool(SOURCE_KEYS & set(table))
+def _unmatched(shown: str, name: str, table: Mapping[str, Any], known: list[str]) -> Problem:
+    """The problem of a host table that adjusts a server nobody defines."""
+    unknown = sorted(str(key) for key in set(table) - _config.KNOWN_KEYS)
+    typos = f" It has {_config.unknown_keys(unknown)}." if unknown else ""
+    close = did_you_mean(name, known) if known else ""
+    reason = (
+        f"{_table_path(shown, name)} in {shown} has neither 'command' nor 'url', and no pack "
+        f"or JSON file defines a server named {name!r}{close}, so nothing uses it.{typos} "
+        "Give it 'command' (a stdio server) or 'url' (streamable HTTP), or name a server "
+        "that exists."
+    )
+    return Problem("server", reason, problem_pack(name))
 
 
-def _desktop_file(path: str) -> tuple[list[MCPServerConfig], list[str]]:
+def _table_path(shown: str, name: str) -> str:
+    """How the host writes a server's table in ``shown``: ``[mcp_servers.NAME]``."""
+    table = "tool.toolpalette.mcp_servers" if shown == "pyproject.toml" else "mcp_servers"
+    return f"[{table}.{name}]"
+
+
+def claim_note(config: MCPServerConfig, config_file: str | None) -> tuple[str, str]:
+    """Where a server comes from, and how to resolve a collision with its own keys.
+
+    Returns the source as collision reports show it (``from toolpalette.toml``) and the
+    hint: the server's own ``prefix`` or ``rename``, in the place that configures it
+    (``{tool}`` in it stands for the server's name of the contested tool).
+    """
+    shown = shown_name(config_file)
+    name = config.name
+    keys = f'prefix = "{name}_" (or rename = {{{{tool}} = "NEW_NAME"}})'
+    table = f"{_table_path(shown, name)} {keys} in {shown}"
+    if config.source == "code" or config.source.endswith("(given in code)"):
+        how = "give it prefix= or rename= where code configures it (ToolHub(mcp_servers=...))"
+    elif config.pack is not None:
+        how = f"adjust the pack's server: {table}"
+    elif config.source == shown:
+        how = f"set {table}"
+    else:  # a JSON file, or a JSON file adjusted by the host's file
+        how = f"set {table} (merged over the JSON file's entry)"
+    return f"from {config.source}", f"give MCP server {name!r} its own prefix or rename: {how}"
+
+
+def _desktop_file(
+    path: str, adjusting: dict[str, Mapping[str, Any]], shown: str
+) -> tuple[list[MCPServerConfig], list[str]]:
+    """The servers of a desktop client's JSON file; ``adjusting`` tables merged over them.
+
+    The host's tables of the JSON servers' names are taken out of ``adjusting``: each
+    is merged over its entry, key by key (the host's keys win).
+    """
     try:
         data = _config.read_json_file(path)
     except (OSError, ValueError) as exc:
         return [], [f"MCP servers file {path}: {exc}"]
-    return _config.from_desktop_block(data, source=Path(path).name)
+    name = Path(path).name
+    block = data.get("mcpServers", data.get("mcp_servers"))
+    if not isinstance(block, Mapping):
+        return _config.from_desktop_block(data, source=name)  # says what is missing
+    plain: dict[str, Any] = {}
+    found: list[MCPServerConfig] = []
+    bad: list[str] = []
+    for server, entry in block.items():
+        adjustment = adjusting.pop(server, None) if isinstance(entry, Mapping) else None
+        if adjustment is None:
+            plain[server] = entry
+            continue
+        merged = {**entry, **adjustment}
+        more, worse = _config.read_servers({server: merged}, source=f"{name}, adjusted in {shown}")
+        found, bad = [*found, *more], [*bad, *worse]
+    more, worse = _config.read_servers(plain, source=name)
+    return [*more, *found], [*worse, *bad]
 
 
 def _from_code(code: Any) -> tuple[list[MCPServerConfig], list[str]]:
     if isinstance(code, (str, os.PathLike)):
-        return _desktop_file(os.fspath(code))
+        path = os.fspath(code)
+        try:
+            data = _config.read_json_file(path)
+        except (OSError, ValueError) as exc:
+            return [], [f"MCP servers file {path}: {exc}"]
+        return _config.from_desktop_block(data, source=f"{Path(path).name} (given in code)")
     if not isinstance(code, Mapping):
         return [], [f"mcp_servers= takes a mapping or a path, not {type(code).__name__}"]
     if "mcpServers" in code:

@@ -8,10 +8,9 @@ its hook implementations is called on its own, so one broken pack is a
 :class:`~toolpalette.Problem` and never an exception (``KeyboardInterrupt`` aside).
 
 Collisions: when loaded packs offer *different* tools under one name, none of them is
-offered and one ``collision`` problem names every claimant. The result is the same
-whatever order the packs loaded in; the host resolves it with a rename or a prefix
-(see :mod:`toolpalette._plugins.config`). Equal providers (a pack reachable through two
-entry points, a tool re-exported by another pack) are one entry.
+offered and one ``collision`` problem names every claimant (the policy is
+:mod:`toolpalette._plugins.collisions`); the host resolves it with a rename or a prefix
+(see :mod:`toolpalette._plugins.config`).
 
 The :class:`~toolpalette.ToolHub` holds one catalog and delegates its discovery methods
 to it; the host side (thinkers, skills, grants) lives in ``toolpalette._agents.host``.
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 import pluggy
 
 from toolpalette._plugins import listing as _listing
+from toolpalette._plugins.collisions import by_name, duplicate_pack, resolve_claims
 from toolpalette._plugins.config import HubConfig
 from toolpalette._plugins.discovery import PLUGIN_GROUP
 from toolpalette._plugins.installed import Installed, snapshot
@@ -36,7 +36,7 @@ from toolpalette._plugins.packs import Pack, PackStatus, scan
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
 from toolpalette._plugins.switches import BLOCK_ENV, Switches
 from toolpalette._tools.origin import Origin
-from toolpalette.errors import ToolCollisionError, ToolpaletteError
+from toolpalette.errors import ToolpaletteError
 
 if TYPE_CHECKING:
     from toolpalette._plugins.manager import ToolpaletteManager
@@ -64,31 +64,6 @@ class PluginInfo:
     """Whether it was imported and registered."""
     status: PackStatus
     """``loaded``, ``not-loaded``, ``failed``, ``incompatible``, ``blocked`` or ``disabled``."""
-
-
-@dataclass(frozen=True)
-class _Collision:
-    name: str
-    claims: tuple[tuple[Pack, ToolProvider], ...]
-
-    def error(self, more: int = 0) -> ToolCollisionError:
-        first, second = (provider.describe() for _, provider in self.claims[:2])
-        error = ToolCollisionError(tool_name=self.name, first=first, second=second)
-        if not more:
-            return error
-        hint = f"{error.hint} ({more} more collision(s): run `toolpalette check`)"
-        return ToolCollisionError(tool_name=self.name, first=first, second=second, hint=hint)
-
-    def problem(self) -> Problem:
-        packs = ", ".join(pack.name for pack, _ in self.claims)
-        labels = ", ".join(pack.label or "(added in code)" for pack, _ in self.claims)
-        who = "; ".join(f"{p.describe()} in pack {pack.name!r}" for pack, p in self.claims)
-        reason = (
-            f"different tools claim the name {self.name!r}: {who}. None of them is offered; "
-            f"{self.error().hint}"
-        )
-        known = any(pack.label for pack, _ in self.claims)
-        return Problem("collision", reason, packs, labels if known else None, self.name)
 
 
 class ClaimSource(Protocol):
@@ -196,9 +171,9 @@ class PackCatalog:
         only, blocked = self.switches.only, self.switches.blocked
         for name in sorted(blocked):
             self._manager().set_blocked(name)
-        for name, group in _by_name(scan(PLUGIN_GROUP, installed)).items():
+        for name, group in by_name(scan(PLUGIN_GROUP, installed)).items():
             if len(group) > 1:
-                self._extra_problems.append(_duplicate_pack(name, group))
+                self._extra_problems.append(duplicate_pack(name, group))
                 continue
             pack = group[0]
             if only is not None and name not in only:
@@ -432,7 +407,7 @@ class PackCatalog:
             if self._registry is None:
                 self._registry = ToolRegistry()
             extra = self._claims.claims(gather=True) if self._claims is not None else []
-            offered, collisions = self._resolve([*self._loaded(), *extra])
+            offered, collisions = resolve_claims([*self._loaded(), *extra])
             if self._registry_version != self.version:
                 sync(self._registry, offered)
                 self._registry_version = self.version
@@ -462,7 +437,7 @@ class PackCatalog:
             else:  # names, descriptions, flags: no schema is built for a listing
                 for pack in self._sorted_packs():
                     self._load(pack, listing=True)
-                found = self._resolve(self._loaded())[0]
+                found = resolve_claims(self._loaded())[0]
             tools = sorted(found, key=lambda p: p.name)
             built = Listing(tuple(ListedTool.of(p) for p in tools), tuple(self.problems()), False)
             if key is not None and cache is not None:
@@ -519,12 +494,12 @@ class PackCatalog:
 
     def offered(self, claims: Iterable[Pack]) -> list[ToolProvider]:
         """The tools ``claims`` offer among themselves (names they dispute left out)."""
-        return self._resolve(claims)[0]
+        return resolve_claims(claims)[0]
 
     def loaded_providers(self) -> list[ToolProvider]:
         """The providers of every pack loaded so far (collisions left out); imports nothing."""
         with self._lock:
-            return self._resolve(self._loaded())[0]
+            return resolve_claims(self._loaded())[0]
 
     def loaded_packs(self) -> list[str]:
         """The names of the packs imported and registered so far, sorted."""
@@ -538,7 +513,7 @@ class PackCatalog:
             for pack in self._sorted_packs():
                 found.extend(pack.problems)
             extra = self._claims.claims(gather=False) if self._claims is not None else []
-            found.extend(c.problem() for c in self._resolve([*self._loaded(), *extra])[1])
+            found.extend(c.problem() for c in resolve_claims([*self._loaded(), *extra])[1])
             if self._claims is not None:
                 found.extend(self._claims.problems())
         return sorted(found, key=problem_key)
@@ -568,7 +543,7 @@ class PackCatalog:
             for pack in chosen:
                 self._load(pack)
                 self._check(pack)
-            return self._resolve([p for p in chosen if p.status == "loaded"])[0]
+            return resolve_claims([p for p in chosen if p.status == "loaded"])[0]
 
     def _sorted_packs(self) -> list[Pack]:
         self._discover()
@@ -576,27 +551,6 @@ class PackCatalog:
 
     def _loaded(self) -> list[Pack]:
         return [p for p in self._sorted_packs() if p.status == "loaded"]
-
-    @staticmethod
-    def _resolve(packs: Iterable[Pack]) -> tuple[list[ToolProvider], list[_Collision]]:
-        """The offered providers and the collisions of ``packs``, independent of load order."""
-        claims: dict[str, list[tuple[Pack, ToolProvider]]] = {}
-        for pack in sorted(packs, key=lambda p: p.name):
-            for provider in pack.providers:
-                claims.setdefault(provider.name, []).append((pack, provider))
-        offered: list[ToolProvider] = []
-        collisions: list[_Collision] = []
-        for name, claimed in claims.items():
-            distinct: list[tuple[Pack, ToolProvider]] = []
-            for claim in claimed:
-                if not any(_same(claim[1], seen[1]) for seen in distinct):
-                    distinct.append(claim)
-            if len(distinct) == 1:
-                offered.append(distinct[0][1])
-            else:
-                collisions.append(_Collision(name, tuple(distinct)))
-        collisions.sort(key=lambda c: c.name)
-        return offered, collisions
 
     def _plugin_info(self, pack: Pack) -> PluginInfo:
         info = pack.info
@@ -621,18 +575,6 @@ def problem_key(problem: Problem) -> tuple[str, str, str, str]:
     return (problem.pack or "", problem.kind, problem.item or "", problem.reason)
 
 
-def _same(one: ToolProvider, other: ToolProvider) -> bool:
-    """Whether two packs' providers are one tool; a comparison that raises says no."""
-    if one is other:
-        return True
-    try:
-        return bool(one == other)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        return False
-
-
 def _has_hooks(plugin: object) -> bool:
     """Whether ``plugin`` has a ``toolpalette_*`` attribute (reading it must not fail)."""
     try:
@@ -641,22 +583,6 @@ def _has_hooks(plugin: object) -> bool:
         raise
     except BaseException:
         return False
-
-
-def _by_name(packs: Iterable[Pack]) -> dict[str, list[Pack]]:
-    grouped: dict[str, list[Pack]] = {}
-    for pack in packs:
-        grouped.setdefault(pack.name, []).append(pack)
-    return grouped
-
-
-def _duplicate_pack(name: str, group: list[Pack]) -> Problem:
-    labels = ", ".join(pack.label or "?" for pack in group)
-    reason = (
-        f"{len(group)} distributions declare the pack {name!r} ({labels}); none of them is "
-        "imported. Uninstall one, or rename its entry point."
-    )
-    return Problem("collision", reason, name, labels)
 
 
 def _in_package(module: str | None, package: str) -> bool:

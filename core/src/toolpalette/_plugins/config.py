@@ -19,6 +19,12 @@ Keys:
 - ``mcp_servers``: ``{"name": {...}}`` MCP servers to use (read by the MCP client, see
   ``toolpalette._mcp_client.config``); ``mcp_json``: the path of a desktop client's JSON
   file whose ``mcpServers`` block is read as is (relative to the configuration file).
+
+A file that is not TOML, or a key of the wrong type, is a
+:class:`~toolpalette.errors.ConfigError` naming the file (and the line and column for
+TOML): the command line prints it on one line. A key nothing reads (``mcp_server``
+for ``mcp_servers``) is never ignored silently: it is a ``config`` problem, with the
+closest known key as a suggestion, which ``toolpalette check`` reports.
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Union
 
-__all__ = ["ConfigSource", "HubConfig", "load_config"]
+from toolpalette._plugins.problems import Problem
+from toolpalette.errors import ConfigError
+
+__all__ = ["ConfigSource", "HubConfig", "did_you_mean", "load_config", "shown_name"]
 
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -40,7 +49,7 @@ ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 KNOWN_KEYS: Final = frozenset(
     {"rename", "prefix", "packs", "worker_threads", "mcp_servers", "mcp_json"}
 )
-"""The configuration keys this module reads; others are logged and ignored."""
+"""The configuration keys this module reads; others are ``config`` problems."""
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -63,6 +72,8 @@ class HubConfig:
     """Server name to its ``[mcp_servers.NAME]`` table, as written (checked by the client)."""
     mcp_json: str | None = None
     """A desktop client's JSON configuration to read servers from, resolved to a path."""
+    problems: tuple[Problem, ...] = ()
+    """Keys nothing reads (``config`` problems), each with the closest known key."""
 
     def name_for(self, pack: str, tool_name: str) -> str:
         """The name a pack's tool is offered under: renamed, prefixed, or unchanged."""
@@ -94,37 +105,85 @@ def load_config(
         cwd: Where to look when ``config`` is None; defaults to the current directory.
 
     Raises:
-        ValueError: a key has the wrong type, or a new name or prefix is not valid.
+        ConfigError: the file is not valid TOML, a key has the wrong type, or a new name
+            or prefix is not valid (a ``ValueError``).
         OSError: an explicit path cannot be read.
     """
     if isinstance(config, Mapping):
-        table, source = config, None
+        table, source, shown = config, None, None
     else:
-        table, source = _read_file(config, os.fspath(cwd) if cwd is not None else os.getcwd())
-    unknown = sorted(set(table) - KNOWN_KEYS)
-    if unknown:
-        import logging  # only on this path: the command line starts without it
-
-        logging.getLogger("toolpalette.config").warning(
-            "ignoring unknown toolpalette configuration keys: %s", ", ".join(unknown)
+        table, source, shown = _read_file(
+            config, os.fspath(cwd) if cwd is not None else os.getcwd()
         )
-    merged_rename = {**_str_map(table, "rename"), **dict(rename or {})}
-    merged_prefix = {**_str_map(table, "prefix"), **dict(prefix or {})}
-    _check_names(merged_rename, merged_prefix)
-    threads = _worker_threads(table)
-    servers, mcp_json = _mcp(table, source)
+    problems = _unknown_keys(table, shown)
+    merged_rename = {**_str_map(table, "rename", shown), **dict(rename or {})}
+    merged_prefix = {**_str_map(table, "prefix", shown), **dict(prefix or {})}
+    _check_names(merged_rename, merged_prefix, shown)
+    threads = _worker_threads(table, shown)
+    servers, mcp_json = _mcp(table, source, shown)
     return HubConfig(
-        merged_rename, merged_prefix, _packs(table), source, threads, servers, mcp_json
+        merged_rename,
+        merged_prefix,
+        _packs(table, shown),
+        source,
+        threads,
+        servers,
+        mcp_json,
+        problems,
     )
 
 
-def _mcp(table: Mapping[str, Any], source: str | None) -> tuple[dict[str, Any], str | None]:
+def shown_name(source: str | None) -> str:
+    """How problems and messages name a configuration file: its name, or ``configuration``."""
+    return os.path.basename(source) if source else "configuration"
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` for the known word closest to a misspelt one, else ``""``."""
+    import difflib  # only for a misspelt key: the command line starts without it
+
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _unknown_keys(table: Mapping[str, Any], shown: str | None) -> tuple[Problem, ...]:
+    """A ``config`` problem (and a logged warning) for each key nothing reads."""
+    unknown = sorted(str(key) for key in set(table) - KNOWN_KEYS)
+    if not unknown:
+        return ()
+    where = shown or "configuration"
+    problems = tuple(
+        Problem(
+            "config",
+            f"{where}: the key {key!r} is not a toolpalette setting and is ignored"
+            f"{did_you_mean(key, KNOWN_KEYS)}",
+            os.path.basename(where),
+            None,
+            key,
+        )
+        for key in unknown
+    )
+    import logging  # only on this path: the command line starts without it
+
+    log = logging.getLogger("toolpalette.config")
+    for problem in problems:
+        log.warning("%s", problem.reason)
+    return problems
+
+
+def _error(reason: str, shown: str | None) -> ConfigError:
+    return ConfigError(reason=reason, source=shown)
+
+
+def _mcp(
+    table: Mapping[str, Any], source: str | None, shown: str | None
+) -> tuple[dict[str, Any], str | None]:
     servers = table.get("mcp_servers", {})
     if not isinstance(servers, Mapping):
-        raise ValueError("toolpalette configuration: 'mcp_servers' must map names to tables")
+        raise _error("'mcp_servers' must map names to tables", shown)
     path = table.get("mcp_json")
     if path is not None and not isinstance(path, str):
-        raise ValueError("toolpalette configuration: 'mcp_json' must be a path")
+        raise _error("'mcp_json' must be a path", shown)
     if path is not None and source is not None:
         path = os.path.join(os.path.dirname(source), path)
     return dict(servers), path
@@ -132,20 +191,38 @@ def _mcp(table: Mapping[str, Any], source: str | None) -> tuple[dict[str, Any], 
 
 def _read_file(
     path: str | os.PathLike[str] | None, cwd: str
-) -> tuple[Mapping[str, Any], str | None]:
+) -> tuple[Mapping[str, Any], str | None, str | None]:
+    """The table, the file's path, and its name as messages show it (as the host gave it)."""
     if path is None:
         for name in ("toolpalette.toml", "pyproject.toml"):
             candidate = os.path.join(cwd, name)
             if os.path.isfile(candidate):
-                table = _table_of(candidate)
+                table = _table_of(candidate, name)
                 if table is not None:
-                    return table, candidate
-        return {}, None
+                    return table, candidate, name
+        return {}, None, None
     file = os.fspath(path)
-    return _table_of(file) or {}, file
+    return _table_of(file, file) or {}, file, file
 
 
-def _table_of(file: str) -> Mapping[str, Any] | None:
+_PLACE: Final = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)\s*$")
+"""Where tomllib (and tomli) say a document went wrong, at the end of the message."""
+
+
+def _toml_place(error: str, content: str) -> tuple[str, int, int] | tuple[str, None, None]:
+    """A TOML error's message without its place, and the place: line and column (1-based)."""
+    message = (error.splitlines() or ["cannot be parsed"])[0]
+    place = _PLACE.search(message)
+    if place is None:
+        return message, None, None
+    text = message[: place.start()]
+    if place.group(1) is not None:
+        return text, int(place.group(1)), int(place.group(2))
+    lines = content.split("\n")  # the end of the document: after its last character
+    return f"{text} (at the end of the file)", len(lines), len(lines[-1]) + 1
+
+
+def _table_of(file: str, shown: str) -> Mapping[str, Any] | None:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
@@ -157,43 +234,47 @@ def _table_of(file: str) -> Mapping[str, Any] | None:
     try:
         data: dict[str, Any] = tomllib.loads(content)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{name}: not valid TOML ({exc})") from exc
+        message, line, column = _toml_place(str(exc), content)
+        raise ConfigError(
+            reason=f"not valid TOML: {message}", source=shown, line=line, column=column
+        ) from exc
     if name != "pyproject.toml":
         return data
-    table = data.get("tool", {}).get("toolpalette")
+    tool = data.get("tool", {})
+    table = tool.get("toolpalette") if isinstance(tool, Mapping) else None
     if table is None:
         return None
     if not isinstance(table, Mapping):
-        raise ValueError(f"{name}: [tool.toolpalette] must be a table")
+        raise _error("[tool.toolpalette] must be a table", shown)
     return table
 
 
-def _str_map(table: Mapping[str, Any], key: str) -> dict[str, str]:
+def _str_map(table: Mapping[str, Any], key: str, shown: str | None) -> dict[str, str]:
     value = table.get(key, {})
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
-        raise ValueError(f"toolpalette configuration: {key!r} must map strings to strings")
+        raise _error(f"{key!r} must map strings to strings", shown)
     return dict(value)
 
 
-def _packs(table: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def _packs(table: Mapping[str, Any], shown: str | None) -> dict[str, Mapping[str, Any]]:
     value = table.get("packs", {})
     if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
-        raise ValueError("toolpalette configuration: 'packs' must map pack names to tables")
+        raise _error("'packs' must map pack names to tables", shown)
     return {str(k): MappingProxyType(dict(v)) for k, v in value.items()}
 
 
-def _worker_threads(table: Mapping[str, Any]) -> int | None:
+def _worker_threads(table: Mapping[str, Any], shown: str | None) -> int | None:
     value = table.get("worker_threads")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError("toolpalette configuration: 'worker_threads' must be a positive integer")
+        raise _error("'worker_threads' must be a positive integer", shown)
     return value
 
 
-def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str]) -> None:
+def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str], shown: str | None) -> None:
     if rename:
         # Imported only here: the tool module brings logging and threading, which a
         # command answered from the listing cache does without.
@@ -201,13 +282,15 @@ def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str]) -> None:
 
         for old, new in rename.items():
             if not TOOL_NAME.match(new):
-                raise ValueError(
-                    f"toolpalette configuration: rename {old!r} -> {new!r}: tool names are "
-                    "1-64 characters of letters, digits, '_' and '-'"
+                raise _error(
+                    f"rename {old!r} -> {new!r}: tool names are "
+                    "1-64 characters of letters, digits, '_' and '-'",
+                    shown,
                 )
     for pack, text in prefix.items():
         if not _PREFIX.match(text):
-            raise ValueError(
-                f"toolpalette configuration: prefix for pack {pack!r} is {text!r}: "
-                "use letters, digits, '_' and '-' (e.g. 'files_')"
+            raise _error(
+                f"prefix for pack {pack!r} is {text!r}: "
+                "use letters, digits, '_' and '-' (e.g. 'files_')",
+                shown,
             )

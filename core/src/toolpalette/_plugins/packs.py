@@ -47,6 +47,8 @@ class Pack:
         "_info",
         "_requires",
         "checked",
+        "claim_hint",
+        "claim_source",
         "module",
         "name",
         "plugin_name",
@@ -77,6 +79,11 @@ class Pack:
         """What went wrong while loading it."""
         self.checked = False
         """Whether its tools' schemas were built (and the broken ones moved to problems)."""
+        self.claim_source: str | None = None
+        """For a claim that is no pack (an MCP server's tools): where it comes from
+        (``from toolpalette.toml``), as collision reports name it."""
+        self.claim_hint: str | None = None
+        """For such a claim: how to resolve a collision with its own keys."""
         self._entry_point = entry_point
         self._info = info
         self._found_in = found_in

@@ -22,6 +22,7 @@ ProblemKind = Literal[
     "skill-warning",  # a skill that loaded with a cosmetic problem
     "invalid-jar",  # a skilljar whose bundle id or package is unusable
     "server",  # an MCP server that did not start, answer, or list its tools
+    "config",  # a key of the host's configuration that nothing reads (a typo)
 ]
 
 

@@ -14,19 +14,23 @@ it there.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, NamedTuple, final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, final
 
 from toolpalette._tools.result import ToolResult
 
 if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["Prepared", "Refusal", "Running", "refuse"]
+__all__ = ["UNCHECKED", "Prepared", "Refusal", "Running", "refuse"]
 
 Prepared = tuple["ToolProvider", Any]
 """A call past look-up, the read-only binding and validation: the provider it holds (a
 tool unregistered mid-call still finishes on it) and its validated input, as the
 provider's ``parse_input`` returned it."""
+
+
+UNCHECKED: Final = object()
+"""What a call's input is before it passed validation (its report carries the raw input)."""
 
 
 class Running(NamedTuple):

@@ -5,7 +5,8 @@ never asked about a call that would be refused anyway. The executor calls the po
 itself and goes on at once when it answers a plain allow; any other answer (an
 awaitable, a deny, an ask, something unreadable) is settled here by :func:`authorize`.
 :class:`Decision` is the one type for a policy's answer, for calls here and for grants
-in a thinker's admission. What a policy or an approver raises refuses the call.
+in a thinker's admission. What a policy or an approver raises refuses the call, whatever
+it is, but ``KeyboardInterrupt`` (:func:`contained`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.tool import ToolContext
 
-__all__ = ["ALLOW", "Approver", "Decision", "Policy", "authorize", "read_decision"]
+__all__ = ["ALLOW", "Approver", "Decision", "Policy", "authorize", "contained", "read_decision"]
 
 
 class Decision(enum.Enum):
@@ -72,6 +73,15 @@ def read_decision(answer: Any) -> tuple[Decision, str | None]:
     return decision, reason if isinstance(reason, str) else None
 
 
+def contained(error: BaseException) -> bool:
+    """Whether ``error``, raised by a host's policy or approver, refuses the call.
+
+    Everything does but ``KeyboardInterrupt``, which ends the program as it should:
+    ``SystemExit`` or a ``BaseException`` of the host's own is a refusal like any error.
+    """
+    return not isinstance(error, KeyboardInterrupt)
+
+
 async def authorize(
     answer: Any,
     provider: ToolProvider,
@@ -94,7 +104,9 @@ async def authorize(
         answer = _settled(outcome, provider, "is not permitted here.")
     try:
         decision, reason = read_decision(answer)
-    except Exception as exc:
+    except BaseException as exc:
+        if not contained(exc):
+            raise
         raise _denied(provider, "is not permitted here.", exc) from None
     if decision is Decision.ASK:
         await _ask(approver, provider, value, ctx, abort)
@@ -118,7 +130,9 @@ async def _ask(
         raise refuse(403, "approval_required", text)
     try:
         answer = approver(provider, value, ctx)
-    except Exception as exc:
+    except BaseException as exc:
+        if not contained(exc):
+            raise
         raise _denied(provider, "was not approved.", exc) from None
     if inspect.isawaitable(answer):
         outcome = await _running.run_async(answer, None, abort, None)

@@ -16,11 +16,10 @@ can read, and the first one ends the call:
 
 Every way in shares the same preparation, as a sync and an async HTTP client share
 their base: :meth:`Executor._prepare` (steps 1 to 3, the loop's share of validation),
-:meth:`Executor._decide` (step 4's call of the policy) and :meth:`Executor._invocation`
-(the tool built for the call, its configuration and context). ``execute`` (on an event
-loop), ``execute_sync`` (a thread without one, the blocking path of
-:meth:`Executor._run_blocking`) and the batches of ``execute_many`` (``many.py``) differ
-only in how they wait.
+:meth:`Executor._decide` (step 4's call of the policy), :meth:`Executor._tool_for` and
+:meth:`Executor._tool_context` (the tool built for the call, and its context).
+``execute`` (on an event loop), ``execute_sync`` (a thread without one:
+:meth:`Executor._run_blocking`) and batches (``many.py``) differ only in how they wait.
 
 What the executor asks about a call besides its registry (read-only, the policy, the
 approver, each tool's configuration) is one :class:`~toolpalette._run.rules.Rules`
@@ -46,14 +45,15 @@ from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run.abort import AbortSignal
-from toolpalette._run.call import Prepared, Refusal, Running, refuse
+from toolpalette._run.apart import Later, validate_apart, validate_blocking
+from toolpalette._run.call import UNCHECKED, Prepared, Refusal, Running, refuse
 from toolpalette._run.consent import ALLOW, Approver, Decision, Policy
-from toolpalette._run.deferred import Later, validate_apart, validate_blocking
 from toolpalette._run.many import run_many
 from toolpalette._run.reports import (
     Reporter,
     ReportQueue,
     failure_report,
+    failures_logged,
     shared_queue,
 )
 from toolpalette._run.rules import KeywordRules, Rules, check_read_only
@@ -156,6 +156,9 @@ class Executor:
             ``min(32, CPUs + 4)``); executors asking for one size share one pool.
         pool: a worker pool of the caller's own (tests), instead of ``worker_threads``.
         reports: the report queue (default: one shared by the process).
+        log_failures: also log each failure report at WARNING on the
+            ``toolpalette.failures`` logger (the default); a host that delivers reports
+            itself may turn it off.
     """
 
     def __init__(
@@ -177,6 +180,7 @@ class Executor:
         worker_threads: int | None = None,
         pool: WorkerPool | None = None,
         reports: ReportQueue | None = None,
+        log_failures: bool = True,
     ) -> None:
         if not timeout > 0 or output_cap <= 0 or concurrency <= 0:
             raise ValueError("timeout, output_cap and concurrency must be positive")
@@ -190,6 +194,7 @@ class Executor:
         self.timeout = timeout
         self.output_cap = output_cap
         self.concurrency = concurrency
+        self.log_failures = log_failures
         self.pool: WorkerPool = pool or shared_pool(worker_threads)
         self.reports: ReportQueue = reports or shared_queue()
         self._bound: dict[object, _Bound] = {}
@@ -207,6 +212,7 @@ class Executor:
     def _use(self, rules: Rules) -> None:
         """Ask ``rules`` about every call from now on (once, when the executor is made)."""
         self._rules = rules
+        self._policy = rules.policy
         self._guarded = rules.read_only or rules.guard is not None
 
     # -- public ----------------------------------------------------------------------
@@ -228,13 +234,14 @@ class Executor:
         """
         started = time.perf_counter()
         ctx = context if context is not None else self.context
+        value: Any = UNCHECKED
         try:
             provider, value = self._prepare(name, input)
             since: float | None = started
             if type(value) is Later:  # the run's timeout starts after validation
                 value = await validate_apart(provider, value, self.pool, self.timeout, abort)
                 since = None
-            if self._rules.policy is not None:
+            if self._policy is not None:
                 answer = self._decide(provider, value, ctx)
                 if answer is not ALLOW:
                     await _consent.authorize(
@@ -245,7 +252,7 @@ class Executor:
             # Most async tools finish in their first step: then nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
-            return self._report(name, input, refusal, ctx, started, call_id)
+            return self._report(name, input, value, refusal, ctx, started, call_id)
 
     async def execute_many(
         self,
@@ -287,11 +294,12 @@ class Executor:
         """
         started = time.perf_counter()
         ctx = context if context is not None else self.context
+        value: Any = UNCHECKED
         try:
             provider, value = self._prepare(name, input)
             if type(value) is Later:
                 value = validate_blocking(provider, value, self.pool, self.timeout, abort)
-            if self._rules.policy is not None:
+            if self._policy is not None:
                 answer = self._decide(provider, value, ctx)
                 if answer is not ALLOW:
                     approver = self._rules.approver
@@ -300,7 +308,7 @@ class Executor:
                     )
             return self._run_blocking(name, provider, value, ctx, abort, call_id)
         except Refusal as refusal:
-            return self._report(name, input, refusal, ctx, started, call_id)
+            return self._report(name, input, value, refusal, ctx, started, call_id)
 
     def stats(self) -> dict[str, int]:
         """Counters for health checks: abandoned work and undelivered reports."""
@@ -321,7 +329,7 @@ class Executor:
         One flat function (look-up, read-only binding, validation): it runs on every
         call, and each extra layer would cost a frame. Validation here does the loop's
         share of work only (``budget.validating_on_loop``): input that needs more is
-        prepared as a ``deferred.Later``, for ``deferred.validate_apart`` to finish.
+        prepared as a ``apart.Later``, for ``apart.validate_apart`` to finish.
         """
         provider = lookup(self.registry, name)
         offered = self.offered
@@ -355,13 +363,16 @@ class Executor:
         """Step 4, the policy's answer: :data:`~consent.ALLOW` to go ahead at once.
 
         Any other answer (an awaitable, deny, ask, a reason) is settled by
-        ``consent.authorize``. A policy that raises denies (403).
+        ``consent.authorize``. A policy that raises, whatever it raises but
+        ``KeyboardInterrupt``, denies (403).
         """
-        policy = self._rules.policy
+        policy = self._policy
         assert policy is not None
         try:
             answer = policy.decide_call(ctx.parent if ctx is not None else None, provider, value)
-        except Exception as exc:
+        except BaseException as exc:
+            if not _consent.contained(exc):
+                raise
             label = _shaping.name_label(provider.name)
             raise refuse(403, "denied", f"{label} is not permitted here.", exc) from None
         return ALLOW if answer is True or answer is None else answer
@@ -373,7 +384,7 @@ class Executor:
         provider, value = self._prepare(name, raw)
         if type(value) is Later:
             value = await validate_apart(provider, value, self.pool, self.timeout, abort)
-        if self._rules.policy is not None:
+        if self._policy is not None:
             answer = self._decide(provider, value, ctx)
             if answer is not ALLOW:
                 await _consent.authorize(answer, provider, value, self._rules.approver, ctx, abort)
@@ -381,27 +392,23 @@ class Executor:
 
     # -- step 5: run and render ---------------------------------------------------------
 
-    def _invocation(
-        self, name: object, provider: ToolProvider, ctx: ToolContext | None, call_id: str | None
-    ) -> tuple[_Bound, ToolContext | None]:
-        """The tool for this call, and the context it gets: shared by every way of running.
-
-        The tool is built once per provider and parent and kept while both stay (a
-        class tool keeps its instance, and its state, for as long). A tool that takes no
-        context gets None here, and shares one empty context (no per-call Event).
-        """
-        parent = ctx.parent if ctx is not None else None
+    def _tool_for(self, name: object, provider: ToolProvider, parent: Any) -> _Bound:
+        """The tool for this provider and parent, built once and kept (state too) while both are."""
         bound = self._bound.get(name)
         if bound is None or bound.provider is not provider or bound.parent is not parent:
             bound = self._bound[name] = _Bound(provider, parent, self._rules)
-        if not bound.tool.takes_context:
-            return bound, None
+        return bound
+
+    def _tool_context(
+        self, bound: _Bound, ctx: ToolContext | None, call_id: str | None
+    ) -> ToolContext:
+        """The context of one call of a tool that takes one (each call has its abort event)."""
         base = ctx if ctx is not None else _NO_CONTEXT
         config = bound.config
         if config is None:
             config_for = self._rules.config_for
-            config = config_for(provider) if config_for is not None else base.config
-        tool_ctx = ToolContext(
+            config = config_for(bound.provider) if config_for is not None else base.config
+        return ToolContext(
             parent=base.parent,
             config=config,
             abort=threading.Event(),
@@ -411,7 +418,6 @@ class Executor:
             user=base.user,
             on_progress=base.on_progress,
         )
-        return bound, tool_ctx
 
     async def _run(
         self,
@@ -448,10 +454,15 @@ class Executor:
         begun = since if since is not None else time.perf_counter()
         timeout, cap = self.timeout, self.output_cap
         try:
-            bound, tool_ctx = self._invocation(name, provider, ctx, call_id)
+            # _tool_for, inlined for the common case: the tool is already built.
+            parent = ctx.parent if ctx is not None else None
+            bound = self._bound.get(name)
+            if bound is None or bound.provider is not provider or bound.parent is not parent:
+                bound = self._tool_for(name, provider, parent)
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
             structured = bound.structured
             tool = bound.tool
+            tool_ctx = self._tool_context(bound, ctx, call_id) if tool.takes_context else None
             event = tool_ctx.abort if tool_ctx is not None else None
             if not tool.is_async:
                 work = partial(tool.invoke, value, tool_ctx or _NO_CONTEXT)
@@ -493,7 +504,8 @@ class Executor:
             raise _shaping.aborted(abort.reason or "")
         timeout, cap, structured = self.timeout, self.output_cap, False
         try:
-            bound, tool_ctx = self._invocation(name, provider, ctx, call_id)
+            bound = self._tool_for(name, provider, ctx.parent if ctx is not None else None)
+            tool_ctx = self._tool_context(bound, ctx, call_id) if bound.tool.takes_context else None
             timeout, cap = bound.timeout or timeout, bound.output_cap or cap
             structured = bound.structured
             work = partial(bound.tool.invoke, value, tool_ctx or _NO_CONTEXT)
@@ -510,6 +522,7 @@ class Executor:
         self,
         name: object,
         raw: Any,
+        value: Any,
         refusal: Refusal,
         ctx: ToolContext | None,
         started: float,
@@ -517,14 +530,19 @@ class Executor:
     ) -> ToolResult:
         """Report a refused or failed call (in the background) and return its result.
 
-        Not reported: a direct call outside a run (no context) and the caller's own abort.
+        ``value`` is the validated input once the call got past validation (the
+        report then carries it), else ``UNCHECKED``. Not reported: a direct call
+        outside a run (no context) and the caller's own abort.
         """
         result = refusal.result
         if ctx is None or result.code == "aborted":
             return result
-        if self.hook is not None or self.on_tool_error:
-            report = failure_report(name, raw, refusal, ctx, started, call_id)
-            self.reports.put(report, self.hook, self.on_tool_error)
+        logged = self.log_failures and failures_logged()
+        if self.hook is not None or self.on_tool_error or logged:
+            validated = value is not UNCHECKED and type(value) is not Later
+            sent = value if validated else raw
+            report = failure_report(name, sent, validated, refusal, ctx, started, call_id)
+            self.reports.put(report, self.hook, self.on_tool_error, log=logged)
         return result
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, final
 
-from toolpalette._run.call import Prepared, Refusal
+from toolpalette._run.call import UNCHECKED, Prepared, Refusal
 
 if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
@@ -37,8 +37,10 @@ Run = Callable[
     Awaitable["ToolResult"],
 ]
 """Run and render a prepared call (raises :class:`Refusal`)."""
-Report = Callable[[object, Any, Refusal, "ToolContext | None", float, "str | None"], "ToolResult"]
-"""Report a refusal and return its result."""
+Report = Callable[
+    [object, Any, Any, Refusal, "ToolContext | None", float, "str | None"], "ToolResult"
+]
+"""Report a refusal (with the validated input, once there is one) and return its result."""
 
 
 @final
@@ -184,6 +186,7 @@ async def _run_one(
 
 def _result(report: Report, slot: _Slot, ctx: ToolContext | None) -> ToolResult:
     if slot.refusal is not None:
-        return report(slot.name, slot.input, slot.refusal, ctx, slot.started, slot.call_id)
+        value = slot.call[1] if slot.call is not None else UNCHECKED
+        return report(slot.name, slot.input, value, slot.refusal, ctx, slot.started, slot.call_id)
     assert slot.result is not None
     return slot.result

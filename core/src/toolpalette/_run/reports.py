@@ -6,6 +6,14 @@ and counts it; a reporter that raises is logged and skipped; a reporter that blo
 stalls only the delivery thread, which is then replaced (a bounded number of times). The
 delivery thread is a pool thread: marked idle while it waits for a report, busy while it
 delivers one, so a leak check sees a reporter that never returns.
+
+By default each report is also logged on the delivery thread, so that a failure is
+recorded somewhere even when nobody listens: one WARNING line on the
+``toolpalette.failures`` logger with the tool, status, code, call and run ids and the
+exception's type, and the traceback at DEBUG. The WARNING line never holds the input
+or the exception's message (either may quote what a model sent, or a secret). A host
+turns it off per executor (``Executor(log_failures=False)``) or for the process
+(``logging.getLogger("toolpalette.failures").setLevel(logging.ERROR)``).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import dataclasses
 import inspect
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,14 +33,23 @@ from typing import TYPE_CHECKING, Any, Final
 from toolpalette._hookcall import call_each, in_call_order
 from toolpalette._run.call import Refusal
 from toolpalette._run.workers import PoolThread
-from toolpalette._tools.tool import ToolContext
+from toolpalette._tools.tool import TOOL_NAME, ToolContext
 
 if TYPE_CHECKING:
     from pluggy._hooks import HookImpl
 
-__all__ = ["ReportQueue", "Reporter", "ToolErrorReport", "failure_report", "shared_queue"]
+__all__ = [
+    "ReportQueue",
+    "Reporter",
+    "ToolErrorReport",
+    "failure_report",
+    "failures_logged",
+    "shared_queue",
+]
 
 logger = logging.getLogger("toolpalette.executor")
+failures = logging.getLogger("toolpalette.failures")
+"""Where every failure report is logged by default (see the module docstring)."""
 
 Reporter = Callable[["ToolErrorReport"], Any]
 """A failure sink: called with each report, on the delivery thread."""
@@ -51,7 +69,11 @@ class ToolErrorReport:
     tool: str
     """The tool name asked for (``repr`` of it when it was not a string)."""
     input: Any
-    """The input exactly as the caller passed it (text, bytes or mapping)."""
+    """The call's input. Once the call got past validation (a refusal by the policy, a
+    timeout, a raising tool, ...), the validated input, as JSON data (a model's
+    fields dumped as the approval's ``input`` shows them); for a call refused before it
+    (unknown name, not offered, read-only, invalid input), the input exactly as the
+    caller passed it (text, bytes or mapping)."""
     error: BaseException | None
     """The exception behind the failure (with its cause and traceback), when there is one."""
     status: int
@@ -107,18 +129,23 @@ async def _await(awaitable: Any) -> None:
 def failure_report(
     name: object,
     sent: Any,
+    validated: bool,
     refusal: Refusal,
     context: ToolContext,
     started: float,
     call_id: str | None,
 ) -> ToolErrorReport:
-    """The report of a call that ``refusal`` ended; ``sent`` is the input as passed."""
+    """The report of a call that ``refusal`` ended.
+
+    ``sent`` is the validated input when ``validated`` (carried as JSON data: a model's
+    fields dumped, as an approval shows them), else the input as the caller passed it.
+    """
     if call_id is not None and call_id != context.call_id:
         context = dataclasses.replace(context, call_id=call_id)
     result = refusal.result
     return ToolErrorReport(
         tool=name if isinstance(name, str) else repr(name),
-        input=sent,
+        input=_as_data(sent) if validated else sent,
         error=refusal.error,
         status=result.status,
         code=result.code,
@@ -126,6 +153,61 @@ def failure_report(
         duration=time.perf_counter() - started,
         context=context,
     )
+
+
+def _as_data(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if dump is None:
+        return value
+    try:
+        return dump(mode="json")
+    except Exception:  # a model that cannot dump itself: the object, as the tool got it
+        return value
+
+
+def failures_logged() -> bool:
+    """Whether failure reports are logged at all (the logger lets WARNING through)."""
+    return failures.isEnabledFor(logging.WARNING)
+
+
+def log_failure(report: ToolErrorReport) -> None:
+    """Log ``report`` on ``toolpalette.failures``: a WARNING line, the traceback at DEBUG.
+
+    The line names the tool (when its name is well formed: a name a model made up is
+    not repeated), the status and code, the call id and the exception's type; never the
+    input, the text or the exception's message.
+    """
+    tool = report.tool if TOOL_NAME.match(report.tool) else "(not a tool name)"
+    context = report.context
+    call_id = context.call_id if context is not None else None
+    error = report.error
+    kind = f"{type(error).__module__}.{type(error).__qualname__}" if error is not None else "-"
+    failures.warning(
+        "tool %s failed: %d %s (call %s, run %s): %s",
+        tool,
+        report.status,
+        report.code,
+        _identifier(call_id),
+        _identifier(context.run_id if context is not None else None),
+        kind,
+    )
+    if error is not None and failures.isEnabledFor(logging.DEBUG):
+        failures.debug(
+            "tool %s failed (call %s)",
+            tool,
+            _identifier(call_id),
+            exc_info=(type(error), error, error.__traceback__),
+        )
+
+
+def _identifier(value: object) -> str:
+    """An id for a log line: as it is when it is a short token, else a placeholder."""
+    if isinstance(value, str) and _ID.match(value):
+        return value
+    return "-" if value is None else "(not shown)"
+
+
+_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")
 
 
 class ReportQueue:
@@ -138,8 +220,8 @@ class ReportQueue:
     """
 
     def __init__(self, *, maxsize: int = QUEUE_SIZE) -> None:
-        self._queue: queue.Queue[tuple[ToolErrorReport, Any, Sequence[Reporter]]] = queue.Queue(
-            maxsize
+        self._queue: queue.Queue[tuple[ToolErrorReport, Any, Sequence[Reporter], bool]] = (
+            queue.Queue(maxsize)
         )
         self._lock = threading.Lock()
         self._thread: PoolThread | None = None
@@ -151,15 +233,25 @@ class ReportQueue:
         self.delivered = 0
         """Reports handed to every sink."""
 
-    def put(self, report: ToolErrorReport, hook: Any, callbacks: Sequence[Reporter]) -> None:
-        """Queue ``report`` for the hook and the callbacks; drop and count it if it cannot be."""
+    def put(
+        self,
+        report: ToolErrorReport,
+        hook: Any,
+        callbacks: Sequence[Reporter],
+        *,
+        log: bool = False,
+    ) -> None:
+        """Queue ``report`` for the hook, the callbacks and (``log``) the failure log.
+
+        Drops and counts it when it cannot be queued.
+        """
         with self._lock:
             self._ensure_thread()
             if self._thread is None:
                 self.dropped += 1
                 return
         try:
-            self._queue.put_nowait((report, hook, callbacks))
+            self._queue.put_nowait((report, hook, callbacks, log))
         except queue.Full:
             with self._lock:
                 self.dropped += 1
@@ -186,9 +278,11 @@ class ReportQueue:
     def _run(self, me: PoolThread) -> None:
         while True:
             me.idle = True
-            report, hook, callbacks = self._queue.get()
+            report, hook, callbacks, log = self._queue.get()
             me.idle = False
             try:
+                if log:
+                    _log_or_say(report)
                 for label, sink in _sinks_or_none(hook, callbacks):
                     with self._lock:
                         self._busy_since, self._busy_label = time.monotonic(), label
@@ -219,6 +313,13 @@ def sinks_for(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, Repor
     for callback in callbacks:
         sinks.append((getattr(callback, "__qualname__", repr(callback)), callback))
     return sinks
+
+
+def _log_or_say(report: ToolErrorReport) -> None:
+    try:
+        log_failure(report)
+    except Exception:  # the delivery thread outlives any report it cannot format
+        logger.exception("a failure report could not be logged")
 
 
 def _sinks_or_none(hook: Any, callbacks: Sequence[Reporter]) -> list[tuple[str, Reporter]]:

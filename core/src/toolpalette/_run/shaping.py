@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, Final
 from toolpalette._run import running as _running
 from toolpalette._run.call import Refusal, refuse
 from toolpalette._run.workers import PoolBusy
-from toolpalette._tools.result import CONTENT_TYPES, RichContent, ToolResult, rich_content
+from toolpalette._tools.result import (
+    CONTENT_TYPES,
+    RichContent,
+    ToolResult,
+    is_wrapped,
+    rich_content,
+)
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import InvalidInputError, ToolError, ToolNotFoundError
 
@@ -43,6 +49,7 @@ __all__ = [
 MAX_MESSAGE: Final = 2000
 """A ToolError's user message is cut to this many characters (it is a message, not data)."""
 _CODE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
+_PLAIN: Final = frozenset({str, int, float, bool, type(None), dict})
 _MAYBE_RICH: Final = (*CONTENT_TYPES, list, tuple)
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
@@ -180,14 +187,18 @@ def render_output(
     ``repr`` of it reaches the model.
 
     ``structured`` says whether the tool publishes an output schema (the result then
-    carries the output object); None reads it from the provider.
+    carries the output object: the value itself when its JSON is an object, and
+    ``{"result": VALUE}`` when the schema is a wrapping one, marked
+    ``x-toolpalette-wrapped``); None reads it from the provider. The text is the bare
+    value either way.
 
     Raises:
         Refusal: 413 over the cap, 500 for output that is not JSON (with its exception).
     """
     try:
         # Only content objects and sequences can be rich content: no scan for the rest.
-        rich = rich_content(value) if isinstance(value, _MAYBE_RICH) else None
+        plain = type(value) in _PLAIN or not isinstance(value, _MAYBE_RICH)
+        rich = None if plain else rich_content(value)
         if rich is None:
             dumped = provider.dump_output(value)
             text = dumped if isinstance(dumped, str) else _to_json(dumped)
@@ -204,7 +215,11 @@ def render_output(
         raise Refusal(_too_large(provider.name, cap))
     if structured is None:
         structured = provider.output_schema is not None
-    return ToolResult(text, structured=dumped if structured and isinstance(dumped, dict) else None)
+    if not structured:
+        return ToolResult(text)
+    if is_wrapped(provider.output_schema):
+        return ToolResult(text, structured={"result": dumped})
+    return ToolResult(text, structured=dumped if isinstance(dumped, dict) else None)
 
 
 def _rich_result(tool_name: str, rich: RichContent, cap: int) -> ToolResult:

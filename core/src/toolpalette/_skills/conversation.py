@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,7 +20,8 @@ class Conversation:
     description and body ride the preamble. Skills are appended in the order they are
     attached, never re-sorted, so the preamble of an earlier turn stays a prefix of the
     next one (which keeps a provider's prompt cache warm); the same attachments in the
-    same order always give the same text, byte for byte.
+    same order always give the same text, byte for byte. A thinker's turn adds the
+    guidance of the tools it offers after the skills (:meth:`preamble_with`).
 
     Args:
         preamble: The host's own preamble text, placed first.
@@ -67,10 +69,22 @@ class Conversation:
     @property
     def preamble(self) -> str:
         """The host's text, then one section per attached skill, in attachment order."""
+        return self.preamble_with(())
+
+    def preamble_with(self, guidance: Iterable[tuple[str, str]]) -> str:
+        """:attr:`preamble`, then one section per tool's guidance, in the order given.
+
+        A thinker's turn passes the guidance of the tools it offers, as ``(name, text)``
+        pairs in the palette's order (``turn.preamble``); each becomes
+        ``<tool name="NAME">``, the text (without surrounding blank space), ``</tool>``,
+        on lines of their own. They come after the skills, so what a tool granted or
+        offered for one turn adds or takes away leaves the text before them as it was.
+        """
         with self._lock:
             skills = list(self._skills.values())
         sections = [self._base.strip()] if self._base.strip() else []
         sections.extend(_section(skill) for skill in skills)
+        sections.extend(f'<tool name="{name}">\n{text.strip()}\n</tool>' for name, text in guidance)
         return "\n\n".join(sections) + ("\n" if sections else "")
 
 

@@ -44,7 +44,7 @@ class FolderSource:
         with self._file.open("rb") as stream:
             return split_body(stream.read())
 
-    def resource(self, relpath: str) -> bytes:
+    def resource(self, relpath: str, limit: int | None = None) -> bytes:
         node = self._folder
         for part in relpath.split("/"):
             node = node.joinpath(part)
@@ -52,7 +52,10 @@ class FolderSource:
         # target exists or not: nothing outside the skill can be probed through it.
         if not inside(self._folder, node) or not node.is_file():
             raise FileNotFoundError(f"skill has no resource {relpath!r}")
-        return node.read_bytes()
+        if limit is None:
+            return node.read_bytes()
+        with node.open("rb") as stream:
+            return stream.read(limit + 1)
 
     def resources(self) -> list[str]:
         return walk_files(self._folder, skip=frozenset({self._file.name}))

@@ -124,17 +124,34 @@ def parse_front_matter(text: str) -> tuple[dict[Any, Any], list[str]]:
         FrontMatterError: The YAML is unparsable, or not a mapping.
     """
     try:
-        return _mapping(yaml.load(text, Loader=FrontMatterLoader)), []
+        return _mapping(_load(text)), []
     except yaml.YAMLError as exc:
         quoted, keys = _quote_colon_values(text)
         if not keys:
             raise FrontMatterError(f"front matter is not valid YAML: {_describe(exc)}") from None
         try:
-            data = _mapping(yaml.load(quoted, Loader=FrontMatterLoader))
+            data = _mapping(_load(quoted))
         except yaml.YAMLError:
             raise FrontMatterError(f"front matter is not valid YAML: {_describe(exc)}") from None
     hint = f"quote the value of {', '.join(keys)} (it contains ': ')"
     return data, [f"front matter parsed only after quoting; {hint}"]
+
+
+def _load(text: str) -> Any:
+    """The YAML document in ``text``; one nested past Python's recursion limit is refused.
+
+    PyYAML composes nested collections recursively, so thousands of nested ``[`` raise
+    ``RecursionError``; the skill is then skipped like any unreadable one, and the
+    jar's other skills load.
+
+    Raises:
+        FrontMatterError: the document nests too deeply to read.
+        yaml.YAMLError: it is not valid YAML.
+    """
+    try:
+        return yaml.load(text, Loader=FrontMatterLoader)
+    except RecursionError:
+        raise FrontMatterError("front matter nests too deeply to be read") from None
 
 
 def _mapping(data: Any) -> dict[Any, Any]:

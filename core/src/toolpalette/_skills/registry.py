@@ -158,7 +158,7 @@ class SkillRegistry:
                 if skill is not None:
                     self._ensure(skill.bundle)
                     self._code_bundles.add(skill.bundle)
-                    self._admit(skill, _origin_label(origin), _dist_label(origin))
+                    self._hold(skill, _origin_label(origin), _dist_label(origin))
 
     def _checked(self, item: object, origin: Origin) -> Skill | None:
         label = _dist_label(origin)
@@ -301,7 +301,7 @@ class SkillRegistry:
         for problem in problems:
             self._record(problem)
         for skill in skills:
-            self._admit(skill, jar.label, jar.dist)
+            self._hold(skill, jar.label, jar.dist)
 
     def _open(self, jar: _Jar) -> Traversable | None:
         assert jar.info is not None
@@ -318,7 +318,8 @@ class SkillRegistry:
             self._report("import", reason, jar.bundle, jar.dist, None)
         return None
 
-    def _admit(self, skill: Skill, label: str, dist: str | None) -> None:
+    def _hold(self, skill: Skill, label: str, dist: str | None) -> None:
+        """Hold ``skill`` under its id, or report a collision: two claimants hold neither."""
         skill_id = skill.id
         self._version += 1
         if skill_id not in self._skills and skill_id not in self._contested:

@@ -13,7 +13,11 @@ from toolpalette._skills.paths import check_relpath
 from toolpalette._tools.provider import Origin
 from toolpalette.errors import InvalidManifestError
 
-__all__ = ["Skill", "SkillSource"]
+__all__ = ["MAX_FILE_BYTES", "Skill", "SkillSource"]
+
+MAX_FILE_BYTES = 256 * 1024
+"""The largest skill file served to a model or a client (``read_skill_file``, and
+``resources/read`` over MCP): a larger one is refused, and read no further than that."""
 
 
 class SkillSource(Protocol):
@@ -23,8 +27,11 @@ class SkillSource(Protocol):
         """The Markdown body."""
         ...
 
-    def resource(self, relpath: str) -> bytes:
-        """The bytes of one resource, by a path already checked to stay inside the skill."""
+    def resource(self, relpath: str, limit: int | None = None) -> bytes:
+        """The bytes of one resource, by a path already checked to stay inside the skill.
+
+        With ``limit``, at most ``limit + 1`` bytes are read.
+        """
         ...
 
     def resources(self) -> list[str]:
@@ -45,11 +52,12 @@ class _MemorySource:
     def body(self) -> str:
         return self._body
 
-    def resource(self, relpath: str) -> bytes:
+    def resource(self, relpath: str, limit: int | None = None) -> bytes:
         try:
-            return self._resources[relpath]
+            data = self._resources[relpath]
         except KeyError:
             raise FileNotFoundError(f"skill has no resource {relpath!r}") from None
+        return data if limit is None else data[: limit + 1]
 
     def resources(self) -> list[str]:
         return sorted(self._resources)
@@ -190,15 +198,19 @@ class Skill:
             self._body = self._source.body()
         return self._body
 
-    def resource(self, relpath: str) -> bytes:
+    def resource(self, relpath: str, *, limit: int | None = None) -> bytes:
         """One file of the skill by relative path, e.g. ``references/guide.md``.
+
+        With ``limit``, at most ``limit + 1`` bytes are read: more than ``limit`` bytes
+        back means the file is larger than ``limit``, and a huge file costs no more
+        than that to refuse.
 
         Raises:
             ValueError: The path is absolute or has ``..`` (or an empty or ``.`` part).
             FileNotFoundError: The skill has no such file; a symlink out of the skill
                 gets the same answer whether its target exists or not.
         """
-        return self._source.resource(check_relpath(relpath))
+        return self._source.resource(check_relpath(relpath), limit)
 
     def read_text(self, relpath: str, encoding: str = "utf-8") -> str:
         """One file of the skill as text; see :meth:`resource`."""

@@ -35,7 +35,11 @@ def tool_schema(provider: ToolProvider) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SurfaceDiff:
-    """What one mutation changed, each list sorted by name."""
+    """What changed between two versions of a surface, each tuple sorted by name.
+
+    One mutation's (``on_surface_changed``), or a thinker's turn's since its previous
+    turn (``turn.changes``).
+    """
 
     version: int
     """The registry version after the change."""
@@ -44,7 +48,9 @@ class SurfaceDiff:
     removed: tuple[str, ...] = ()
     """Names that disappeared."""
     changed: tuple[str, ...] = ()
-    """Names whose provider was replaced (only through ``replace``)."""
+    """Names whose provider was replaced: for one mutation, by ``replace`` or a
+    re-registration in place; for a turn, by a provider that is not equal to it or whose
+    record (``info``) differs."""
 
 
 @final
@@ -84,6 +90,10 @@ class Surface:
     def name_set(self) -> AbstractSet[str]:
         """The tool names as a set, for membership tests (what a turn offers)."""
         return self._by_name().keys()
+
+    def get(self, name: str) -> ToolProvider | None:
+        """The provider offered under ``name`` at this version, or None."""
+        return self._by_name().get(name)
 
     def _by_name(self) -> Mapping[str, ToolProvider]:
         # A registry hands its own snapshot in; a surface built by hand indexes once.

@@ -18,17 +18,33 @@ from typing import Any, Final, final, get_args
 __all__ = [
     "CONTENT_TYPES",
     "RESULT_KEYS",
+    "WRAPPED",
     "Audio",
     "File",
     "Image",
     "RichContent",
     "ToolResult",
+    "is_wrapped",
     "mentions_content",
     "rich_content",
 ]
 
 RESULT_KEYS: Final = ("is_error", "status", "code", "text", "content", "structured")
 """The keys of :meth:`ToolResult.as_dict`, in order: a public contract."""
+
+WRAPPED: Final = "x-toolpalette-wrapped"
+"""The top-level key (``true``) of an output schema whose results are ``{"result": VALUE}``.
+
+Set on the output schema of every return type whose JSON is not an object (MCP wants
+an object as structured content): the structured result is the value wrapped in an
+object, and a client that knows the key (toolpalette's own MCP client) unwraps it.
+The text a model reads is the bare value.
+"""
+
+
+def is_wrapped(schema: Mapping[str, Any] | None) -> bool:
+    """Whether an output schema wraps its results in ``{"result": VALUE}`` (:data:`WRAPPED`)."""
+    return schema is not None and schema.get(WRAPPED) is True
 
 
 @final
@@ -84,7 +100,11 @@ class ToolResult:
 
     @property
     def structured(self) -> dict[str, Any] | None:
-        """The output as a JSON object when the tool publishes an output schema, else None."""
+        """The output as a JSON object when the tool publishes an output schema, else None.
+
+        A value whose JSON is not an object (a list, a number, a date) is wrapped,
+        ``{"result": VALUE}``, as the tool's output schema says (``x-toolpalette-wrapped``).
+        """
         return self._structured
 
     @classmethod

@@ -37,6 +37,7 @@ __all__ = [
     "Place",
     "declared_type",
     "format_path",
+    "missing_field",
     "no_other_fields",
     "problems_from_jsonschema",
     "resolve",
@@ -156,14 +157,15 @@ def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
     node = _subschema(schema, parts)
     if node is None:
         return "a value matching the schema"
+    # An enum or a const says more than its type: a string off the list is a string.
+    if "enum" in node or "const" in node:
+        return "one of the allowed values"
     if "type" in node:
         kind = node["type"]
         return " or ".join(kind) if isinstance(kind, list) else str(kind)
-    if "enum" in node:
-        return "one of the allowed values"
     for key in ("anyOf", "oneOf"):
         options = node.get(key)
-        if isinstance(options, list) and options and all(_has_const(o) for o in options):
+        if isinstance(options, list) and options and all(_is_choice(o) for o in options):
             return "one of the allowed values"
         if isinstance(options, list):
             kinds = sorted({_option_kind(resolve(schema, o)) for o in options})
@@ -171,18 +173,30 @@ def declared_type(schema: dict[str, Any], parts: Sequence[object]) -> str:
     return "a value matching the schema"
 
 
-def _has_const(option: Any) -> bool:
-    return isinstance(option, dict) and "const" in option
+def missing_field(schema: dict[str, Any], parts: Sequence[object]) -> str:
+    """What a refusal says of a required field left out at ``parts``."""
+    declared = declared_type(schema, parts)
+    if declared == _ALLOWED:
+        return f"required field, {_ALLOWED}"
+    return f"required field of type {declared}"
+
+
+_ALLOWED = "one of the allowed values"
+
+
+def _is_choice(option: Any) -> bool:
+    """Whether a union member allows listed values only (a ``const`` or an ``enum``)."""
+    return isinstance(option, dict) and ("const" in option or "enum" in option)
 
 
 def _option_kind(option: Any) -> str:
     if not isinstance(option, dict):
         return "a value matching the schema"
+    if _is_choice(option):
+        return "one of the allowed values"
     if "type" in option:
         kind = option["type"]
         return " or ".join(map(str, kind)) if isinstance(kind, list) else str(kind)
-    if "const" in option or "enum" in option:
-        return "one of the allowed values"
     return "object"
 
 
@@ -218,7 +232,7 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
             present = error.instance if isinstance(error.instance, dict) else {}
             for name in error.validator_value:
                 if isinstance(name, str) and name not in present:
-                    expected = f"required field of type {declared_type(schema, [*parts, name])}"
+                    expected = missing_field(schema, [*parts, name])
                     problem = InputProblem(format_path([*parts, name]), expected)
                     # jsonschema reports each missing name separately: report it once.
                     if problem not in seen:

@@ -6,22 +6,29 @@ pydantic input model of a function's parameters (:func:`function_input_model`), 
 the TypeAdapter and output schema of its return annotation (:func:`output_type`). Each
 refuses what cannot work (a parameter no model can hold, a return type pydantic cannot
 serialize) when the tool is defined, never at its first call.
+
+Every declared return type but text gets an output schema, so MCP clients receive
+``structuredContent``. MCP wants an object there: a type whose JSON is an object
+(a model, a dataclass, a TypedDict, ``dict[str, X]``) publishes its own schema; any
+other (``list[Event]``, ``int``, ``datetime.date``, ``Event | None``) publishes the
+schema of an object wrapping it, ``{"result": VALUE}``, marked with
+``"x-toolpalette-wrapped": true`` at its top level (``toolpalette._tools.result.WRAPPED``)
+so that a client knows to unwrap it, as other MCP servers wrap such values. The
+model-visible text is the bare value either way.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import GenericAlias
 from typing import Any, get_type_hints
 
 import pydantic
-from typing_extensions import is_typeddict
 
-from toolpalette._tools.result import mentions_content
+from toolpalette._tools.result import WRAPPED, mentions_content
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import ToolDefinitionError
 
@@ -31,7 +38,9 @@ __all__ = [
     "output_type",
     "split_docstring",
     "summary_of",
+    "wrapped_schema",
 ]
+
 
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
 _PARAM_LINE = re.compile(r"^\s{2,}(\*{0,2}\w+)(?:\s*\([^)]*\))?\s*:\s*(.*)$")
@@ -143,12 +152,29 @@ def function_input_model(
 
 
 def output_schema(annotation: Any) -> dict[str, Any] | None:
-    """The output schema of a composite return type, or None when output ships as text.
+    """The output schema of a return type, or None when output ships as text.
 
-    Only types whose JSON form is described truthfully get one: pydantic models,
-    dataclasses and TypedDicts. See :func:`output_type`, which also checks the rest.
+    See :func:`output_type`, which also checks that the type can be serialized.
     """
     return output_type(annotation, "<tool>")[1]
+
+
+def wrapped_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of ``{"result": VALUE}`` for a value of ``schema``, marked as wrapping.
+
+    The value's ``$defs`` move to the top, where its ``#/$defs/...`` references resolve.
+    """
+    inner = dict(schema)
+    defs = inner.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": inner},
+        "required": ["result"],
+        WRAPPED: True,
+    }
+    if defs is not None:
+        wrapped["$defs"] = defs
+    return wrapped
 
 
 def output_type(
@@ -158,9 +184,11 @@ def output_type(
 
     Returns the adapter (None when the value ships as it is: no annotation, ``str``,
     rich content, or a type pydantic cannot describe on this Python) and the output
-    schema (for pydantic models, dataclasses and TypedDicts, whose JSON form is an
-    object; None otherwise). Built once per tool, so a return annotation pydantic
-    cannot serialize is refused when the tool is defined, not at its first call.
+    schema: a type whose JSON is an object (a pydantic model, a dataclass, a TypedDict,
+    ``dict[str, X]``) publishes its own; any other declared type the schema of
+    ``{"result": VALUE}`` (:func:`wrapped_schema`); text, ``None``, ``Any`` and
+    undescribed values publish none. Built once per tool, so a return annotation
+    pydantic cannot serialize is refused when the tool is defined, not at its first call.
 
     Raises:
         ToolDefinitionError: pydantic cannot serialize the annotation to JSON.
@@ -188,9 +216,8 @@ def output_type(
             f"({detail}); return a pydantic model, a dataclass, a TypedDict, JSON "
             "types, or rich content (Image, Audio, File)",
         ) from exc
-    composite = (
-        (isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel))
-        or (isinstance(annotation, type) and dataclasses.is_dataclass(annotation))
-        or is_typeddict(annotation)
-    )
-    return adapter, (schema if composite and schema.get("type") == "object" else None)
+    if annotation is type(None) or not schema:  # nothing to describe: None, Any
+        return adapter, None
+    if schema.get("type") == "object":
+        return adapter, schema
+    return adapter, wrapped_schema(schema)

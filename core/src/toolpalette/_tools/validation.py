@@ -44,6 +44,7 @@ from toolpalette._tools.schema_paths import (
     Location,
     declared_type,
     format_path,
+    missing_field,
     no_other_fields,
     resolve,
     walk,
@@ -448,7 +449,7 @@ def problems_from_errors(
         if through_union:
             expected = declared_type(schema, parts)
         elif kind == "missing":
-            expected = f"required field of type {declared_type(schema, parts)}"
+            expected = missing_field(schema, parts)
         elif kind in ("extra_forbidden", "extra_fields"):
             if kind == "extra_forbidden":
                 parts = parts[:-1]

@@ -4,9 +4,14 @@ Needs ``langchain-core`` (``pip install "toolpalette[langchain]"``).
 
 ``langchain_tools(thinker)`` gives one LangChain tool per tool the thinker offers this
 turn. A LangChain agent calls them as usual (``await tool.ainvoke(tool_call)``); each
-call goes through the thinker's pipeline with the tool call's id, and a failure comes
-back as a ``ToolMessage`` with ``status="error"`` and the pipeline's text (the tool's
-``artifact`` is the whole result, ``ToolResult.as_dict()``).
+call goes through the thinker's pipeline with the tool call's id. The answer to a tool
+call is a ``ToolMessage`` whose content is what the model reads (the result's text, or
+for a failure ``Error (<status> <code>): ...`` with ``status="error"``) and whose
+``artifact`` is the whole result, ``ToolResult.as_dict()``, for a success and a
+failure alike (a dict, so the message still serializes to JSON;
+``ToolResult.from_dict(message.artifact)`` gives the result back). Invoked with plain
+arguments rather than a tool call, a tool returns the text alone, as LangChain tools do,
+and a failure's text through LangChain's own error handling.
 
 ``providers_from_langchain(tools)`` goes the other way: a pack (or a host) offers
 LangChain tools to toolpalette thinkers, run through the same pipeline; a
@@ -19,6 +24,7 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -47,15 +53,27 @@ class ThinkerTool(BaseTool):
         arguments = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
         return (), {_INPUT: dict(arguments), _CALL_ID: tool_call_id}
 
-    async def _arun(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+    async def _arun(self, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
+        call_id = kwargs.get(_CALL_ID)
         result: ToolResult = await self.thinker.call(
-            self.name, kwargs.get(_INPUT, {}), call_id=kwargs.get(_CALL_ID)
+            self.name, kwargs.get(_INPUT, {}), call_id=call_id
         )
-        if result.is_error:
+        if not result.is_error:
+            return result.text, result.as_dict()
+        if call_id is None:  # no message to carry an artifact: LangChain's error text
             raise ToolException(failure_text(result))
-        return result.text, result.as_dict()
+        # LangChain builds a failure's message itself without an artifact: build it here,
+        # with the result, and LangChain passes a message it is given on as it is.
+        message = ToolMessage(
+            failure_text(result),
+            artifact=result.as_dict(),
+            tool_call_id=call_id,
+            name=self.name,
+            status="error",
+        )
+        return message, None
 
-    def _run(self, *args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
+    def _run(self, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, Any] | None]:
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -4,9 +4,16 @@ Needs ``pydantic-ai`` (``pip install "toolpalette[pydantic-ai]"``).
 
 ``ThinkerToolset(thinker)`` goes in an agent's ``toolsets``. Each run step begins a
 thinker turn, so the model sees that turn's palette (meta-tools and grants included);
-each call goes through the thinker's pipeline with pydantic-ai's tool call id. A
+each call goes through the thinker's pipeline with pydantic-ai's tool call id. The
+arguments reach the pipeline as the model sent them: the toolset's argument validator
+takes the raw JSON text without parsing it, so the pipeline's JSON policy and schema
+validation answer malformed or invalid arguments, with the same texts as in a host and
+never a value of the input (pydantic-ai's own validation error would echo it). A
 failure reaches the model as its text (``Error (<status> <code>): ...``), like any
-result. When the thinker's policy says ``ask`` for a call, the toolset raises
+result. A name the toolset does not offer never reaches it: pydantic-ai answers that
+call itself, with a retry whose text is ``Unknown tool name: 'NAME'. Available tools:
+'a', 'b'`` (the name quoted as the model sent it), counted against the run's retries.
+When the thinker's policy says ``ask`` for a call, the toolset raises
 pydantic-ai's ``ApprovalRequired``: the run ends with ``DeferredToolRequests`` (add
 ``DeferredToolRequests`` to the agent's output types), and when the host resumes the
 run with the person's decision (``DeferredToolResults(approvals={call_id: True})``) the
@@ -20,18 +27,18 @@ its message (422).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.tools import Tool, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
 
 from toolpalette._agents.thinker import Thinker
 from toolpalette._tools.provider import ToolProvider
-from toolpalette._tools.result import ToolResult
+from toolpalette._tools.result import ToolResult, is_wrapped
 from toolpalette.adapters._common import failure_text, foreign_tool
 from toolpalette.errors import (
     InvalidInputError,
@@ -42,8 +49,50 @@ from toolpalette.errors import (
 
 __all__ = ["ThinkerToolset", "providers_from_pydantic_ai"]
 
-_ANY = SchemaValidator(core_schema.dict_schema())
-"""Arguments pass to the pipeline as they came: it validates them, with its own errors."""
+
+class _Unparsed(dict[str, Any]):
+    """Arguments as the model sent them (JSON text), for the pipeline to parse and check.
+
+    Empty as a mapping: pydantic-ai's hooks and events see no arguments rather than a
+    half-parsed guess. A hook that replaces it with a dict of its own passes that dict
+    to the pipeline instead, which validates it like any input.
+    """
+
+    def __init__(self, raw: str | bytes | bytearray) -> None:
+        super().__init__()
+        self.raw = bytes(raw) if isinstance(raw, bytearray) else raw
+
+
+class _PipelineValidates:
+    """pydantic-ai's argument validator for a thinker's tools: it accepts anything.
+
+    pydantic-ai parses a call's JSON arguments with its validator and, when that fails,
+    answers the model with the validator's errors, which quote the input. Here the
+    text goes on unparsed (:class:`_Unparsed`), and arguments already parsed go on as
+    they are: the pipeline parses them under its JSON policy, validates them against
+    the tool's schema, and refuses with its own texts (400 ``invalid_input``).
+    """
+
+    def validate_json(
+        self,
+        input: str | bytes | bytearray,
+        *,
+        allow_partial: bool | Literal["off", "on", "trailing-strings"] = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        return _Unparsed(input)
+
+    def validate_python(
+        self,
+        input: Any,
+        *,
+        allow_partial: bool | Literal["off", "on", "trailing-strings"] = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        return input if isinstance(input, dict) else _Unparsed(json.dumps(input, default=str))
+
+
+_VALIDATOR = _PipelineValidates()
 
 
 class ThinkerToolset(AbstractToolset[Any]):
@@ -80,7 +129,7 @@ class ThinkerToolset(AbstractToolset[Any]):
                 toolset=self,
                 tool_def=definition,
                 max_retries=self._max_retries,
-                args_validator=_ANY,
+                args_validator=_VALIDATOR,
             )
         return tools
 
@@ -88,17 +137,27 @@ class ThinkerToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Run one call through the thinker's pipeline, or defer it for approval."""
+        arguments: Any = tool_args.raw if isinstance(tool_args, _Unparsed) else tool_args
         approved = bool(ctx.tool_call_approved)
-        if not approved and self._asks(name, tool_args):
+        if not approved and self._asks(name, arguments):
             raise ApprovalRequired(metadata={"tool": name})
         result: ToolResult = await self.thinker.call(
-            name, tool_args, call_id=ctx.tool_call_id, approved=approved
+            name, arguments, call_id=ctx.tool_call_id, approved=approved
         )
         if result.is_error:
             return failure_text(result)
-        return result.structured if result.structured is not None else result.text
+        if result.structured is None or is_wrapped(self._output_schema(name)):
+            return result.text  # a wrapped value reads as in a host: the bare value
+        return result.structured
 
-    def _asks(self, name: str, tool_args: dict[str, Any]) -> bool:
+    def _output_schema(self, name: str) -> dict[str, Any] | None:
+        """The output schema of the thinker's tool ``name``, or None."""
+        try:
+            return self.thinker.palette.get_provider(name).output_schema
+        except ToolNotFoundError:
+            return None
+
+    def _asks(self, name: str, tool_args: Any) -> bool:
         """Whether the thinker's policy wants a person's approval for this call."""
         try:
             provider = self.thinker.palette.get_provider(name)

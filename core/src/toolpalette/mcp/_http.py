@@ -5,19 +5,33 @@ its thinker, conversation and grants) lives in the worker that opened it, so rou
 each ``Mcp-Session-Id`` to one worker (sticky sessions) or run one worker. Stateless
 mode, and every 2026-07-28 request, keeps nothing between requests: any worker
 answers any request, ``tools/list`` cursors included (they carry the palette digest
-and a position, nothing a worker must remember).
+and a position, nothing a worker must remember), and the sealed request state of an
+approval, when every worker has the same ``state_keys``.
+
+The SDK's handshake-era transport answers a body it cannot read (a batch, a message
+of no known shape) with its parser's own text, which quotes the body
+(``input_value=...``); :class:`PlainErrors` answers those with a fixed text instead.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Sequence
+from typing import Any, Final
 
 from starlette.applications import Starlette
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolpalette import Thinker, ToolHub
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
-__all__ = ["asgi_app"]
+__all__ = ["PlainErrors", "asgi_app"]
+
+_PLAIN: Final = {
+    "Parse error:": "Parse error: the body is not JSON.",
+    "Validation error:": "Invalid request: the body is not one JSON-RPC message.",
+}
+"""The fixed texts of the transport's errors that would quote the body, by prefix."""
 
 
 def asgi_app(
@@ -32,13 +46,15 @@ def asgi_app(
     host: str = "127.0.0.1",
     json_response: bool = False,
     name: str = "toolpalette",
+    state_keys: Sequence[bytes | str] | None = None,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
-    ``stateless`` answers every request on its own (no ``Mcp-Session-Id``): the
-    up-front palette, without meta-tools, from any worker. ``host`` is the address
-    it is served on: on loopback the SDK refuses requests whose ``Host`` or ``Origin``
-    is not loopback (DNS rebinding protection). Other options as :func:`server`.
+    ``stateless`` answers every request on its own (no ``Mcp-Session-Id``), from any
+    worker. ``host`` is the address it is served on: on loopback the SDK refuses
+    requests whose ``Host`` or ``Origin`` is not loopback (DNS rebinding protection).
+    ``state_keys``: give every worker the same (see :func:`toolpalette.mcp.server`).
+    Other options as :func:`toolpalette.mcp.server`.
     """
     palette = server(
         hub,
@@ -48,11 +64,73 @@ def asgi_app(
         stateless=stateless,
         list_ttl_ms=list_ttl_ms,
         name=name,
+        state_keys=state_keys,
     )
-    app: Any = palette.streamable_http_app(
+    app: Starlette = palette.streamable_http_app(
         streamable_http_path=path,
         stateless_http=stateless,
         json_response=json_response,
         host=host,
     )
-    return app  # type: ignore[no-any-return]
+    app.add_middleware(PlainErrors)
+    return app
+
+
+class PlainErrors:
+    """ASGI middleware: a 400 that would quote the request body gets a fixed text.
+
+    Only answers with status 400 are looked at (read whole: they are short); every
+    other answer passes untouched.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        held: list[Message] = []
+
+        async def plain(message: Message) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 400:
+                held.append(message)
+                return
+            if held and message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    held.append(message)
+                    return
+                body = b"".join(m.get("body", b"") for m in held[1:]) + message.get("body", b"")
+                start, held[:] = held[0], []
+                await _send_plain(send, start, body)
+                return
+            await send(message)
+
+        await self.app(scope, receive, plain)
+
+
+async def _send_plain(send: Send, start: Message, body: bytes) -> None:
+    """Send a held 400 answer, its error message replaced if it would quote the body."""
+    fixed = _plain_body(body)
+    if fixed is not None:
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(fixed)).encode()))
+        start = {**start, "headers": headers}
+        body = fixed
+    await send(start)
+    await send({"type": "http.response.body", "body": body})
+
+
+def _plain_body(body: bytes) -> bytes | None:
+    try:
+        answer: Any = json.loads(body)
+        message = answer["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(message, str):
+        return None
+    for prefix, text in _PLAIN.items():
+        if message.startswith(prefix) and message != text:
+            answer["error"]["message"] = text
+            return json.dumps(answer, separators=(",", ":")).encode()
+    return None

@@ -1,0 +1,184 @@
+"""Deferred tools reached during a turn: grants callable at once, calls decided at call time.
+
+Two ways a thinker reaches a deferred tool without waiting for its next turn:
+
+- **A kept grant** (``request_tools``, ``search_tools``, an approved pending grant) joins
+  the palette at once (:func:`apply_grants`: the reconcile's own step for grants) and
+  the executor's offer for the current turn grows by its name (:class:`Offered`), so
+  the model can call it in the turn it found it; from the next turn it is offered.
+- **A call decided at call time** (``thinker.call(..., deferred=True)``, every call of a
+  ``native`` turn, and a search's match that a person approves at each call): admission
+  decides the call (hooks, policy, the record; ``Admission.at_call``), and the call
+  runs through the pipeline in an executor of its own, over a registry holding that
+  one tool (:func:`call_at_call_time`): read-only check, validation, the policy's
+  ``decide_call``, the deadline and the output cap, as for any offered tool. When the
+  grant needed a person, the call asks (the call-level approval, once, with the
+  call's input), whatever the policy says of the call, unless it denies it; the
+  person's answer is recorded as the grant. Nothing is kept: the next call is decided
+  again. A name admission refuses, or that the catalog lacks, is left to the
+  thinker's own executor, which answers exactly as for any unknown name.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any
+
+from toolpalette._run.consent import Decision, read_decision
+from toolpalette._run.executor import with_rules
+from toolpalette._tools.registry import ToolRegistry, lookup
+
+if TYPE_CHECKING:
+    from toolpalette._agents.admission import Admission
+    from toolpalette._agents.reconcile import Reconciler
+    from toolpalette._run.abort import AbortSignal
+    from toolpalette._run.consent import Approver
+    from toolpalette._run.executor import Executor
+    from toolpalette._run.rules import Rules
+    from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.result import ToolResult
+    from toolpalette._tools.tool import ToolContext
+
+__all__ = ["Offered", "apply_grants", "call_at_call_time"]
+
+
+class Offered(AbstractSet[str]):
+    """The names a turn offered, and those granted since, as one set (nothing copied).
+
+    Args:
+        base: the turn's own offer (its surface's names).
+        extra: names granted during the turn.
+    """
+
+    _base: AbstractSet[str]
+    _extra: frozenset[str]
+
+    def __init__(self, base: AbstractSet[str], extra: Iterable[str]) -> None:
+        if isinstance(base, Offered):
+            extra = [*base._extra, *extra]
+            base = base._base
+        self._base = base
+        self._extra = frozenset(extra) - base
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._base or name in self._extra
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._base
+        yield from self._extra
+
+    def __len__(self) -> int:
+        return len(self._base) + len(self._extra)
+
+
+def apply_grants(thinker: Any, grants: Admission, palette: Reconciler, executor: Executor) -> None:
+    """Put the tools granted since the last turn into the palette now.
+
+    The palette holds them as the next turn would (``Reconciler.add_granted``; the next
+    turn's reconcile is still given them, and rebuilds the meta-tools), and the current
+    turn's offer grows by each name the palette now holds.
+    """
+    granted = grants.granted_since()
+    if not granted:
+        return
+    palette.add_granted(thinker, grants.admitted, granted)
+    registry = palette.registry
+    held = [n for n in granted if lookup(registry, n) is grants.admitted.get(n)]
+    if held and executor.offered is not None:
+        executor.offered = Offered(executor.offered, held)
+
+
+class _AtCallPolicy:
+    """The thinker's policy for one call admitted at call time.
+
+    When the grant needed a person, the call asks one (once, seeing the call's input)
+    unless the policy denies the call itself.
+    """
+
+    def __init__(self, policy: Any, ask: bool) -> None:
+        self._policy = policy
+        self._ask = ask
+
+    def decide_call(self, parent: Any, provider: ToolProvider, value: Any) -> Any:
+        answer = self._policy.decide_call(parent, provider, value)
+        if not self._ask:
+            return answer
+        if inspect.isawaitable(answer):
+            return self._settled(answer)
+        return _asked(answer)
+
+    @staticmethod
+    async def _settled(answer: Any) -> Any:
+        return _asked(await answer)
+
+
+def _asked(answer: Any) -> Any:
+    """A deny stays one (with its reason); anything else asks a person."""
+    decision, _ = read_decision(answer)
+    return answer if decision is Decision.DENY else Decision.ASK
+
+
+class _AtCallRules:
+    """The thinker's call rules for one call admitted at call time (a ``Rules``)."""
+
+    def __init__(self, base: Rules, grants: Admission, ask: bool) -> None:
+        self._base_approver: Any = base.approver
+        self._grants = grants
+        self._ask = ask
+        self.read_only = base.read_only
+        self.guard = None
+        self.policy = _AtCallPolicy(base.policy, ask)
+        self.approver: Approver = self._approve
+        self.config_for = base.config_for
+        self.config_per_tool = base.config_per_tool
+
+    async def _approve(self, provider: ToolProvider, value: Any, ctx: ToolContext | None) -> bool:
+        """Ask as the thinker asks; when the grant needed a person, record the answer."""
+        ask = self._base_approver
+        if not self._ask:
+            approved: bool = await ask(provider, value, ctx)
+            return approved
+        try:
+            approved = await ask(provider, value, ctx)
+        except BaseException:
+            self._grants.answered(provider.name, False, "no person could be asked")
+            raise
+        self._grants.answered(provider.name, approved, "a person's decision at call time")
+        return approved
+
+
+async def call_at_call_time(
+    base: Executor,
+    rules: Rules,
+    grants: Admission,
+    provider: ToolProvider,
+    ask: bool,
+    value: Any,
+    *,
+    context: ToolContext | None,
+    abort: AbortSignal | None,
+    call_id: str | None,
+) -> ToolResult:
+    """Run one call of ``provider``, admitted at call time, through the pipeline.
+
+    ``base`` and ``rules`` are the thinker's executor and call rules, ``grants`` its
+    admission; ``ask`` says the grant needs a person (the call asks). The executor is
+    made for this call and shares the thinker's worker pool, report queue, context and
+    failure reporters; the tool is built for this call and kept nowhere.
+    """
+    executor = with_rules(
+        ToolRegistry([provider]),
+        _AtCallRules(rules, grants, ask),
+        pool=base.pool,
+        reports=base.reports,
+        hook=base.hook,
+        on_tool_error=base.on_tool_error,
+        timeout=base.timeout,
+        output_cap=base.output_cap,
+    )
+    executor.context = base.context
+    return await executor.execute(
+        provider.name, value, context=context, abort=abort, call_id=call_id
+    )

@@ -1,0 +1,251 @@
+"""The meta-tools of large catalogs: ``search_tools`` and ``search_skills``.
+
+Both take ``{"query": ..., "limit": ...}`` and answer the best matches of the
+thinker's catalog (ranked by ``search.py``, each admitted by ``admission.py``); their
+definitions are the same whatever the catalog holds, so a palette over ten thousand
+deferred tools costs the model what it costs over a hundred. Both are in the OpenAI
+and Anthropic strict subsets as they stand. The answer is an object (their output
+schema says which), which the model reads as compact JSON: each match with what it
+needs to call it at once (its input schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from toolpalette._agents.meta import Checked, RequestSkillProvider, RequestToolsProvider
+from toolpalette._tools.provider import BoundTool, ToolProvider
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "META_TOOLS",
+    "SEARCH_SKILLS",
+    "SEARCH_TOOLS",
+    "SearchSkillsProvider",
+    "SearchToolsProvider",
+]
+
+SEARCH_TOOLS: Final = "search_tools"
+"""The name ``search_tools`` is offered under."""
+
+SEARCH_SKILLS: Final = "search_skills"
+"""The name ``search_skills`` is offered under."""
+
+DEFAULT_LIMIT: Final = 5
+"""How many matches a search returns when the model gives no ``limit``."""
+
+MAX_LIMIT: Final = 20
+"""The most matches one search returns."""
+
+
+def _search_schema(noun: str, example: str) -> dict[str, Any]:
+    """A search's published input: the same whatever the catalog, in both strict subsets.
+
+    ``limit`` is required and nullable (OpenAI's strict mode wants every field
+    required) and its range is in its description (Anthropic's has no numeric bounds);
+    the handler's own check enforces it, and also takes ``limit`` left out.
+    """
+    return {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": f"What you need to do, in a few words (for example: {example}).",
+            },
+            "limit": {
+                "type": ["integer", "null"],
+                "description": f"How many {noun} to return, from 1 to {MAX_LIMIT}; "
+                f"null returns {DEFAULT_LIMIT}.",
+            },
+        },
+        "required": ["query", "limit"],
+        "additionalProperties": False,
+    }
+
+
+_SEARCH_CHECKED: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_LIMIT},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+"""What a search accepts: ``limit`` may be left out, and is bounded."""
+
+_NOTE: Final = {"type": "string", "description": "What to do with the matches."}
+
+
+_TOOLS_FOUND: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "tools": {
+            "type": "array",
+            "description": "The matches, best first.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "input_schema": {"type": "object"},
+                    "approval": {
+                        "type": "string",
+                        "enum": ["required"],
+                        "description": "A person approves each call of this tool.",
+                    },
+                },
+                "required": ["name", "description", "input_schema"],
+            },
+        },
+        "note": _NOTE,
+    },
+    "required": ["tools"],
+}
+"""The answer of ``search_tools``."""
+
+
+_SKILLS_FOUND: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "skills": {
+            "type": "array",
+            "description": "The matches, best first.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The full skill id."},
+                    "description": {"type": "string"},
+                    "approval": {
+                        "type": "string",
+                        "enum": ["pending"],
+                        "description": "Attached once a person approves it.",
+                    },
+                    "instructions": {"type": "string"},
+                },
+                "required": ["name", "description"],
+            },
+        },
+        "note": _NOTE,
+    },
+    "required": ["skills"],
+}
+"""The answer of ``search_skills``."""
+
+
+class _SearchProvider(ToolProvider):
+    """Common ground of the two searches; equal to any other instance of its type."""
+
+    _kind: str
+    _name: str
+    _description: str
+    _input: dict[str, Any]
+    _output: dict[str, Any]
+
+    def __init__(self) -> None:
+        self._checked = Checked(self._name, _SEARCH_CHECKED)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self._input
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return self._output
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return False
+
+    def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
+        """A query, and a limit from 1 to :data:`MAX_LIMIT` (null or left out: the default)."""
+        return self._checked.parse_input(raw)
+
+    def create(self, parent: Any = None) -> BoundTool:
+        if parent is None or not hasattr(parent, "search"):
+            raise TypeError(f"{self._name} runs only for a bound thinker")
+        kind = self._kind
+
+        def call(value: dict[str, Any], _context: Any) -> dict[str, Any]:
+            limit = value.get("limit")
+            found: dict[str, Any] = parent.search(kind, value["query"], limit or DEFAULT_LIMIT)
+            return found
+
+        return BoundTool(call, is_async=False, takes_context=False)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
+class SearchToolsProvider(_SearchProvider):
+    """``search_tools``: the deferred tools that best match a query, each admitted.
+
+    Its definition is the same whatever the catalog holds. The answer lists the matches
+    in rank order, each with its name, description and input schema (and
+    ``"approval": "required"`` for one a person approves when it is called); they can
+    be called at once and, when the thinker keeps its grants, are offered from the next
+    turn. Mutating (it widens the palette) unless built with ``read_only=True``, as a
+    read-only thinker builds it (its catalog holds only read-only tools).
+    """
+
+    _kind = "tool"
+    _name = SEARCH_TOOLS
+    _description = (
+        "Find more tools by what you need to do. Returns the best matches, each with its "
+        "input schema; you can call them right away."
+    )
+    _input = _search_schema("tools", "send an invoice by e-mail")
+    _output = _TOOLS_FOUND
+
+    def __init__(self, *, read_only: bool = False) -> None:
+        super().__init__()
+        self._read_only = read_only
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+
+class SearchSkillsProvider(_SearchProvider):
+    """``search_skills``: the skills that best match a query, each admitted.
+
+    Its definition is the same whatever the catalog holds. A granted skill attaches to
+    the conversation and rides its preamble from the next turn (when the thinker keeps
+    its grants; otherwise its instructions come back in the answer). Read-only (it
+    changes only what the model reads), so it survives the sweep.
+    """
+
+    _kind = "skill"
+    _name = SEARCH_SKILLS
+    _description = (
+        "Find skills (instructions for specific kinds of work) by what you need to do. "
+        "Matching skills are added to your instructions."
+    )
+    _input = _search_schema("skills", "write a safe SQL query")
+    _output = _SKILLS_FOUND
+
+    @property
+    def read_only(self) -> bool:
+        return True
+
+
+META_TOOLS: Final = (
+    RequestToolsProvider,
+    RequestSkillProvider,
+    SearchToolsProvider,
+    SearchSkillsProvider,
+)
+"""The meta-tools that ask for more: a call of one is not asked about, its grants are."""

@@ -1,0 +1,126 @@
+"""``call_tool``: the meta-tool an MCP client calls any tool of the catalog through.
+
+Clients that list tools once, or never again after a grant, still reach every tool the
+thinker may use: ``call_tool`` takes ``{"name": ..., "arguments": {...}}`` and the
+server runs that tool (offered or deferred) through the thinker's pipeline, admitted
+at call time, answered as the tool's own result (``_tools.py``). It is the server's,
+not a host meta-tool: a thinker never offers it to a model.
+
+Its annotations are the least permissive of the tools it can reach (read-only only if
+all are, destructive if any is, idempotent only if all are, open-world if any is), so
+a client that decides by annotations is never told less than the truth. One provider
+is made per combination of annotations and shared, so a listing that holds it is
+serialized once, as any other (``_listing.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any, Final
+
+from toolpalette import ToolProvider
+from toolpalette._tools.provider import BoundTool
+
+__all__ = ["CALL_TOOL", "CallToolProvider", "call_tool_for"]
+
+CALL_TOOL: Final = "call_tool"
+"""The name ``call_tool`` is served under."""
+
+_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "name": {
+            "type": "string",
+            "description": "The tool's name: one listed here, or one search_tools found.",
+        },
+        "arguments": {
+            "type": "object",
+            "description": "The tool's input, as its input schema says (default: {}).",
+        },
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+class CallToolProvider(ToolProvider):
+    """``call_tool``, with the annotations of what it can reach.
+
+    Use :func:`call_tool_for`, which shares one provider per combination of
+    annotations. Its input is checked as any tool's is (:meth:`parse_input`, the
+    published schema and the strict JSON policy); the server runs the named tool.
+    """
+
+    def __init__(
+        self, *, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
+    ) -> None:
+        self._annotations = (read_only, destructive, idempotent, open_world)
+
+    @property
+    def name(self) -> str:
+        return CALL_TOOL
+
+    @property
+    def description(self) -> str:
+        return (
+            "Call any tool you may use by its name, listed or not (for example one "
+            "search_tools found): give its name and its arguments. The answer is that "
+            "tool's own."
+        )
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return _SCHEMA
+
+    @property
+    def read_only(self) -> bool:
+        return self._annotations[0]
+
+    @property
+    def destructive(self) -> bool:
+        return self._annotations[1]
+
+    @property
+    def idempotent(self) -> bool:
+        return self._annotations[2]
+
+    @property
+    def open_world(self) -> bool:
+        return self._annotations[3]
+
+    def create(self, parent: Any = None) -> BoundTool:
+        raise TypeError("call_tool is run by the MCP server, not through a thinker")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._annotations == self._annotations
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._annotations))
+
+
+_MADE: dict[tuple[bool, bool, bool, bool], CallToolProvider] = {}
+_LOCK = threading.Lock()
+
+
+def call_tool_for(reachable: Iterable[ToolProvider]) -> CallToolProvider:
+    """The ``call_tool`` whose annotations are the least permissive of ``reachable``.
+
+    With nothing to reach it is read-only and closed-world (it can do nothing).
+    """
+    read_only = idempotent = True
+    destructive = open_world = False
+    for provider in reachable:
+        if not provider.read_only:
+            read_only = False
+            destructive = destructive or provider.destructive
+            idempotent = idempotent and provider.idempotent
+        open_world = open_world or provider.open_world
+    key = (read_only, destructive, idempotent, open_world)
+    with _LOCK:
+        found = _MADE.get(key)
+        if found is None:
+            found = _MADE[key] = CallToolProvider(
+                read_only=key[0], destructive=key[1], idempotent=key[2], open_world=key[3]
+            )
+    return found

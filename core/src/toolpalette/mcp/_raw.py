@@ -1,0 +1,140 @@
+"""A ``tools/call`` as the client wrote it: a key it repeats is refused, not dropped.
+
+The SDK parses each message into Python objects before the server sees it, and a JSON
+object that repeats a key keeps only its last value there, although the input policy
+a host applies refuses duplicate keys (parsers disagree on which one wins). Where the
+message's own text can be had, the server reads it again, keeping repeated keys:
+
+- over streamable HTTP, the request body, which the SDK's transport has already read
+  and the request object keeps (both protocol eras);
+- over stdio served by ``toolpalette serve``, the line, which :mod:`._stdio` reads
+  before the SDK does and keeps here (:class:`SentLines`) when it repeats a key.
+
+A repeated key inside ``arguments`` reaches the pipeline as JSON text that keeps every
+pair, so the pipeline refuses it with its own 400 text, as in a host; one outside
+``arguments`` makes the request invalid. Transports that hand the server objects
+(in-process clients) carry no text to read.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcp.server.context import ServerRequestContext
+from starlette.requests import Request
+
+__all__ = ["Repeats", "SentLines", "find_repeats", "repeats_in"]
+
+_KEPT: Final = 64
+"""The most lines :class:`SentLines` keeps unclaimed (oldest dropped first)."""
+
+
+class _Repeated(list):  # type: ignore[type-arg]
+    """A JSON object that repeats a key, kept as its (key, value) pairs in order."""
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """Where a message repeats a key: in ``arguments`` (their text) or elsewhere."""
+
+    arguments: str | None
+    """The ``arguments`` as JSON text keeping every pair, when they repeat a key."""
+    elsewhere: bool
+    """Whether an object outside ``arguments`` repeats a key."""
+
+
+def find_repeats(text: str | bytes) -> Repeats | None:
+    """Where the JSON-RPC message ``text`` repeats a key; None if it repeats none.
+
+    Text this parser cannot read is left to the SDK, which has already read it (None).
+    """
+    found = False
+
+    def pairs(items: list[tuple[str, Any]]) -> Any:
+        nonlocal found
+        obj = dict(items)
+        if len(obj) == len(items):
+            return obj
+        found = True
+        return _Repeated(items)
+
+    try:
+        message = json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    if not found:
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    if not isinstance(params, dict):
+        return Repeats(None, elsewhere=True)
+    arguments = params.get("arguments")
+    rest = [v for k, v in params.items() if k != "arguments"]
+    elsewhere = any(_repeats(v) for v in rest)
+    return Repeats(_text(arguments) if _repeats(arguments) else None, elsewhere=elsewhere)
+
+
+async def repeats_in(ctx: ServerRequestContext[Any], lines: SentLines) -> Repeats | None:
+    """Where ``ctx``'s ``tools/call`` repeats a key, from its text where it can be had."""
+    request = ctx.request
+    if isinstance(request, Request):
+        return find_repeats(await request.body())  # the transport's read, kept: no I/O
+    return lines.take(ctx.request_id)
+
+
+class SentLines:
+    """The stdio lines that repeat a key, by request id, until the server claims them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: collections.OrderedDict[tuple[type, Any], Repeats] = collections.OrderedDict()
+
+    def read(self, line: str) -> None:
+        """Look at one line before the SDK parses it; keep it if it repeats a key."""
+        if '"' not in line:
+            return
+        repeats = find_repeats(line)
+        if repeats is None:
+            return
+        try:
+            key = json.loads(line).get("id")
+        except (ValueError, RecursionError, AttributeError):
+            return
+        if isinstance(key, (str, int)) and not isinstance(key, bool):
+            with self._lock:
+                self._kept[(type(key), key)] = repeats
+                while len(self._kept) > _KEPT:
+                    self._kept.popitem(last=False)
+
+    def take(self, request_id: Any) -> Repeats | None:
+        """The repeats of request ``request_id``'s line, once (None if it had none)."""
+        if not self._kept:
+            return None
+        with self._lock:
+            return self._kept.pop((type(request_id), request_id), None)
+
+
+def _repeats(value: Any) -> bool:
+    if isinstance(value, _Repeated):
+        return True
+    if isinstance(value, dict):
+        return any(_repeats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_repeats(v) for v in value)
+    return False
+
+
+def _text(value: Any) -> str:
+    """``value`` as JSON text, an object that repeats a key with every pair kept."""
+    if isinstance(value, _Repeated):
+        items = ",".join(f"{json.dumps(k)}:{_text(v)}" for k, v in value)
+        return "{" + items + "}"
+    if isinstance(value, dict):
+        items = ",".join(f"{json.dumps(k)}:{_text(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_text(v) for v in value) + "]"
+    return json.dumps(value)
