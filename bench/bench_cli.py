@@ -8,9 +8,14 @@ anchors so that drift in the machine's load hits every case alike:
 - ``toolpalette list``, ``plugins --no-load``, ``plugins``, ``skills`` and ``show TOOL``
   with the listing cache warm (the installed packs and skilljars are exactly those it
   was built for, so no pack is imported, and neither pydantic, asyncio nor the hub);
-- ``toolpalette --help``.
+- ``toolpalette --help``;
+- ``toolpalette call read_file`` (a local pack tool) with no MCP server configured, the
+  anchor of the next case, and with four stdio MCP servers configured (each
+  ``bench/mcp_add_server.py``, prefixed apart), whose tools the call does not need.
 
-Goal: each warm read-only command costs at most 2x ``import toolpalette``. The listing
+Goal: each warm read-only command costs at most 2x ``import toolpalette``, and the call
+of a local tool beside four servers at most 1.2x the same call without them (a server
+starts only when its tools are listed without a fresh cached listing, or called). The listing
 cache lives in a temporary folder (``TOOLPALETTE_CACHE_DIR``), warmed by one run of
 each command before the rounds; editable installs make the listing uncacheable, so run
 this where the packs are installed normally (as ``nox -s bench`` does). Run with
@@ -41,6 +46,13 @@ WARM = {
     "show": ["show"],  # the first tool of the listing is appended
 }
 """The read-only commands answered from the warm cache, each with a summary row."""
+
+
+SERVERS = 4
+"""MCP servers configured beside the local tool of the ``call`` case."""
+SERVER_SCRIPT = Path(__file__).with_name("mcp_add_server.py")
+CALL_NONE = "toolpalette call read_file (no MCP server)"
+CALL_SERVERS = f"toolpalette call read_file ({SERVERS} MCP servers configured)"
 
 
 def _command() -> list[str]:
@@ -74,7 +86,29 @@ def cases(env: dict[str, str]) -> dict[str, list[str]]:
         argv = [*args, tools[0]["name"]] if name == "show" else args
         chosen[_label(argv)] = [*tp, *argv]
     chosen["toolpalette --help"] = [*tp, "--help"]
+    chosen.update(_call_cases(tp, Path(env["TOOLPALETTE_CACHE_DIR"])))
     return chosen
+
+
+def _call_cases(tp: list[str], folder: Path) -> dict[str, list[str]]:
+    """``call read_file`` without and with :data:`SERVERS` MCP servers configured."""
+    workspace = folder / "workspace"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "notes.txt").write_text("hello\n")
+    files = f"[packs.files]\nroot = {json.dumps(str(workspace))}\n"
+    servers = "".join(
+        f"[mcp_servers.s{i}]\ncommand = {json.dumps(sys.executable)}\n"
+        f'args = [{json.dumps(str(SERVER_SCRIPT))}]\nprefix = "s{i}_"\n'
+        for i in range(SERVERS)
+    )
+    bare, configured = folder / "none.toml", folder / "servers.toml"
+    bare.write_text(files)
+    configured.write_text(files + servers)
+    call = [*tp, "call", "read_file", "--input", '{"path": "notes.txt"}']
+    return {
+        CALL_NONE: [*call, "--config", str(bare)],
+        CALL_SERVERS: [*call, "--config", str(configured)],
+    }
 
 
 def _once(argv: list[str], env: dict[str, str]) -> float:
@@ -119,6 +153,11 @@ def table(medians: dict[str, float], runs: int) -> str:
                 f"Summary: warm `{command}` = {value / anchor:.2f}x `import toolpalette` "
                 "(goal <= 2x)."
             )
+    lines.append(
+        f"Summary: `call` of a local tool beside {SERVERS} MCP servers = "
+        f"{medians[CALL_SERVERS] / medians[CALL_NONE]:.2f}x the same call without them "
+        "(goal <= 1.2x)."
+    )
     return "\n".join(lines)
 
 
@@ -137,6 +176,14 @@ def main(argv: list[str]) -> None:
                 unit="ms",
                 goal="<= 2",
             )
+    record(
+        f"`toolpalette call` of a local tool, {SERVERS} MCP servers configured, whole process",
+        medians[CALL_SERVERS] * 1000,
+        "the same call, no MCP server",
+        medians[CALL_NONE] * 1000,
+        unit="ms",
+        goal="<= 1.2",
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,13 @@ async tool, and the hop to the pool's loop and back with nothing to do (two cros
 wake-ups, which the bare session, used on the benchmark's own loop, does not pay).
 ``BENCH_ROUNDS`` / ``BENCH_CALLS`` scale the run (a stdio case makes a quarter of the
 calls of an in-memory one a round).
+
+Then the delay one server adds to another's calls: calls to the ``add`` server over
+stdio, one after the other, while a second server of the same hub is idle (the anchor),
+and while that server answers call after call with results a naive validator checks
+pair by pair (``uniqueItems`` over :data:`HOSTILE_ITEMS` objects,
+``bench/mcp_hostile_server.py``). Both servers share the hub's one client loop; the
+figure is the slowest healthy call under the hostile load against the median idle one.
 """
 
 from __future__ import annotations
@@ -56,6 +63,11 @@ SERVER_SCRIPT = Path(__file__).with_name("mcp_add_server.py")
 BARE = "SDK ClientSession.call_tool"
 OURS = "toolpalette Executor.execute"
 ON_POOL = "toolpalette's session, timed on the pool's loop (no hop, no pipeline)"
+HOSTILE_SCRIPT = Path(__file__).with_name("mcp_hostile_server.py")
+HOSTILE_ITEMS = 1500
+"""Objects in each hostile result: a naive ``uniqueItems`` compares every pair."""
+STALL_CALLS = int(os.environ.get("BENCH_STALL_CALLS", "40"))
+"""Healthy calls measured in each phase of the stall case."""
 
 
 def build_server() -> MCPServer:
@@ -318,6 +330,72 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
+async def _healthy_calls(executor: Executor, n: int) -> list[float]:
+    clock, times = time.perf_counter, []
+    for _ in range(n):
+        start = clock()
+        result = await executor.execute("add", ARGS)
+        times.append((clock() - start) * 1e3)
+        assert not result.is_error, result
+    return times
+
+
+async def measure_stall() -> tuple[list[float], list[float], int]:
+    """Healthy calls' times (ms) beside an idle server, then beside a hostile one.
+
+    Also returns how many hostile calls ended while the healthy ones were measured.
+    """
+    servers = {
+        "add": {"command": sys.executable, "args": [str(SERVER_SCRIPT)]},
+        "hostile": {"command": sys.executable, "args": [str(HOSTILE_SCRIPT)], "timeout": 300},
+    }
+    hub = ToolHub(autoload=False, config={}, mcp_servers=servers)
+    try:
+        executor = Executor(hub.catalog(), timeout=300, output_cap=1 << 24)
+        await _healthy_calls(executor, 5)  # warm
+        first = await executor.execute("unique", {"n": HOSTILE_ITEMS})
+        assert not first.is_error, first
+        idle = await _healthy_calls(executor, STALL_CALLS)
+        stop, ended = asyncio.Event(), [0]
+
+        async def hostile() -> None:
+            while not stop.is_set():
+                await executor.execute("unique", {"n": HOSTILE_ITEMS})
+                ended[0] += 1
+
+        task = asyncio.ensure_future(hostile())
+        await asyncio.sleep(0.05)
+        try:
+            loaded = await _healthy_calls(executor, STALL_CALLS)
+        finally:
+            stop.set()
+            await task
+        return idle, loaded, ended[0]
+    finally:
+        hub.close()
+
+
+def _stall_report() -> None:
+    idle, loaded, hostile_calls = asyncio.run(measure_stall())
+    rows = []
+    for label, times in (("beside an idle server", idle), ("beside the hostile one", loaded)):
+        p90 = statistics.quantiles(times, n=10)[-1]
+        rows.append((label, f"{statistics.median(times):.2f}", f"{p90:.2f}", f"{max(times):.2f}"))
+    print(
+        f"\nThe delay one server adds to another's calls: {STALL_CALLS} calls to `add` over "
+        f"stdio in each phase; the hostile server answered {hostile_calls} results of "
+        f"{HOSTILE_ITEMS} objects under `uniqueItems` meanwhile (milliseconds)\n"
+    )
+    print(_table(("healthy call", "median ms", "p90 ms", "max ms"), rows))
+    record(
+        "slowest call to a healthy MCP server beside a hostile one, stdio",
+        max(loaded),
+        "median call beside an idle server",
+        statistics.median(idle),
+        unit="ms",
+    )
+
+
 def main(argv: list[str]) -> None:
     """Print the per-call medians and the ratios against the bare session call."""
     samples, cpu = asyncio.run(measure())
@@ -359,6 +437,7 @@ def main(argv: list[str]) -> None:
             unit="µs",
             goal=f"<= {GOAL:g}",
         )
+    _stall_report()
 
 
 if __name__ == "__main__":

@@ -244,6 +244,15 @@ class ToolHub:
         """``cls``'s tools and skills, resolved once and cached until the hub changes."""
         return self._host.resolve_thinker(cls)
 
+    async def settle_servers(self, cls: type[Thinker]) -> None:
+        """Await the MCP listings ``cls``'s palette needs, without blocking the event loop.
+
+        A listing in flight or due (a server said its list changed, its ``ttlMs`` ran
+        out) of each server the class's palette was last resolved from, each within its
+        deadline. ``thinker.abegin_turn()`` calls it before reconciling.
+        """
+        await self._host.settle_servers(cls)
+
     def bind(self, cls: type[T], conversation: Conversation | None = None, **options: Any) -> T:
         """A thinker of class ``cls`` bound to this hub and ``conversation``.
 

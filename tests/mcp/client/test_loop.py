@@ -52,13 +52,14 @@ def test_a_hosts_own_loop_lists_and_calls_without_waiting_for_itself(
             return ToolSelector().mcp_server("g")
 
     async def on_the_hosts_loop() -> tuple[list[str], str, list[str], str]:
-        # Each of these lists the server's tools from sync code, on this very loop.
+        # The first listing is read from sync code, on this very loop; the refresh after
+        # the change is awaited (abegin_turn), the loop turning meanwhile.
         thinker = hub.bind(Host)
         first = sorted(thinker.begin_turn().tool_names)
         before = hub.version
         grown = await thinker.call("grow", {})
         await await_until(lambda: hub.version != before, timeout=PROCESS_WAIT)
-        second = sorted(thinker.begin_turn().tool_names)
+        second = sorted((await thinker.abegin_turn()).tool_names)
         doubled = await thinker.call("extra", {"n": 21})
         return first, grown.text, second, doubled.text
 

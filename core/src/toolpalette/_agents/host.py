@@ -55,6 +55,7 @@ class Host:
         self._skills: SkillRegistry | None = None
         self._skill_packs: set[str] = set()
         self._palettes: dict[type[Any], tuple[tuple[int, int, int], ResolvedPalette]] = {}
+        self._servers_of: dict[type[Any], frozenset[str]] = {}
         self._grants = GrantLog()
         self._on_tool_error: list[Reporter] = []
         self._known: tuple[int, dict[int, list[ToolProvider]]] | None = None
@@ -163,6 +164,7 @@ class Host:
                     json_file=config.mcp_json,
                     code=self._mcp_code,
                     source=config.source,
+                    switches=self._catalog.switches,
                 )
             return self._mcp
 
@@ -295,10 +297,20 @@ class Host:
             cached = self._palettes.get(cls)
             if cached is not None and cached[0] == self._palette_key():
                 return cached[1]
-            palette = resolve_palette(self, cls)
+            with _mcp.MCPServers.consulting() as servers:
+                palette = resolve_palette(self, cls)
             # Resolving may import packs and open jars (moving the versions): key on the result.
             self._palettes[cls] = (self._palette_key(), palette)
+            self._servers_of[cls] = frozenset(servers)
             return palette
+
+    async def settle_servers(self, cls: type[Thinker]) -> None:
+        """Await the listings in flight or due of the MCP servers ``cls``'s palette uses."""
+        with self._lock:
+            names = self._servers_of.get(cls, frozenset())
+        mcp = self._mcp
+        if names and mcp is not None:
+            await mcp.settle(names)
 
     def _palette_key(self) -> tuple[int, int, int]:
         skills = self._skills.version if self._skills is not None else -1

@@ -80,6 +80,10 @@ class ThinkerHub(Protocol):
         """``cls``'s resolved tools and skills (cached by the hub)."""
         ...
 
+    async def settle_servers(self, cls: Any) -> None:
+        """Await the MCP listings ``cls``'s palette needs (``abegin_turn``)."""
+        ...
+
     def system_tools(self) -> list[ToolProvider]:
         """The tools offered to every thinker of the hub."""
         ...

@@ -279,6 +279,19 @@ class Thinker:
         self._turn = turn
         return turn
 
+    async def abegin_turn(self, *, extra: Iterable[object] = ()) -> Turn:
+        """:meth:`begin_turn` for a host on an event loop: MCP listings are awaited first.
+
+        ``begin_turn`` never waits for an MCP server's refresh (the last good listing
+        serves while it runs in the background); this awaits, without blocking the
+        loop, each refresh in flight or due of the servers the palette comes from,
+        within its deadline, so the turn offers the new listing (or, past the deadline,
+        none of that server's tools). Then it reconciles as ``begin_turn`` does, with
+        the same ``extra`` tools for this turn.
+        """
+        await self.hub.settle_servers(type(self))
+        return self.begin_turn(extra=extra)
+
     # -- admission ------------------------------------------------------------------
 
     def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:

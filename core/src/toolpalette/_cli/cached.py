@@ -9,7 +9,8 @@ the hub nor any pack. A key that differs, a file that is missing or unreadable, 
 answer of the wrong shape is a miss, and the slow way runs again.
 
 The cache is never used for a hub given in code (``toolpalette.testing.run_cli``), with
-a configuration that names MCP servers (their tools are listed live), or when
+a configuration that names MCP servers (the hub answers, from each server's own kept
+listing while it is fresh, see ``toolpalette._mcp_client.cached``), or when
 ``TOOLPALETTE_NO_CACHE`` is set.
 """
 
@@ -48,7 +49,7 @@ class Answer:
 
         config = load_config(getattr(args, "config", None))
         if config.mcp_servers or config.mcp_json:
-            return cls()  # servers' tools are listed live, never from the cache
+            return cls()  # servers' tools come through a hub and their own kept listings
         switches = Switches.from_environ()
         path = listing.cache_file(switches, name)
         if path is None:

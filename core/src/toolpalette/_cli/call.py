@@ -1,15 +1,21 @@
 """``toolpalette call NAME --input JSON``: one tool call through the execution pipeline.
 
-The tool comes from the catalog of installed packs and runs exactly as a model's call
-would: the JSON input policy, validation, the timeout, the output cap and error
-shaping all apply. ``--read-only`` refuses mutating tools as a read-only agent would.
-Failures go to the packs' ``toolpalette_tool_error`` hooks; on the command line the
-user is the host, so ``--verbose`` also prints each failure report (the exception and
-its traceback, which the model never sees). Prints the result's text (a failure's
+The tool comes from the catalog of installed packs (and configured MCP servers) and
+runs exactly as a model's call would: the JSON input policy, validation, the timeout,
+the output cap and error shaping all apply. ``--read-only`` refuses mutating tools as a
+read-only agent would. Failures go to the packs' ``toolpalette_tool_error`` hooks; on
+the command line the user is the host, so ``--verbose`` also prints each failure report
+(the exception and its traceback, which the model never sees). Prints the result's text (a failure's
 text on stderr), or with ``--json`` the whole result (``is_error``, ``status``,
 ``code``, ``text``, ``content``, ``structured``). Images, audio and files in the
 result are summarized, or written into a folder with ``--save DIR``.
 Exit status: 0 success, 1 the call failed, 2 bad usage.
+
+MCP servers start only when needed: the catalog is first built from what is at hand
+(the packs, and each server's listing kept from an earlier run), and the servers not
+listed yet are started only when no tool of that name is at hand. So the call of a
+pack's tool starts no server; a collision with a server's tool is then seen only when
+that server's listing is at hand (``toolpalette list`` or ``check`` see them all).
 """
 
 from __future__ import annotations
@@ -127,9 +133,13 @@ def _executor(hub: ToolHub, args: argparse.Namespace) -> Executor:
         return hub.pack_config(pack) if pack else {}
 
     options: dict[str, Any] = {"timeout": args.timeout} if args.timeout else {}
+    with hub.mcp().at_hand():  # the packs, and the servers' listings kept from earlier runs
+        registry = hub.catalog()
+    if not registry.has_tool(args.name) and hub.mcp_server_names():
+        registry = hub.catalog()  # now the servers not listed yet are started
     # The command prints the failure itself (and, with --verbose, its report).
     return Executor(
-        hub.catalog(),
+        registry,
         read_only=args.read_only,
         config_for=config_for,
         hook=hub.pm.hook.toolpalette_tool_error,

@@ -3,8 +3,9 @@
 Collisions (naming both distributions, or where a server is configured), packs that
 failed to import or are incompatible with this core, hooks that raised or returned
 garbage, invalid tools, unknown hooks, skipped skills and skilljars, MCP servers that
-do not start, time out or list invalid tools (each configured server is started, then
-stopped), ``[mcp_servers]`` tables that configure nothing, and configuration keys
+do not start, time out, list invalid tools or pass a bound on what they send (each
+configured server is started and listed live, whatever listing of it is kept on disk,
+then stopped), ``[mcp_servers]`` tables that configure nothing, and configuration keys
 nothing reads: everything ``hub.problems()`` holds. The summary counts packs, tools,
 skilljars and skills. Exit status 1 when any of them is fatal, 0 otherwise (a pack
 blocked on purpose, or a cosmetic skill warning, is shown but does not fail the check).
@@ -36,7 +37,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Report; exit status 1 when a fatal problem was found, else 0."""
-    with hub_from_args(args) as hub:  # starts every MCP server, and stops them after
+    with hub_from_args(args) as hub, hub.mcp().live():  # every MCP server started, then stopped
         tools = len(hub.catalog())
         registry = hub.skills()
         registry.load_all()

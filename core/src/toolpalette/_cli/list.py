@@ -96,7 +96,8 @@ def listing_from_args(args: argparse.Namespace) -> Listing:
     A warm listing cache answers before even the pack catalog is built, without
     importing the hub, pydantic or asyncio (see ``toolpalette._plugins.listing``); a
     miss builds the catalog alone; a configuration that names MCP servers needs the
-    hub, which lists their tools live.
+    hub, which takes each server's tools from the listing kept from its last run while
+    that is fresh (the server is not started), and lists the others live.
     """
     given = _GIVEN_HUB.get()
     if given is not None:
@@ -106,7 +107,7 @@ def listing_from_args(args: argparse.Namespace) -> Listing:
     from toolpalette._plugins.switches import Switches
 
     config = load_config(getattr(args, "config", None))
-    if config.mcp_servers or config.mcp_json:  # servers' tools are listed live, by a hub
+    if config.mcp_servers or config.mcp_json:  # servers' tools come through a hub
         with hub_from_args(args) as hub:
             return hub.listing()
     switches = Switches.from_environ()

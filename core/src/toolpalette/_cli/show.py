@@ -66,9 +66,10 @@ def run(args: argparse.Namespace) -> int:
 def _remember(hub: ToolHub, cache: Answer) -> None:
     """Store every tool's entry, when the catalog is the packs' alone and each one builds.
 
-    A catalog holding an MCP server's tools (a pack's server) is listed live, never
-    cached; a tool whose entry cannot be built leaves the cache as it was, so that
-    ``show`` of it fails as it does without the cache.
+    A catalog holding an MCP server's tools (a pack's server) is not stored here (the
+    server's own listing is kept apart, see ``toolpalette._mcp_client.cached``); a tool
+    whose entry cannot be built leaves the cache as it was, so that ``show`` of it fails
+    as it does without the cache.
     """
     registry = hub.catalog()
     if hub.mcp_server_names():  # the packs' servers are known once the catalog is built

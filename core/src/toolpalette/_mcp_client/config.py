@@ -53,6 +53,8 @@ DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 """Seconds a server may take to start and answer the handshake."""
 DEFAULT_CALL_TIMEOUT: Final = 30.0
 """Seconds a call to a server's tool may run when the server sets no ``timeout``."""
+DESCRIBED: Final = 200
+"""The longest account of how a server is reached that a problem gives (characters)."""
 
 _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
@@ -201,10 +203,17 @@ class MCPServerConfig:
         return {key: _VAR.sub(value_of, value) for key, value in table.items()}
 
     def describe(self) -> str:
-        """How the server is reached, without headers or environment values (secrets)."""
+        """How the server is reached, without headers or environment values (secrets).
+
+        Cut at :data:`DESCRIBED` characters: it goes into problems and ``check``.
+        """
         if self.command is not None:
-            return " ".join([self.command, *self.args])
-        return self.url if self.url is not None else f"in-process {type(self.server).__name__}"
+            text = " ".join([self.command, *self.args])
+        elif self.url is not None:
+            text = self.url
+        else:
+            text = f"in-process {type(self.server).__name__}"
+        return text if len(text) <= DESCRIBED else text[: DESCRIBED - 3] + "..."
 
 
 def _str_pairs(table: object) -> bool:

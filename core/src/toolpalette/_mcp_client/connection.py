@@ -12,6 +12,12 @@ says so at once (:mod:`.transports`): every call in flight is answered with
 doubles with each failed start (:data:`BACKOFF_FIRST` to :data:`BACKOFF_MAX`). A
 server that does not start, or does not answer within its ``connect_timeout``, is an
 :class:`~toolpalette.errors.MCPServerError` naming the last line it wrote to stderr.
+
+The SDK's session checks every result against the tool's output schema, with
+jsonschema, without a bound on its work, on the loop every connection shares: one
+server's results could hold every other server's calls. The connection turns that
+check off (:func:`_unchecked`); toolpalette checks results itself, under the bounds of
+input validation and off the shared loop (:mod:`.outputs`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from toolpalette._mcp_client import transports as _transports
 from toolpalette._mcp_client.abort_watch import AbortWatch
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.loop import LoopThread
+from toolpalette._mcp_client.stdio import ServerLog
 from toolpalette._run import mcp_timing as _mcp_timing
 from toolpalette.errors import MCPServerError
 
@@ -82,7 +89,7 @@ class Connection:
         self._stop: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
         self._opening: asyncio.Lock | None = None
-        self._log = _transports.ServerLog()
+        self._log = ServerLog()
         self._closed = False
 
     # -- opening -----------------------------------------------------------------------
@@ -176,6 +183,7 @@ class Connection:
         target = _transports.target(self.config, self._log, self._hung_up, lambda: self._client)
         client = Client(target, message_handler=self._on_message, cache=None)
         async with client:
+            _unchecked(client)
             yield client
 
     async def _watch(self, client: Any, stop: asyncio.Event) -> None:
@@ -234,18 +242,15 @@ class Connection:
 
     # -- using ---------------------------------------------------------------------------
 
-    async def tools(self) -> list[Any]:
-        """The server's tools (SDK ``Tool`` objects), every page, kept while fresh.
+    async def tools(self) -> _listing.Fetched:
+        """Fetch the server's listing now (every page, within the bounds) and keep it.
 
         Raises:
             MCPServerError: the server could not be reached, or its listing is malformed.
         """
-        kept = self.listing.tools
-        if kept is not None and self.listing.fresh():
-            return kept
-        tools, ttl = await _listing.fetch(await self.client(), self.config.name)
-        self.listing.keep(tools, ttl)
-        return tools
+        fetched = await _listing.fetch(await self.client(), self.config.name)
+        self.listing.keep(fetched.tools, fetched.ttl)
+        return fetched
 
     async def call_tool(
         self,
@@ -313,6 +318,19 @@ def _reporter(
         progress(done, total, message)
 
     return report
+
+
+def _unchecked(client: Any) -> None:
+    """Turn off the SDK's own check of results against output schemas (see the docstring).
+
+    ``ClientSession.validate_tool_result`` is the SDK's public method for that check,
+    and it offers no switch: the session's instance gets one that accepts every result.
+    """
+
+    async def accept(_name: str, _result: Any) -> None:
+        return None
+
+    setattr(client.session, "validate_tool_result", accept)  # noqa: B010 - a method, replaced
 
 
 def _listens(client: Any) -> bool:

@@ -1,28 +1,51 @@
-"""A server's tool listing: every page of ``tools/list``, kept until it may have changed.
+"""A server's tool listing: every page of ``tools/list``, bounded, kept until it may change.
 
 :func:`fetch` follows ``nextCursor`` to the last page (a cursor seen twice is the
-server's fault, not a reason to loop). :class:`Listing` keeps what it fetched until the
+server's fault, not a reason to loop), at most :data:`MAX_PAGES` pages and
+:data:`MAX_TOOLS` tools: past either bound it stops, keeps what it read within it, and
+says which bound was passed (:attr:`Fetched.over`), which the hub reports as a problem
+naming the server and the bound. Each page is one message, itself bounded by the
+transport (:data:`~toolpalette._mcp_client.stdio.MAX_MESSAGE` for stdio servers); the
+bytes of the tools' descriptions and schemas are bounded where the listing is made
+into tools (:mod:`.offered`). :class:`Listing` keeps what it fetched until the
 server says ``notifications/tools/list_changed`` (or a list-change event on 2026-era
 sessions), the connection hangs up, or the server's ``ttlMs`` hint runs out (floored at
 :data:`MIN_TTL`; without a hint the listing is kept). Its :attr:`~Listing.generation`
-grows each time the listing may have changed, and the hub's palettes key their caches
-on it.
+grows each time the listing may have changed (the server said so, or its hint ran
+out), which tells the hub to read it again (:mod:`.refresh`); what the hub offers then
+changes only if the new listing differs.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Final
 
 from toolpalette._mcp_client.transports import describe
 from toolpalette._run import mcp_timing as _mcp_timing
 from toolpalette.errors import MCPServerError
 
-__all__ = ["MIN_TTL", "Listing", "fetch"]
+__all__ = ["MAX_PAGES", "MAX_TOOLS", "MIN_TTL", "Fetched", "Listing", "fetch"]
 
 MIN_TTL: Final = 1.0
 """A ``ttlMs`` hint shorter than this (seconds) is read as this."""
-_MAX_PAGES: Final = 1000
+MAX_PAGES: Final = 100
+"""The most ``tools/list`` pages read from one server."""
+MAX_TOOLS: Final = 1000
+"""The most tools one server may list."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What one listing read: the tools (SDK ``Tool`` objects), the hint, a bound passed."""
+
+    tools: list[Any]
+    """The tools, in the server's order, at most :data:`MAX_TOOLS`."""
+    ttl: float | None
+    """The ``ttlMs`` hint in seconds (floored at :data:`MIN_TTL`), None without one."""
+    over: str | None = None
+    """The bound the server's listing passed (what was read within it is kept), or None."""
 
 
 class Listing:
@@ -34,7 +57,8 @@ class Listing:
 
     def __init__(self) -> None:
         self.generation = 0
-        """Grows whenever the server's tool listing may have changed (list_changed, ttl)."""
+        """Grows whenever the server's tool listing may have changed (list_changed, ttl,
+        a hang-up)."""
         self._tools: list[Any] | None = None
         self._expires: float | None = None
 
@@ -62,15 +86,12 @@ class Listing:
 
     def keep(self, tools: list[Any], ttl: float | None) -> None:
         """Keep a new listing, for ``ttl`` seconds (None: until the server says it changed)."""
-        changed = self._tools is not None and _names(self._tools) != _names(tools)
         self._tools = tools
         self._expires = time.monotonic() + ttl if ttl is not None else None
-        if changed:
-            self.generation += 1
 
 
-async def fetch(client: Any, server: str) -> tuple[list[Any], float | None]:
-    """Every page of the server's ``tools/list``, and its ``ttlMs`` hint in seconds.
+async def fetch(client: Any, server: str) -> Fetched:
+    """Every page of the server's ``tools/list`` within the bounds, and its ``ttlMs`` hint.
 
     Raises:
         MCPServerError: a page failed, or the server's cursors go round in a loop.
@@ -79,13 +100,18 @@ async def fetch(client: Any, server: str) -> tuple[list[Any], float | None]:
     cursor: str | None = None
     ttl: float | None = None
     seen: set[str] = set()
+    over: str | None = None
     try:
-        for _ in range(_MAX_PAGES):
+        for _ in range(MAX_PAGES):
             sent = client.list_tools(cursor=cursor, cache_mode="bypass")
             page = await _mcp_timing.timed_request("client", sent, "tools/list", None, client)
             if ttl is None and "ttl_ms" in page.model_fields_set:
                 ttl = max(MIN_TTL, page.ttl_ms / 1000)
             tools.extend(page.tools)
+            if len(tools) > MAX_TOOLS:
+                del tools[MAX_TOOLS:]
+                over = f"it lists more than {MAX_TOOLS} tools (the bound on one server's tools)"
+                break
             cursor = page.next_cursor
             if cursor is None:
                 break
@@ -94,12 +120,13 @@ async def fetch(client: Any, server: str) -> tuple[list[Any], float | None]:
                     server=server, reason="its tools/list cursors go round in a loop"
                 )
             seen.add(cursor)
+        else:
+            over = (
+                f"its tools/list has more than {MAX_PAGES} pages "
+                "(the bound on one server's listing)"
+            )
     except MCPServerError:
         raise
     except Exception as exc:
         raise MCPServerError(server=server, reason=f"tools/list failed: {describe(exc)}") from exc
-    return tools, ttl
-
-
-def _names(tools: list[Any]) -> list[tuple[str, Any, Any]]:
-    return [(t.name, t.input_schema, t.description) for t in tools]
+    return Fetched(tools, ttl, over)

@@ -9,8 +9,10 @@ signal) cancels the request on the pool's loop, and the SDK then sends
 crash, its listing) is :mod:`.connection`'s.
 
 :meth:`ClientPool.close` ends every connection (stdio servers: stdin closed, then the
-process tree terminated, then killed) and stops the loop; pools still open at
-interpreter exit are closed by an ``atexit`` handler.
+server's whole process group terminated, then killed) and stops the loop; pools still
+open at interpreter exit are closed by an ``atexit`` handler, and the first stdio
+connection made from the main thread chains a handler on the signals that would end
+the host without ``atexit`` (:mod:`.signals`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from toolpalette._mcp_client import signals as _signals
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import CLOSE_TIMEOUT, Connection
 from toolpalette._mcp_client.loop import LoopThread
@@ -74,6 +77,8 @@ class ClientPool:
         A configuration that changed under the same name replaces the old connection,
         which is closed.
         """
+        if config.command is not None:
+            _signals.install()
         with self._lock:
             if self._loop.closed:
                 raise RuntimeError("this MCP client pool is closed")

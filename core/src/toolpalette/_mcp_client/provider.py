@@ -1,10 +1,15 @@
 """``MCPToolProvider``: one tool of an MCP server, offered and run like any other tool.
 
 A server's tool descriptions are checked before they are offered (:func:`build`): the
-name it is offered under, a description, an input schema that is valid JSON Schema of
-type ``object``, and an output schema (if any) that is valid too. A schema that
-refers outside itself (a remote ``$ref``) is refused, so nothing is ever fetched. A
-tool that fails a check is a problem, not a crash, and the server's other tools stay.
+name it is offered under, a description and a title (at most :data:`MAX_DESCRIPTION`
+and :data:`MAX_TITLE` characters, no control characters: C0 but line breaks and tabs,
+DEL, C1), an input schema that is valid JSON Schema of type ``object``, and an output
+schema (if any) that is valid too. A schema that refers outside itself (a remote
+``$ref``) is refused, so nothing is ever fetched. A tool that fails a check is a
+problem, not a crash, and the server's other tools stay.
+
+A result is checked against the tool's output schema by :mod:`.outputs`; an answer the
+transport refused as too long (:mod:`.stdio`) is a 413, as output over the cap is.
 
 A tool that declares ``execution.taskSupport: "required"`` can only be called as an MCP
 task (call, poll, fetch the result), which the ``mcp`` SDK's client does not do: its
@@ -35,18 +40,21 @@ from toolpalette._mcp_client import quick_check as _quick_check
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
+from toolpalette._mcp_client.outputs import OutputCheck
+from toolpalette._mcp_client.stdio import too_large
 from toolpalette._tools import schema as _schema
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
-from toolpalette._tools.tool import TOOL_NAME, ToolContext
+from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
 from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError
 
-__all__ = ["MAX_DESCRIPTION", "MCPToolProvider", "build"]
+__all__ = ["MAX_DESCRIPTION", "MAX_TITLE", "MCPToolProvider", "build", "text_problem"]
 
 MAX_DESCRIPTION: Final = 8192
 """The longest description a server's tool may have, in characters."""
 _UNCOMPILED: Final = object()
 """The quick input check before the first call compiles it (None: the schema has none)."""
-_CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\n", "\t", "\r"}
+MAX_TITLE: Final = 256
+"""The longest title a server's tool may have, in characters."""
 
 
 class MCPToolProvider(ToolProvider):
@@ -83,6 +91,7 @@ class MCPToolProvider(ToolProvider):
         self._annotations = MappingProxyType(dict(annotations))
         self._title = title
         self._quick: Any = _UNCOMPILED
+        self._output_check = OutputCheck(output_schema) if output_schema is not None else None
         self._read_only = config.trusted and self._annotations.get("readOnlyHint") is True
         self._metadata = MappingProxyType(
             {
@@ -149,6 +158,11 @@ class MCPToolProvider(ToolProvider):
         return self.connection.config.timeout
 
     @property
+    def title(self) -> str | None:
+        """The server's title for the tool, as checked (None when it gave none)."""
+        return self._title
+
+    @property
     def display_name(self) -> str:
         """The server's title for the tool, else the name made readable."""
         return self._title or super().display_name
@@ -157,6 +171,7 @@ class MCPToolProvider(ToolProvider):
         """The runnable tool: every call goes to the server through the pool."""
         connection, remote, name = self.connection, self.remote_name, self._name
         loop, output = connection.loop, self._output_schema
+        check, server = self._output_check, connection.config.name
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
             progress = _relay(context) if context.on_progress is not None else None
@@ -182,8 +197,15 @@ class MCPToolProvider(ToolProvider):
                 raise
             except Exception as exc:
                 if _is_json_rpc_error(exc):
+                    limit = too_large(getattr(exc, "error", None))
+                    if limit is not None:
+                        raise _too_large(name, limit) from exc
                     raise _results.json_rpc_failure(name, connection.config.name) from exc
                 raise
+            if check is not None and not result.is_error:
+                await check.verify(
+                    result.structured_content, name, server, connection.config.timeout
+                )
             return _results.value_of(result, output)
 
         # It takes the context for its abort event: set when the pipeline gives up on a
@@ -227,6 +249,15 @@ def _relay(context: ToolContext) -> Progress:
     return relay
 
 
+def _too_large(tool: str, limit: int) -> ToolError:
+    return ToolError(
+        f"Tool '{tool}' answered with more than {limit} bytes, the most one message of its "
+        "MCP server may hold.",
+        code="output_too_large",
+        status=413,
+    )
+
+
 def _is_json_rpc_error(exc: BaseException) -> bool:
     from mcp import MCPError
 
@@ -251,10 +282,9 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
     description = tool.description
     if not isinstance(description, str) or not description.strip():
         raise ValueError("it has no description")
-    if len(description) > MAX_DESCRIPTION:
-        raise ValueError(f"its description is longer than {MAX_DESCRIPTION} characters")
-    if any(c in _CONTROL for c in description):
-        raise ValueError("its description holds control characters")
+    problem = text_problem(description, MAX_DESCRIPTION)
+    if problem is not None:
+        raise ValueError(f"its description {problem}")
     if _requires_tasks(tool):
         raise ValueError(
             'it declares execution.taskSupport "required": it can only be called as an MCP '
@@ -272,6 +302,11 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
         else {}
     )
     title = tool.title or annotations.get("title")
+    for label, text in (("title", tool.title), ("annotations' title", annotations.get("title"))):
+        if text is not None:
+            problem = text_problem(text, MAX_TITLE) if isinstance(text, str) else "is not text"
+            if problem is not None:
+                raise ValueError(f"its {label} {problem}")
     return MCPToolProvider(
         connection,
         name=name,
@@ -288,6 +323,15 @@ def _requires_tasks(tool: Any) -> bool:
     """Whether the tool declares that it can only be called as a task."""
     execution = getattr(tool, "execution", None)
     return getattr(execution, "task_support", None) == "required"
+
+
+def text_problem(text: str, limit: int) -> str | None:
+    """Why a description or title cannot be offered (``"is longer than ..."``), or None."""
+    if len(text) > limit:
+        return f"is longer than {limit} characters"
+    if any(c in CONTROL_CHARACTERS for c in text):
+        return "holds control characters"
+    return None
 
 
 def refusal(exc: Exception) -> str:

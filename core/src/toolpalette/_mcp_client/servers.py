@@ -1,33 +1,46 @@
 """The MCP servers of one hub: their configurations, the pool, their tools and problems.
 
-The hub holds one :class:`MCPServers`. Tools are listed on first need (a selection
-naming the server, the catalog, ``toolpalette list`` or ``check``), through the pool,
-and listed again once the server says its list changed or its ``ttlMs`` runs out. A
-server that does not start, does not answer in time, or lists an invalid tool is a
-problem (kinds ``server`` and ``invalid-tool``, pack ``mcp:NAME``), never an exception.
+The hub holds one :class:`MCPServers`. A server's tools are listed on first need (a
+selection naming the server, the catalog, ``toolpalette list`` or ``check``), through
+the pool, or read from the disk cache of a listing made by an earlier process
+(:mod:`.cached`), and listed again in the background once the server says its list
+changed, its ``ttlMs`` runs out, or it started since its tools came from the disk
+(:mod:`.refresh`: the last good listing serves meanwhile, and nothing ever waits for a
+refresh). A server that does not start, does not answer in time, lists an invalid
+tool or passes a bound on what it sends is a problem (kinds ``server``,
+``invalid-tool`` and ``collision``, pack ``mcp:NAME``), never an exception.
+
+How a listing is found can be narrowed for the current thread or task:
+:meth:`MCPServers.at_hand` takes only what is at hand, starting no server
+(``toolpalette call`` of a pack's tool), and :meth:`MCPServers.live` lists every
+server live, over the disk cache (``toolpalette check``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from toolpalette._mcp_client import cached as _cached
 from toolpalette._mcp_client import config as _config
-from toolpalette._mcp_client import provider as _provider
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection
+from toolpalette._mcp_client.offered import problem_pack
 from toolpalette._mcp_client.pool import ClientPool
 from toolpalette._mcp_client.provider import MCPToolProvider
+from toolpalette._mcp_client.refresh import Mode, ServerTools
 from toolpalette._plugins.config import did_you_mean, shown_name
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.servers import MCPServerSpec
-from toolpalette.errors import InvalidToolSchemaError, MCPServerError
+from toolpalette._plugins.switches import Switches
 
 __all__ = [
-    "LIST_TIMEOUT",
     "MCPServers",
     "add_pack_servers",
     "assemble",
@@ -35,41 +48,32 @@ __all__ = [
     "problem_pack",
 ]
 
-LIST_TIMEOUT: Final = 60.0
-"""The longest a sync caller waits for one server's listing, past its connect timeout."""
-
-
-def problem_pack(server: str) -> str:
-    """The ``pack`` field of a server's problems: ``mcp:NAME``."""
-    return f"mcp:{server}"
-
-
-class _Listed:
-    __slots__ = ("generation", "problems", "providers")
-
-    def __init__(
-        self, generation: int, providers: list[MCPToolProvider], problems: list[Problem]
-    ) -> None:
-        self.generation = generation
-        self.providers = providers
-        self.problems = problems
+_MODE: contextvars.ContextVar[Mode] = contextvars.ContextVar("toolpalette_mcp_mode", default="use")
+_CONSULTED: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "toolpalette_mcp_consulted", default=None
+)
 
 
 class MCPServers:
     """The configured servers, their connections (one pool) and their validated tools.
 
-    Thread-safe. Nothing connects until a server's tools are asked for.
+    Thread-safe. Nothing connects until a server's tools are asked for and no fresh
+    listing of it is on disk.
     """
 
     def __init__(
-        self, configs: Iterable[MCPServerConfig] = (), problems: Iterable[Problem] = ()
+        self,
+        configs: Iterable[MCPServerConfig] = (),
+        problems: Iterable[Problem] = (),
+        switches: Switches | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._configs: dict[str, MCPServerConfig] = {}
-        self._listed: dict[str, _Listed] = {}
+        self._tools: dict[str, ServerTools] = {}
         self._problems: list[Problem] = list(problems)
         self._pool: ClientPool | None = None
         self._closed = False
+        self._switches = switches if switches is not None else Switches.from_environ()
         self.overrides: dict[str, Mapping[str, Any]] = {}
         """Host tables that adjust a pack's server (no ``command`` or ``url`` of their own)."""
         self.overrides_from = "configuration"
@@ -91,7 +95,7 @@ class MCPServers:
         """Configure one more server (a later configuration of a name replaces the earlier)."""
         with self._lock:
             self._configs[config.name] = config
-            self._listed.pop(config.name, None)
+            self._tools.pop(config.name, None)
 
     def add_problem(self, problem: Problem) -> None:
         """Record a problem found while reading configurations."""
@@ -122,73 +126,106 @@ class MCPServers:
     def generation(self) -> int:
         """Grows whenever a server's listing may have changed (palette caches key on it)."""
         with self._lock:
-            if self._pool is None:
-                return 0
-            connections = self._pool.connections()
-        for connection in connections:
-            connection.listing.check_expiry()
-        return sum(c.listing.generation for c in connections)
+            tools = list(self._tools.values())
+        total = 0
+        for each in tools:
+            each.poke()
+            listing = each.connection.listing
+            listing.check_expiry()
+            total += listing.generation + each.changes
+        return total
+
+    def _tools_of(self, name: str) -> ServerTools | None:
+        config = self._configs[name]
+        with self._lock:
+            if self._closed:
+                return None
+            found = self._tools.get(name)
+            if found is None or found.connection.config != config:
+                connection = self.pool.connection(config)
+                stored = _cached.Stored(self._switches, config)
+                found = self._tools[name] = ServerTools(connection, stored)
+            return found
 
     def providers(self, name: str) -> list[MCPToolProvider]:
-        """The valid tools of server ``name``, listing them if needed; [] when it failed.
+        """The valid tools of server ``name``; [] when it cannot be used (a problem says why).
+
+        Waits only for the server's first listing, when no fresh one is on disk; a
+        listing that may have changed is read again in the background meanwhile.
 
         Raises:
             KeyError: no server of that name is configured.
         """
-        config = self._configs[name]
-        with self._lock:
-            if self._closed:
-                return []
-            connection = self.pool.connection(config)
-            listed = self._listed.get(name)
-            if (
-                listed is not None
-                and listed.generation == connection.listing.generation
-                and connection.listing.fresh()
-            ):
-                return list(listed.providers)
-        generation = connection.listing.generation
-        try:
-            timeout = config.connect_timeout + LIST_TIMEOUT
-            tools = self.pool.run(connection.tools(), timeout=timeout)
-        except (MCPServerError, TimeoutError, RuntimeError) as exc:
-            reason = exc.reason if isinstance(exc, MCPServerError) else str(exc)
-            failed = _Listed(generation, [], [_server_problem(config, reason)])
-            with self._lock:
-                self._listed[name] = failed
+        tools = self._tools_of(name)
+        consulted = _CONSULTED.get()
+        if consulted is not None:
+            consulted.add(name)
+        if tools is None:
             return []
-        providers: list[MCPToolProvider] = []
-        problems: list[Problem] = []
-        for tool in tools:
-            try:
-                providers.append(_provider.build(connection, tool))
-            except (InvalidToolSchemaError, ValueError) as exc:
-                problems.append(
-                    Problem(
-                        "invalid-tool",
-                        f"tool {tool.name!r} of MCP server {name!r} is not offered: "
-                        f"{_provider.refusal(exc)}",
-                        problem_pack(name),
-                        None,
-                        str(tool.name)[:64],
-                    )
-                )
-        problems.extend(_duplicates(name, providers))
-        with self._lock:
-            self._listed[name] = _Listed(connection.listing.generation, providers, problems)
-        return list(providers)
+        return list(tools.offer(_MODE.get()).providers)
 
     def all_providers(self) -> dict[str, list[MCPToolProvider]]:
         """Every server's valid tools, by server name (connecting to each)."""
         return {name: self.providers(name) for name in self.names()}
 
+    async def settle(self, names: Iterable[str]) -> None:
+        """Await the listings of servers ``names`` in flight or due, from any event loop.
+
+        Each within its deadline; the loop keeps turning meanwhile. Unknown names and a
+        closed hub are skipped.
+        """
+        found = []
+        for name in names:
+            if name in self._configs:
+                tools = self._tools_of(name)
+                if tools is not None:
+                    found.append(tools.settled())
+        if found:
+            await asyncio.gather(*found)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def at_hand() -> Iterator[None]:
+        """In this context (thread or task), start no server: use listings at hand only.
+
+        A server neither listed in this process nor on disk then offers nothing, and
+        records no problem.
+        """
+        token = _MODE.set("only")
+        try:
+            yield
+        finally:
+            _MODE.reset(token)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def live() -> Iterator[None]:
+        """In this context (thread or task), list servers live, never from the disk cache."""
+        token = _MODE.set("live")
+        try:
+            yield
+        finally:
+            _MODE.reset(token)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def consulting() -> Iterator[set[str]]:
+        """Collect the names of the servers whose tools are asked for in this context."""
+        names: set[str] = set()
+        token = _CONSULTED.set(names)
+        try:
+            yield names
+        finally:
+            _CONSULTED.reset(token)
+
     def problems(self) -> list[Problem]:
         """Configuration problems, and those of every server listed so far."""
         with self._lock:
             found = [*self._problems, *self.unmatched]
-            for listed in self._listed.values():
-                found.extend(listed.problems)
-            return found
+            tools = list(self._tools.values())
+        for each in tools:
+            found.extend(each.problems())
+        return found
 
     def close(self) -> None:
         """End every connection and server process; the tools then answer 503."""
@@ -197,36 +234,6 @@ class MCPServers:
             pool = self._pool
         if pool is not None:
             pool.close()
-
-
-def _server_problem(config: MCPServerConfig, reason: str) -> Problem:
-    return Problem(
-        "server",
-        f"MCP server {config.name!r} ({config.describe()}, from {config.source}) "
-        f"cannot be used: {reason}",
-        problem_pack(config.name),
-    )
-
-
-def _duplicates(server: str, providers: list[MCPToolProvider]) -> list[Problem]:
-    """A server listing two tools under one name (after renames): neither is offered."""
-    seen: dict[str, int] = {}
-    for p in providers:
-        seen[p.name] = seen.get(p.name, 0) + 1
-    twice = {name for name, count in seen.items() if count > 1}
-    if not twice:
-        return []
-    providers[:] = [p for p in providers if p.name not in twice]
-    return [
-        Problem(
-            "collision",
-            f"MCP server {server!r} lists several tools named {name!r}; none is offered",
-            problem_pack(server),
-            None,
-            name,
-        )
-        for name in sorted(twice)
-    ]
 
 
 SOURCE_KEYS: Final = frozenset({"command", "url"})
@@ -238,6 +245,7 @@ def assemble(
     json_file: str | None,
     code: Any,
     source: str | None,
+    switches: Switches | None = None,
 ) -> MCPServers:
     """The servers of a hub's configuration file and code; code wins, name by name.
 
@@ -251,7 +259,7 @@ def assemble(
     ``mcpServers`` block; or the path of a JSON file holding one. Every bad entry is a
     problem; the rest are kept.
     """
-    servers = MCPServers()
+    servers = MCPServers(switches=switches)
     shown = shown_name(source)
     servers.overrides_from = shown
     own: dict[str, Any] = {}

@@ -7,62 +7,26 @@ any call waiting on it times out; and the write stream adds the protocol version
 SDK's OpenTelemetry span of each request it sends (``_run/mcp_timing.py``). An
 in-process SDK server is connected directly.
 
-A stdio server's stderr goes to a temporary file (:class:`ServerLog`), kept for the
+A stdio server runs through :mod:`.stdio` (on POSIX; elsewhere through the SDK's own
+transport): in a session of its own, its messages read under a size cap, its stderr
+kept in a bounded ring (:class:`~toolpalette._mcp_client.stdio.ServerLog`) for the
 connection's whole life, restarts included, so that a server that fails to start can
-be reported with the last line it wrote (:meth:`ServerLog.tail`).
+be reported with the last line it wrote.
 
 Importing this module never imports the ``mcp`` SDK; :func:`target` does.
 """
 
 from __future__ import annotations
 
-import tempfile
+import sys
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from toolpalette._mcp_client.config import MCPServerConfig
+from toolpalette._mcp_client.stdio import ServerLog
 from toolpalette._run import mcp_timing as _mcp_timing
 
-__all__ = ["ServerLog", "describe", "target"]
-
-_TAIL_BYTES = 400
-"""How much of the end of a server's stderr is read for its last line."""
-
-
-class ServerLog:
-    """A stdio server's stderr, in a temporary file opened on first use.
-
-    Not thread-safe: used from the pool's event loop only.
-    """
-
-    def __init__(self) -> None:
-        self._file: IO[bytes] | None = None
-
-    def file(self) -> IO[bytes]:
-        """The file the server's stderr is written to (opened on first use)."""
-        if self._file is None:
-            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - kept for error reports
-        return self._file
-
-    def tail(self) -> str:
-        """``"; its last output: LINE"``, or ``""`` when the server wrote nothing."""
-        stream = self._file
-        if stream is None:
-            return ""
-        try:
-            stream.seek(0, 2)
-            size = stream.tell()
-            stream.seek(max(0, size - _TAIL_BYTES))
-            tail = stream.read().decode("utf-8", "replace").strip().splitlines()
-        except (OSError, ValueError):
-            return ""
-        return f"; its last output: {tail[-1][:200]}" if tail else ""
-
-    def close(self) -> None:
-        """Delete the file (a later :meth:`file` opens a new one)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+__all__ = ["describe", "target"]
 
 
 def target(
@@ -88,15 +52,19 @@ def target(
 
 def _transport(config: MCPServerConfig, log: ServerLog) -> Any:
     if config.command is not None:
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        if sys.platform == "win32":  # no process groups: the SDK's transport, unbounded
+            from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=config.process_env(),
-            cwd=config.cwd,
-        )
-        return _StdioTransport(stdio_client, params, log.file())
+            params = StdioServerParameters(
+                command=config.command,
+                args=list(config.args),
+                env=config.process_env(),
+                cwd=config.cwd,
+            )
+            return stdio_client(params)
+        from toolpalette._mcp_client.stdio import open_stdio
+
+        return open_stdio(config, log)
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -122,19 +90,6 @@ def describe(exc: BaseException) -> str:
         return f"it could not be started ({exc.strerror or type(exc).__name__})"
     text = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-class _StdioTransport:
-    """The SDK's stdio transport with the server's stderr kept in a file."""
-
-    def __init__(self, factory: Callable[..., Any], params: Any, errlog: IO[bytes]) -> None:
-        self._cm = factory(params, errlog=errlog)
-
-    async def __aenter__(self) -> Any:
-        return await self._cm.__aenter__()
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._cm.__aexit__(*exc)
 
 
 class _HttpTransport:

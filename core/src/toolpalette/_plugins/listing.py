@@ -34,6 +34,12 @@ temporary file, then renamed), so a reader sees a whole file or none:
   ``plugins``. Keyed by :func:`packs_key`.
 - ``skills.json``: ``toolpalette skills``. ``answer`` is what ``skills --json`` prints.
   Keyed by :func:`skills_key`, on the installed skilljars.
+- ``mcp-NAME.json``: the tools MCP server ``NAME`` listed when it last ran, as the hub
+  offers them (written and read by ``toolpalette._mcp_client.cached``, which documents
+  the ``answer``), so that a process that does not call the server need not start it.
+  Keyed by :func:`server_key`: the core, and the server's fingerprint (its
+  configuration, secrets hashed, and the programs it runs). A server's listing may
+  change without its key changing, so the answer also says when it goes stale.
 
 Any file that does not parse, has another key or another shape is a miss (and is
 replaced by the next slow run); ``_FORMAT`` is part of every key, so a change of shape
@@ -69,6 +75,7 @@ __all__ = [
     "load_answer",
     "load_installed",
     "packs_key",
+    "server_key",
     "settings_of",
     "skills_key",
     "store",
@@ -201,6 +208,26 @@ def skills_key(switches: Switches) -> str | None:
 
 def _every(_name: str) -> bool:
     return True
+
+
+_NO_GROUP: Final = "toolpalette.no-group"
+
+
+def server_key(
+    switches: Switches, server: Mapping[str, Any], installed: Installed | None = None
+) -> str | None:
+    """The key of one MCP server's cached listing, or None when it cannot be cached.
+
+    ``server`` is the server's fingerprint (a JSON object: its configuration and the
+    programs it runs); the core's version and ``RECORD`` count too, as for the packs
+    (toolpalette's checks decide which of the server's tools are offered).
+    """
+    core = fingerprint(_NO_GROUP, _none, installed)
+    return None if core is None else key_of(core, switches, {"mcp_server": server})
+
+
+def _none(_name: str) -> bool:
+    return False
 
 
 def load(path: str, key: str) -> Listing | None:

@@ -12,6 +12,7 @@ from typing import Any, Final, TypeVar, overload
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "MAX_GUIDANCE",
     "MAX_TIMEOUT",
     "TOOL_NAME",
@@ -36,7 +37,13 @@ MAX_GUIDANCE: Final = 1024
 """The longest ``guidance`` a tool may declare, in characters: it is added to the
 conversation's preamble while the tool is offered, so it stays a few sentences."""
 
-_CONTROL: Final = frozenset(chr(c) for c in range(32)) - {"\n", "\t", "\r"}
+CONTROL_CHARACTERS: Final = frozenset(chr(c) for c in (*range(32), *range(0x7F, 0xA0))) - {
+    "\n",
+    "\t",
+    "\r",
+}
+"""What a text a model or a terminal reads may not hold: the C0 controls but line breaks
+and tabs, DEL, and the C1 controls (U+0080 to U+009F, which terminals obey too)."""
 """Characters a text for the model may not hold (line breaks and tabs it may)."""
 
 _SPEC_ATTR: Final = "__toolpalette_spec__"
@@ -297,7 +304,7 @@ def _text_problem(text: object, limit: int) -> str | None:
         return "must be a non-empty string"
     if len(text) > limit:
         return f"must be at most {limit} characters"
-    if any(c in _CONTROL for c in text):
+    if any(c in CONTROL_CHARACTERS for c in text):
         return "must not hold control characters (line breaks and tabs are fine)"
     return None
 

@@ -1,0 +1,167 @@
+"""A server's listing made into the tools a hub offers: bounded, each tool checked.
+
+:func:`offer` turns what :func:`~toolpalette._mcp_client.listing.fetch` read into
+providers (:func:`~toolpalette._mcp_client.provider.build` checks each tool's name,
+texts and schemas) and problems, within two more bounds on what a server sends: one
+tool's description, title and schemas together take at most :data:`MAX_TOOL_BYTES`
+bytes of JSON (over it the tool is refused, an ``invalid-tool`` problem naming the
+bound, before its schema is looked at), and all the server's tools at most
+:data:`MAX_LISTING_BYTES` (the tools past it are not offered, a ``server`` problem
+naming the bound). A listing cut at the transport's bounds on pages and tools is a
+``server`` problem too. Two tools under one name (after renames) are a ``collision``.
+
+The work grows with the listing, so the hub runs it in a worker thread, never on the
+loop the sessions share (:mod:`.refresh`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from toolpalette._mcp_client import provider as _provider
+from toolpalette._mcp_client.config import MCPServerConfig
+from toolpalette._mcp_client.connection import Connection
+from toolpalette._mcp_client.listing import Fetched
+from toolpalette._mcp_client.provider import MCPToolProvider
+from toolpalette._plugins.problems import Problem
+from toolpalette.errors import InvalidToolSchemaError
+
+__all__ = [
+    "MAX_LISTING_BYTES",
+    "MAX_TOOL_BYTES",
+    "Offer",
+    "offer",
+    "problem_pack",
+    "server_problem",
+]
+
+MAX_TOOL_BYTES: Final = 256 * 1024
+"""The most bytes one tool's description, title and schemas may take, as JSON."""
+MAX_LISTING_BYTES: Final = 4 * 1024 * 1024
+"""The most bytes all of one server's tools may take together, as JSON."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one listing of a server offers: its valid tools, and what was refused."""
+
+    providers: tuple[MCPToolProvider, ...] = ()
+    """The tools offered, in the server's order."""
+    problems: tuple[Problem, ...] = field(default=())
+    """The tools refused and the bounds passed."""
+
+
+def problem_pack(server: str) -> str:
+    """The ``pack`` field of a server's problems: ``mcp:NAME``."""
+    return f"mcp:{server}"
+
+
+def server_problem(config: MCPServerConfig, reason: str) -> Problem:
+    """A ``server`` problem: the server (how it is reached, where it is configured) and why."""
+    return Problem(
+        "server",
+        f"MCP server {config.name!r} ({config.describe()}, from {config.source}) "
+        f"cannot be used: {reason}",
+        problem_pack(config.name),
+    )
+
+
+def offer(connection: Connection, fetched: Fetched) -> Offer:
+    """The providers and problems of one listing of ``connection``'s server (see above)."""
+    config = connection.config
+    providers: list[MCPToolProvider] = []
+    problems: list[Problem] = []
+    total = 0
+    for position, tool in enumerate(fetched.tools):
+        size = _size(tool)
+        if size > MAX_TOOL_BYTES:
+            problems.append(
+                _refused(
+                    config,
+                    tool,
+                    f"its description, title and schemas take more than {MAX_TOOL_BYTES} "
+                    "bytes (the bound on one tool of an MCP server)",
+                )
+            )
+            continue
+        total += size
+        if total > MAX_LISTING_BYTES:
+            left = len(fetched.tools) - position
+            problems.append(
+                _over(
+                    config,
+                    f"its tools take more than {MAX_LISTING_BYTES} bytes (the bound on one "
+                    f"server's listing); the last {left} are not offered",
+                )
+            )
+            break
+        try:
+            providers.append(_provider.build(connection, tool))
+        except (InvalidToolSchemaError, ValueError) as exc:
+            problems.append(_refused(config, tool, _provider.refusal(exc)))
+    if fetched.over is not None:
+        problems.append(_over(config, f"{fetched.over}; only those within it are offered"))
+    problems.extend(_duplicates(config.name, providers))
+    return Offer(tuple(providers), tuple(problems))
+
+
+def _size(tool: Any) -> int:
+    """The bytes of a tool's texts and schemas, as JSON (a schema that is not JSON: all)."""
+    size = 0
+    for text in (tool.description, tool.title):
+        if isinstance(text, str):
+            size += len(text)
+    for schema in (tool.input_schema, tool.output_schema):
+        if schema is not None:
+            try:
+                size += len(json.dumps(schema))
+            except (TypeError, ValueError, RecursionError):
+                return MAX_TOOL_BYTES + 1
+    return size
+
+
+def _refused(config: MCPServerConfig, tool: Any, reason: str) -> Problem:
+    return Problem(
+        "invalid-tool",
+        f"tool {_shown(tool.name)} of MCP server {config.name!r} is not offered: {reason}",
+        problem_pack(config.name),
+        None,
+        str(tool.name)[:64],
+    )
+
+
+def _shown(name: object) -> str:
+    """A server's tool name as a problem quotes it: escaped, and cut at 64 characters."""
+    text = str(name)
+    return repr(text[:64]) + ("..." if len(text) > 64 else "")
+
+
+def _over(config: MCPServerConfig, reason: str) -> Problem:
+    return Problem(
+        "server",
+        f"MCP server {config.name!r} ({config.describe()}, from {config.source}): {reason}",
+        problem_pack(config.name),
+    )
+
+
+def _duplicates(server: str, providers: list[MCPToolProvider]) -> list[Problem]:
+    """A server listing two tools under one name (after renames): neither is offered."""
+    seen: dict[str, int] = {}
+    for p in providers:
+        seen[p.name] = seen.get(p.name, 0) + 1
+    twice = {name for name, count in seen.items() if count > 1}
+    if not twice:
+        return []
+    providers[:] = [p for p in providers if p.name not in twice]
+    return [
+        Problem(
+            "collision",
+            f"MCP server {server!r} lists several tools named {name!r}; none is offered",
+            problem_pack(server),
+            None,
+            name,
+        )
+        for name in sorted(twice)
+    ]
