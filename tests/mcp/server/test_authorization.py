@@ -9,26 +9,21 @@ The SDK's own client talks to it, in its default mode (2026-07-28) and forced to
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import jwt
 import mcp_types as types
 import palette_fixture as fx
 import pytest
 import toolpalette.mcp
 import uvicorn
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from auth_fixture import AUDIENCE, ISSUER, Issuer, jwks_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -36,69 +31,7 @@ from toolpalette import ToolHub
 from toolpalette.mcp import JWTAuth, PaletteChoice, Principal
 from toolpalette.testing import await_until
 
-ISSUER = "https://issuer.example"
-AUDIENCE = "https://mcp.example/mcp"
 METADATA = "/.well-known/oauth-protected-resource/mcp"
-
-
-class Issuer:
-    """An authorization server's signing key, and the tokens it would issue."""
-
-    def __init__(self, kind: str = "RSA", kid: str = "k1") -> None:
-        if kind == "RSA":
-            self.key: Any = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-            self.algorithm = "RS256"
-        else:
-            self.key = ec.generate_private_key(ec.SECP256R1())
-            self.algorithm = "ES256"
-        self.kid = kid
-
-    def token(self, subject: str, scopes: str = "", **claims: Any) -> str:
-        now = int(time.time())
-        body = {"iss": ISSUER, "aud": AUDIENCE, "sub": subject, "iat": now, "exp": now + 300}
-        if scopes:
-            body["scope"] = scopes
-        body.update(claims)
-        return jwt.encode(body, self.key, algorithm=self.algorithm, headers={"kid": self.kid})
-
-    def pem(self, path: Path) -> Path:
-        public = self.key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-        path.write_bytes(public)
-        return path
-
-    def jwk(self) -> dict[str, Any]:
-        algorithm = jwt.algorithms.get_default_algorithms()[self.algorithm]
-        found: dict[str, Any] = json.loads(algorithm.to_jwk(self.key.public_key()))
-        return {**found, "kid": self.kid, "alg": self.algorithm, "use": "sig"}
-
-
-@contextmanager
-def jwks_server(*issuers: Issuer) -> Iterator[str]:
-    """A JWKS document served on 127.0.0.1; its URL."""
-    body = json.dumps({"keys": [i.jwk() for i in issuers]}).encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @asynccontextmanager
