@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -267,3 +269,42 @@ async def test_a_session_refuses_another_principal(tmp_path: Path):
     assert stolen.status_code == 404
     assert own.status_code == 200
     assert "echo" in own.text
+
+
+def test_one_thinker_per_choice_without_a_session_and_a_session_keeps_its_principal():
+    palette = toolpalette.mcp.server(ToolHub(), fx.Clerk, thinker_for=by_scope)
+    sessions = palette.sessions
+
+    def principal(subject: str, scope: str) -> Principal:
+        return Principal(subject, "app", ISSUER, frozenset({scope}), {})
+
+    alice, carol, bob = (
+        principal("alice", "clerk"),
+        principal("carol", "clerk"),
+        principal("bob", "janitor"),
+    )
+    shared = sessions.for_principal(alice, None)
+    assert sessions.for_principal(carol, None) is shared
+    assert sessions.for_principal(bob, None) is not shared
+    assert type(sessions.for_principal(bob, None).thinker) is fx.Janitor
+    state: dict[str, Any] = {}
+    opened = sessions.for_principal(alice, state)
+    assert opened is not shared
+    assert sessions.for_principal(alice, state) is opened
+    for other in (carol, bob, None):
+        with pytest.raises(MCPError) as caught:
+            sessions.for_principal(other, state)
+        assert caught.value.code == types.INVALID_REQUEST
+
+
+def test_a_server_without_authorization_never_imports_the_jwt_library():
+    code = (
+        "import sys, toolpalette, toolpalette.mcp\n"
+        "toolpalette.mcp.asgi_app(toolpalette.ToolHub(autoload=False), stateless=True)\n"
+        "names = ('jwt', 'toolpalette.mcp._jwt', 'toolpalette.mcp._auth')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
