@@ -84,7 +84,7 @@ class JWTVerifier:
         except jwt.PyJWKClientConnectionError:
             _log.warning("bearer token refused: the issuer's key set cannot be fetched")
             return None
-        except Exception as exc:  # noqa: BLE001 - the kind only: a text may quote the token
+        except Exception as exc:  # the kind only: a text may quote the token
             _log.info("bearer token refused: %s", type(exc).__name__)
             return None
         return _access(token, claims)
