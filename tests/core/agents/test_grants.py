@@ -38,8 +38,10 @@ def test_a_record_has_every_field_and_is_frozen() -> None:
         "decision",
         "reason",
         "time",
+        "principal",
     ]
     assert made.reason == ""
+    assert made.principal is None  # a host's own call is made for no principal
     assert before <= made.time <= time.time()
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.decision = "refused"  # type: ignore[misc]

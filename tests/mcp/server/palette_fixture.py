@@ -225,3 +225,25 @@ class Many(Thinker):
         for tool in MANY:
             selector.tool(tool)
         return selector
+
+
+@toolpalette.tool(destructive=False, idempotent=True)
+def sweep(room: str) -> str:
+    """Deferred and mutating: granted at call time by the default policy."""
+    return f"swept {room}"
+
+
+class Clerk(Thinker):
+    """One principal's palette over HTTP: reading tools, and a deferred lookup."""
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(echo).tool(add).tool(secret_lookup, deferred=True)
+
+
+class Janitor(Thinker):
+    """Another principal's palette: mutating tools, and a deferred sweep."""
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(delete_row).tool(append_note).tool(sweep, deferred=True)

@@ -1,15 +1,25 @@
-"""The grant record: every admission request a model made, and what was decided."""
+"""The grant record: every admission request a model made, and what was decided.
+
+:data:`PRINCIPAL` says on whose behalf the calls made now are made: the MCP server sets
+it to the verified principal of each request it serves (``toolpalette.mcp``), so that a
+thinker shared by several callers still records, per decision, who asked. A host's own
+calls leave it unset: their records say None.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["GrantLog", "GrantRecord"]
+__all__ = ["PRINCIPAL", "GrantLog", "GrantRecord"]
 
 GrantDecision = Literal["granted", "already_present", "refused", "pending"]
+
+PRINCIPAL: ContextVar[str | None] = ContextVar("toolpalette_principal", default=None)
+"""Who the calls made in this context are made for (a verified principal's name), or None."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,9 @@ class GrantRecord:
     """Why, for refusals and pending requests."""
     time: float = field(default_factory=time.time)
     """When it was decided (seconds since the epoch)."""
+    principal: str | None = field(default_factory=PRINCIPAL.get)
+    """Who the request was made for: the verified principal of the MCP request it came
+    in (its token's subject, else its client id), or None for a host's own call."""
 
 
 class GrantLog:

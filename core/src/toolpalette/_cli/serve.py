@@ -11,6 +11,10 @@ building the palette from the same options (passed to them in
 ``TOOLPALETTE_SERVE_OPTIONS``); with more than one they serve stateless, since the
 requests of one session would reach any of them.
 
+With ``--auth-issuer`` and the rest (or the ``[serve]`` table of the configuration,
+``serve_settings.py``) the HTTP server is an OAuth 2.1 resource server, and the
+table's ``palettes`` serve each token the palette its scopes choose.
+
 The keys that seal a 2026-07-28 approval's request state come from
 ``--state-key-file`` or ``TOOLPALETTE_STATE_KEYS``. Without either, one worker makes a
 key of its own, and several workers share one the command makes at start (handed to
@@ -34,6 +38,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
+from toolpalette._cli import serve_settings
 from toolpalette._cli.list import add_config_option
 from toolpalette._hub import ToolHub
 
@@ -125,6 +130,7 @@ def register(subparsers: Any) -> None:
         default=100,
         help="tools per tools/list page (default: 100)",
     )
+    serve_settings.add_options(parser)
     add_config_option(parser)
     parser.set_defaults(func=run)
 
@@ -162,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
         "path": args.path,
         "host": args.host,
         "state_key_file": args.state_key_file,
+        "auth": serve_settings.from_args(args),
+        "http": args.http,
     }
     try:
         keys = _state_keys(options)
@@ -176,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         # Importing packs and the thinker's module may print: never onto the protocol.
         with contextlib.redirect_stdout(sys.stderr):
             hub, thinker = _palette(options)
+            _app_options(hub, options)  # checked here, before any worker starts
             if args.http and workers > 1:
                 app: Any = None
             elif args.http:
@@ -467,7 +476,23 @@ def _app(
         path=options["path"],
         host=options["host"],
         state_keys=keys,
+        **_app_options(hub, options),
     )
+
+
+def _app_options(hub: ToolHub, options: dict[str, Any]) -> dict[str, Any]:
+    """``asgi_app``'s ``auth`` and ``thinker_for``, from the options and ``[serve]``."""
+    from toolpalette._agents.thinker import Thinker
+
+    try:
+        return serve_settings.app_options(
+            hub,
+            options["auth"],
+            http=options["http"],
+            import_thinker=lambda spec: _import_thinker(spec, Thinker),
+        )
+    except serve_settings.SettingsError as exc:
+        raise _UsageError(str(exc)) from exc
 
 
 def worker_app() -> Any:

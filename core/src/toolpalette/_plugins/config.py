@@ -19,6 +19,9 @@ Keys:
 - ``mcp_servers``: ``{"name": {...}}`` MCP servers to use (read by the MCP client, see
   ``toolpalette._mcp_client.config``); ``mcp_json``: the path of a desktop client's JSON
   file whose ``mcpServers`` block is read as is (relative to the configuration file).
+- ``serve``: ``toolpalette serve``'s settings (authorization, palettes per scope; read
+  and checked by the command, see ``toolpalette._cli.serve_settings``); a key of it
+  nothing reads is a ``config`` problem here, as a top-level one is.
 
 A file that is not TOML, or a key of the wrong type, is a
 :class:`~toolpalette.errors.ConfigError` naming the file (and the line and column for
@@ -47,9 +50,21 @@ ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 """What ``ToolHub(config=...)`` accepts: a mapping, a file path, or None (look in the CWD)."""
 
 KNOWN_KEYS: Final = frozenset(
-    {"rename", "prefix", "packs", "worker_threads", "mcp_servers", "mcp_json"}
+    {"rename", "prefix", "packs", "worker_threads", "mcp_servers", "mcp_json", "serve"}
 )
 """The configuration keys this module reads; others are ``config`` problems."""
+SERVE_KEYS: Final = frozenset(
+    {
+        "auth_issuer",
+        "auth_audience",
+        "auth_jwks_url",
+        "auth_public_key_file",
+        "auth_required_scopes",
+        "auth_resource_url",
+        "palettes",
+    }
+)
+"""The keys of the ``[serve]`` table (``toolpalette serve`` reads them)."""
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -72,6 +87,8 @@ class HubConfig:
     """Server name to its ``[mcp_servers.NAME]`` table, as written (checked by the client)."""
     mcp_json: str | None = None
     """A desktop client's JSON configuration to read servers from, resolved to a path."""
+    serve: Mapping[str, Any] = field(default_factory=dict)
+    """The ``[serve]`` table as written, its known keys only (checked by the command)."""
     problems: tuple[Problem, ...] = ()
     """Keys nothing reads (``config`` problems), each with the closest known key."""
 
@@ -115,7 +132,10 @@ def load_config(
         table, source, shown = _read_file(
             config, os.fspath(cwd) if cwd is not None else os.getcwd()
         )
-    problems = _unknown_keys(table, shown)
+    serve = _serve(table, shown)
+    problems = _unknown_keys(table, shown, KNOWN_KEYS) + _unknown_keys(
+        serve, shown, SERVE_KEYS, within="serve"
+    )
     merged_rename = {**_str_map(table, "rename", shown), **dict(rename or {})}
     merged_prefix = {**_str_map(table, "prefix", shown), **dict(prefix or {})}
     _check_names(merged_rename, merged_prefix, shown)
@@ -129,6 +149,7 @@ def load_config(
         threads,
         servers,
         mcp_json,
+        MappingProxyType({k: v for k, v in serve.items() if k in SERVE_KEYS}),
         problems,
     )
 
@@ -146,20 +167,23 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _unknown_keys(table: Mapping[str, Any], shown: str | None) -> tuple[Problem, ...]:
+def _unknown_keys(
+    table: Mapping[str, Any], shown: str | None, known: frozenset[str], within: str = ""
+) -> tuple[Problem, ...]:
     """A ``config`` problem (and a logged warning) for each key nothing reads."""
-    unknown = sorted(str(key) for key in set(table) - KNOWN_KEYS)
+    unknown = sorted(str(key) for key in set(table) - known)
     if not unknown:
         return ()
     where = shown or "configuration"
+    table_of = f" of [{within}]" if within else ""
     problems = tuple(
         Problem(
             "config",
-            f"{where}: the key {key!r} is not a toolpalette setting and is ignored"
-            f"{did_you_mean(key, KNOWN_KEYS)}",
+            f"{where}: the key {key!r}{table_of} is not a toolpalette setting and is ignored"
+            f"{did_you_mean(key, known)}",
             os.path.basename(where),
             None,
-            key,
+            f"{within}.{key}" if within else key,
         )
         for key in unknown
     )
@@ -169,6 +193,13 @@ def _unknown_keys(table: Mapping[str, Any], shown: str | None) -> tuple[Problem,
     for problem in problems:
         log.warning("%s", problem.reason)
     return problems
+
+
+def _serve(table: Mapping[str, Any], shown: str | None) -> Mapping[str, Any]:
+    value = table.get("serve", {})
+    if not isinstance(value, Mapping):
+        raise _error("'serve' must be a table", shown)
+    return value
 
 
 def _error(reason: str, shown: str | None) -> ConfigError:

@@ -2,8 +2,11 @@
 
 ``server(hub, ThinkerClass)`` is an MCP server for a thinker's palette and
 ``asgi_app(hub, ThinkerClass)`` the same over streamable HTTP; ``toolpalette serve``
-runs either from the command line. The other way round, ``ToolHub(mcp_servers=...)``
-(or the host's configuration) makes servers' tools ``MCPToolProvider`` objects;
+runs either from the command line. With ``asgi_app(auth=JWTAuth(...))`` it is an
+OAuth 2.1 resource server, and ``thinker_for`` serves each verified ``Principal`` its
+own palette (a thinker class, or a ``PaletteChoice``). The other way round,
+``ToolHub(mcp_servers=...)`` (or the host's configuration) makes servers' tools
+``MCPToolProvider`` objects;
 ``MCPServerConfig`` is one server's configuration. Importing ``toolpalette`` never
 imports this package (nor ``mcp``); importing this package needs
 ``pip install 'toolpalette[mcp]'``.
@@ -17,19 +20,27 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from toolpalette._mcp_client.config import MCPServerConfig
     from toolpalette._mcp_client.provider import MCPToolProvider
+    from toolpalette.mcp._auth import JWTAuth
     from toolpalette.mcp._http import asgi_app
+    from toolpalette.mcp._principal import PaletteChoice, Principal
     from toolpalette.mcp._server import PaletteServer, selection_thinker, server
 
 __all__ = [
+    "JWTAuth",
     "MCPServerConfig",
     "MCPToolProvider",
+    "PaletteChoice",
     "PaletteServer",
+    "Principal",
     "asgi_app",
     "selection_thinker",
     "server",
 ]
 
 _LAZY: dict[str, str] = {
+    "JWTAuth": "toolpalette.mcp._auth",
+    "PaletteChoice": "toolpalette.mcp._principal",
+    "Principal": "toolpalette.mcp._principal",
     "MCPServerConfig": "toolpalette._mcp_client.config",
     "MCPToolProvider": "toolpalette._mcp_client.provider",
     "PaletteServer": "toolpalette.mcp._server",

@@ -8,6 +8,10 @@ answers any request, ``tools/list`` cursors included (they carry the palette dig
 and a position, nothing a worker must remember), and the sealed request state of an
 approval, when every worker has the same ``state_keys``.
 
+With ``auth`` (``_auth.py``) the app is an OAuth 2.1 resource server: the
+authorization is its outermost middleware, before any handler, and ``thinker_for``
+maps each verified principal to its palette (``_sessions.py``).
+
 The SDK's handshake-era transport answers a body it cannot read (a batch, a message
 of no known shape) with its parser's own text, which quotes the body
 (``input_value=...``); :class:`PlainErrors` answers those with a fixed text instead.
@@ -17,13 +21,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolpalette import Thinker, ToolHub
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
+
+if TYPE_CHECKING:
+    from toolpalette.mcp._auth import JWTAuth
+    from toolpalette.mcp._principal import ThinkerFor
 
 __all__ = ["PlainErrors", "asgi_app"]
 
@@ -47,6 +55,8 @@ def asgi_app(
     json_response: bool = False,
     name: str = "toolpalette",
     state_keys: Sequence[bytes | str] | None = None,
+    auth: JWTAuth | None = None,
+    thinker_for: ThinkerFor | None = None,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -54,7 +64,17 @@ def asgi_app(
     worker. ``host`` is the address it is served on: on loopback the SDK refuses
     requests whose ``Host`` or ``Origin`` is not loopback (DNS rebinding protection).
     ``state_keys``: give every worker the same (see :func:`toolpalette.mcp.server`).
+    ``auth`` (a :class:`~toolpalette.mcp.JWTAuth`) makes it an OAuth 2.1 resource
+    server: every request needs a valid bearer token (else 401 with
+    ``WWW-Authenticate``, or 403 for a missing scope), and the protected resource
+    metadata is served at ``/.well-known/oauth-protected-resource{path}``.
+    ``thinker_for`` maps each request's verified :class:`~toolpalette.mcp.Principal`
+    to the thinker class it is served (or a :class:`~toolpalette.mcp.PaletteChoice`).
     Other options as :func:`toolpalette.mcp.server`.
+
+    Raises:
+        ValueError: an option is out of range, or ``auth`` cannot be used.
+        OSError: ``auth``'s key file cannot be read.
     """
     palette = server(
         hub,
@@ -65,6 +85,7 @@ def asgi_app(
         list_ttl_ms=list_ttl_ms,
         name=name,
         state_keys=state_keys,
+        thinker_for=thinker_for,
     )
     app: Starlette = palette.streamable_http_app(
         streamable_http_path=path,
@@ -73,6 +94,10 @@ def asgi_app(
         host=host,
     )
     app.add_middleware(PlainErrors)
+    if auth is not None:  # last: the outermost middleware, before anything answers
+        from toolpalette.mcp._auth import authorized
+
+        authorized(app, auth)
     return app
 
 

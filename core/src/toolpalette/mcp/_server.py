@@ -26,6 +26,7 @@ from mcp.server.models import InitializationOptions
 
 from toolpalette import SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette.mcp._approvals import state_boundary
+from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import SkillsEndpoint
@@ -50,6 +51,7 @@ def server(
     list_ttl_ms: int = DEFAULT_LIST_TTL_MS,
     name: str = "toolpalette",
     state_keys: Sequence[bytes | str] | None = None,
+    thinker_for: ThinkerFor | None = None,
 ) -> PaletteServer:
     """An MCP server (the SDK's low-level ``Server``) serving ``thinker``'s palette.
 
@@ -59,7 +61,11 @@ def server(
     one thinker that keeps no grants, and a deferred tool is decided at each call.
     ``state_keys`` seal the request state of a 2026-07-28 approval (``keys[0]`` seals,
     every key verifies; each at least 32 bytes of secret): give every worker of a
-    deployment the same keys; without them a key is made for this process alone. Run
+    deployment the same keys; without them a key is made for this process alone.
+    ``thinker_for`` maps the verified principal of a request (over HTTP with
+    authorization, see :func:`toolpalette.mcp.asgi_app`) to the thinker class it is
+    served, or a :class:`~toolpalette.mcp.PaletteChoice`; None serves ``thinker``
+    (with ``read_only``, every choice is read-only). Run
     it with ``server.run(...)`` over any stream pair, or mount
     :func:`toolpalette.mcp.asgi_app`.
 
@@ -71,6 +77,8 @@ def server(
         thinker = selection_thinker(hub, (), read_only=read_only)
     elif read_only and not thinker.read_only:
         thinker = type(thinker.__name__, (thinker,), {"read_only": True})
+    if read_only and thinker_for is not None:
+        thinker_for = _read_only_choices(thinker_for)
     return PaletteServer(
         hub,
         thinker,
@@ -79,7 +87,20 @@ def server(
         list_ttl_ms=list_ttl_ms,
         name=name,
         state_keys=state_keys,
+        thinker_for=thinker_for,
     )
+
+
+def _read_only_choices(thinker_for: ThinkerFor) -> ThinkerFor:
+    """``thinker_for`` with every choice read-only (the server is)."""
+
+    def chosen(principal: Any) -> PaletteChoice:
+        choice = thinker_for(principal)
+        if isinstance(choice, PaletteChoice):
+            return PaletteChoice(choice.thinker, read_only=True)
+        return PaletteChoice(choice, read_only=True)
+
+    return chosen
 
 
 def selection_thinker(
@@ -144,6 +165,7 @@ class PaletteServer(Server[Any]):
         list_ttl_ms: int = DEFAULT_LIST_TTL_MS,
         name: str = "toolpalette",
         state_keys: Sequence[bytes | str] | None = None,
+        thinker_for: ThinkerFor | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -151,7 +173,7 @@ class PaletteServer(Server[Any]):
             raise ValueError("list_ttl_ms must not be negative")
         boundary = state_boundary(state_keys, name)  # a bad key is refused now
         hub.resolve_thinker(thinker)  # a declaration error surfaces now, not mid-session
-        sessions = Sessions(hub, thinker, stateless=stateless)
+        sessions = Sessions(hub, thinker, stateless=stateless, thinker_for=thinker_for)
         skills = SkillsEndpoint(sessions)
         super().__init__(
             name,
@@ -165,7 +187,9 @@ class PaletteServer(Server[Any]):
         self.hub = hub
         """The hub the palettes are resolved from."""
         self.thinker_class = thinker
-        """The thinker class each session binds."""
+        """The thinker class each session binds (unless ``thinker_for`` chooses another)."""
+        self.sessions = sessions
+        """Which thinker answers each request (``for_principal`` is the one choice)."""
         self.page_size = page_size
         """Tools per ``tools/list`` page."""
         self.stateless = stateless

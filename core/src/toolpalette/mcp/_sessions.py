@@ -8,6 +8,13 @@ envelope) share one thinker bound with ``keep_grants=False``: its admissions are
 decided, recorded and answered, and nothing is kept, so ``tools/list`` is the same for
 every such request (the 2026-07-28 rule) and any worker answers any request.
 
+With authorization on, each request is made for a verified principal, and a host's
+``thinker_for`` maps it to a thinker class, read-only or not (``_principal.py``):
+requests without a session share one thinker per such choice (never one per token),
+and a stateful session binds the choice of the principal that opened it and refuses
+any other principal. :meth:`Sessions.for_principal` is the one place that choice is
+made, for every path that answers a request.
+
 Both serve the thinker's whole turn (the up-front palette and the meta-tools of its
 ``tool_search`` mode) and ``call_tool``, which reaches every tool the thinker may use.
 Each thinker is bound with :func:`~toolpalette.mcp._approvals.approver_for`'s approver.
@@ -20,6 +27,8 @@ import threading
 from typing import Any, Final
 
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import (
@@ -32,13 +41,16 @@ from toolpalette import (
     ToolHub,
     ToolProvider,
 )
+from toolpalette._agents.grants import PRINCIPAL
 from toolpalette.mcp._approvals import approver_for
 from toolpalette.mcp._call_tool import CALL_TOOL, call_tool_for
 from toolpalette.mcp._listing import listing_of
+from toolpalette.mcp._principal import PaletteChoice, Principal, ThinkerFor, request_principal
 
 __all__ = ["Served", "Sessions", "is_meta"]
 
 _STATE_KEY: Final = "toolpalette.session"
+_OWNER_KEY: Final = "toolpalette.session.principal"
 _META: Final = (
     RequestToolsProvider,
     RequestSkillProvider,
@@ -96,44 +108,99 @@ class Served:
 
 
 class Sessions:
-    """The thinkers of one server: one per stateful session, one shared by the rest.
+    """The thinkers of one server: one per stateful session, one per choice for the rest.
 
     Args:
         hub: the hub the thinkers are bound on.
-        thinker_class: the class each binds.
+        thinker_class: the class each binds (the one a principal maps to by default).
         stateless: no request belongs to a session (stateless HTTP).
+        thinker_for: a host's mapping of a verified principal to what it is served;
+            None serves every principal ``thinker_class``.
     """
 
-    def __init__(self, hub: ToolHub, thinker_class: type[Thinker], *, stateless: bool) -> None:
+    def __init__(
+        self,
+        hub: ToolHub,
+        thinker_class: type[Thinker],
+        *,
+        stateless: bool,
+        thinker_for: ThinkerFor | None = None,
+    ) -> None:
         self._hub = hub
         self._class = thinker_class
         self.stateless = stateless
-        self._shared: Served | None = None
+        self._thinker_for = thinker_for
+        self._shared: dict[type[Thinker], Served] = {}
+        self._read_only: dict[type[Thinker], type[Thinker]] = {}
         self._lock = threading.Lock()
 
     def for_request(self, ctx: ServerRequestContext[Any]) -> Served:
         """The served thinker that answers ``ctx``'s request."""
-        if self.stateless or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self.shared()
-        state = _connection_state(ctx)
-        if state is None:  # no per-connection state to keep: the request stands alone
-            return self.shared()
+        state = None
+        if not self.stateless and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            state = _connection_state(ctx)  # None: the request stands alone
+        return self.for_principal(request_principal(ctx), state)
+
+    def for_principal(self, principal: Principal | None, state: dict[str, Any] | None) -> Served:
+        """The served thinker for a request made for ``principal`` (None: no authorization).
+
+        ``state`` is the per-connection state of the request's stateful session, or None
+        when the request has no session. Also marks the current context as acting for
+        the principal, so the grant ledger records who asked.
+
+        Raises:
+            MCPError: the session was opened by another principal (-32600).
+        """
+        PRINCIPAL.set(principal.name if principal is not None else None)
+        if state is None:
+            return self.shared(self.class_for(principal))
+        owner = principal.identity if principal is not None else None
         found: Served | None = state.get(_STATE_KEY)
         if found is None:
-            found = state[_STATE_KEY] = Served(self._bind(keep=True), keeps_grants=True)
+            found = Served(self._bind(self.class_for(principal), keep=True), keeps_grants=True)
+            state[_STATE_KEY], state[_OWNER_KEY] = found, owner
+        elif state.get(_OWNER_KEY) != owner:
+            raise MCPError(INVALID_REQUEST, "This session belongs to another principal.")
         return found
 
-    def shared(self) -> Served:
-        """The thinker every request without a session shares (it keeps no grants)."""
-        with self._lock:
-            if self._shared is None:
-                self._shared = Served(self._bind(keep=False), keeps_grants=False)
-            return self._shared
+    def class_for(self, principal: Principal | None) -> type[Thinker]:
+        """The thinker class ``principal`` is served (the host's mapping's choice)."""
+        if principal is None or self._thinker_for is None:
+            return self._class
+        chosen = self._thinker_for(principal)
+        if chosen is None:
+            return self._class
+        if not isinstance(chosen, PaletteChoice):
+            return chosen
+        cls = chosen.thinker or self._class
+        return self._read_only_of(cls) if chosen.read_only and not cls.read_only else cls
 
-    def _bind(self, *, keep: bool) -> Thinker:
+    def shared(self, thinker_class: type[Thinker] | None = None) -> Served:
+        """The thinker the requests without a session share for a class (keeps no grants)."""
+        cls = thinker_class or self._class
+        found = self._shared.get(cls)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._shared.get(cls)
+            if found is None:
+                found = self._shared[cls] = Served(self._bind(cls, keep=False), keeps_grants=False)
+            return found
+
+    def _read_only_of(self, cls: type[Thinker]) -> type[Thinker]:
+        """One read-only subclass per class, so its requests share one thinker."""
+        with self._lock:
+            found = self._read_only.get(cls)
+            if found is None:
+                names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+                found = type(cls.__name__, (cls,), {"read_only": True, **names})
+                self._read_only[cls] = found
+            return found
+
+    def _bind(self, cls: type[Thinker], *, keep: bool) -> Thinker:
         bound: list[Thinker] = []
         approver = approver_for(lambda: bound[0] if bound else None)
-        thinker = self._hub.bind(self._class, approver=approver, keep_grants=keep)
+        thinker = self._hub.bind(cls, approver=approver, keep_grants=keep)
         bound.append(thinker)
         return thinker
 

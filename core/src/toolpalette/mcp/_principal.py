@@ -1,0 +1,130 @@
+"""Who an MCP request is made for, and which palette that principal is served.
+
+With authorization on (``asgi_app(auth=...)``, ``_auth.py``), every HTTP request that
+reaches the server carries a verified bearer token: the SDK's authentication puts it
+in the ASGI scope (``scope["user"]``) and in its ``get_access_token()`` context.
+:func:`request_principal` (a handler's ``ctx``) and :func:`scope_principal` (an ASGI
+scope) turn it into a :class:`Principal`, the small public object a host's
+``thinker_for`` function is given; without authorization there is none (None).
+
+A host maps a principal to a thinker class, or to a read-only binding
+(:class:`PaletteChoice`); ``_sessions.py`` asks it once per request and shares one
+thinker per choice among the requests without a session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Union
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken, principal_components
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from toolpalette import Thinker
+
+__all__ = [
+    "PaletteChoice",
+    "Principal",
+    "ThinkerFor",
+    "principal_of",
+    "request_principal",
+    "scope_principal",
+]
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller a verified bearer token stands for (never the token itself).
+
+    Given to a host's ``thinker_for`` function; equal principals are the same caller.
+    """
+
+    subject: str | None
+    """The token's ``sub``: the resource owner (unique per issuer), if it says."""
+    client_id: str
+    """The OAuth client the token was issued to (``client_id``, else ``azp``, else ``sub``)."""
+    issuer: str | None
+    """The token's ``iss``."""
+    scopes: frozenset[str]
+    """The scopes the token grants (``scope`` or ``scp``)."""
+    claims: Mapping[str, Any]
+    """Every claim of the token, read-only (for a host's own mapping rules)."""
+
+    @property
+    def name(self) -> str:
+        """How the grant ledger names this caller: the subject, else the client id."""
+        return self.subject if self.subject is not None else self.client_id
+
+    @property
+    def identity(self) -> tuple[str, str | None, str | None]:
+        """``(client_id, issuer, subject)``: what the SDK compares to keep a session's owner."""
+        return (self.client_id, self.issuer, self.subject)
+
+
+@dataclass(frozen=True)
+class PaletteChoice:
+    """What a principal is served: a thinker class, read-only or not.
+
+    ``thinker`` None is the app's own thinker (the one given to ``asgi_app``).
+    """
+
+    thinker: type[Thinker] | None = None
+    read_only: bool = False
+
+
+ThinkerFor = Callable[[Principal], Union["type[Thinker]", PaletteChoice, None]]
+"""A host's mapping: a principal to a thinker class, a :class:`PaletteChoice`, or None
+(the app's own thinker)."""
+
+
+def principal_of(token: AccessToken) -> Principal:
+    """The principal a verified token stands for."""
+    client_id, issuer, subject = principal_components(token)
+    claims = dict(token.claims or {})
+    return Principal(
+        subject=subject,
+        client_id=client_id,
+        issuer=issuer,
+        scopes=frozenset(token.scopes),
+        claims=MappingProxyType(claims),
+    )
+
+
+def scope_principal(scope: Mapping[str, Any]) -> Principal | None:
+    """The principal of an ASGI request the authorization middleware let in, or None."""
+    user = scope.get("user")
+    if isinstance(user, AuthenticatedUser):
+        return _cached(user)
+    return None
+
+
+def request_principal(ctx: ServerRequestContext[Any]) -> Principal | None:
+    """The principal of the request a handler answers, or None (no authorization).
+
+    Read from the HTTP request the transport hands the handler (its ASGI scope), else
+    from the SDK's ``get_access_token()`` context.
+    """
+    scope = getattr(ctx.request, "scope", None)
+    if isinstance(scope, Mapping):
+        return scope_principal(scope)
+    token = get_access_token()
+    return principal_of(token) if token is not None else None
+
+
+_CACHE_ATTRIBUTE = "_toolpalette_principal"
+
+
+def _cached(user: AuthenticatedUser) -> Principal:
+    """The principal of an authenticated request, made once per request."""
+    found = getattr(user, _CACHE_ATTRIBUTE, None)
+    if isinstance(found, Principal):
+        return found
+    made = principal_of(user.access_token)
+    setattr(user, _CACHE_ATTRIBUTE, made)
+    return made
