@@ -155,6 +155,7 @@ class PaletteServer(Server[Any]):
         super().__init__(
             name,
             version=_version(),
+            get_tool_input_schema=lambda name: sessions.shared().listing.schemas.get(name),
             on_list_prompts=skills.list_prompts,
             on_get_prompt=skills.get_prompt,
             on_list_resources=skills.list_resources,
