@@ -135,7 +135,12 @@ def window_of(run: Run) -> dict[str, Any]:
 
 
 def figures_of(windows: list[dict[str, Any]]) -> Figures:
-    """One server's figures over its windows (one per round)."""
+    """One server's figures over its windows (one per round).
+
+    A window whose warm-up never ended (Locust's run time ran out first on a busy
+    machine) measured nothing and is left out.
+    """
+    windows = [w for w in windows if "start" in w and "end" in w]
     latencies = sorted(v for w in windows for v in w["latencies_ms"])
     n = len(latencies)
     seconds = sum(w["end"] - w["start"] for w in windows)

@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolpalette import Thinker, ToolHub
+from toolpalette.mcp._fast import FastPath
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
 __all__ = ["PlainErrors", "asgi_app"]
@@ -47,6 +48,7 @@ def asgi_app(
     json_response: bool = False,
     name: str = "toolpalette",
     state_keys: Sequence[bytes | str] | None = None,
+    fast: bool = True,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -54,7 +56,9 @@ def asgi_app(
     worker. ``host`` is the address it is served on: on loopback the SDK refuses
     requests whose ``Host`` or ``Origin`` is not loopback (DNS rebinding protection).
     ``state_keys``: give every worker the same (see :func:`toolpalette.mcp.server`).
-    Other options as :func:`toolpalette.mcp.server`.
+    ``fast`` answers stateless ``tools/call`` and ``tools/list`` requests without the
+    SDK's transport (the same answers, see :mod:`toolpalette.mcp._fast`); False leaves
+    every request to the SDK. Other options as :func:`toolpalette.mcp.server`.
     """
     palette = server(
         hub,
@@ -72,6 +76,14 @@ def asgi_app(
         json_response=json_response,
         host=host,
     )
+    if fast:
+        app.add_middleware(
+            FastPath,
+            server=palette,
+            tools=palette.tools_endpoint,
+            manager=palette.session_manager,
+            path=path,
+        )
     app.add_middleware(PlainErrors)
     return app
 

@@ -181,6 +181,8 @@ class PaletteServer(Server[Any]):
             stamp=lambda: self.server_info_stamp,
             lines=self.sent_lines,
         )
+        self.tools_endpoint = tools
+        """The ``tools/list`` and ``tools/call`` answers (also asked by ``_fast.py``)."""
         # Outermost first: request state is verified before the tools see it, and the
         # state of an input_required answer sealed after.
         self.middleware.append(boundary)
