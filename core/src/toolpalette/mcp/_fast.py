@@ -36,6 +36,7 @@ from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    X_MCP_HEADER_KEY,
     InboundLadderRejection,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -69,6 +70,8 @@ _SSE_HEADERS_MODERN: Final[list[tuple[bytes, bytes]]] = [
 ]
 """The 2026-era entry's SSE headers (its module keeps them private)."""
 _MODERN_PING: Final = b": ping\r\n\r\n"
+_HEADED_KEPT: Final = 4096
+"""The most input schemas :meth:`FastPath._declares_headers` remembers."""
 _INTERNAL: Final = types.ErrorData(code=types.INTERNAL_ERROR, message="Internal server error")
 
 
@@ -105,6 +108,7 @@ class FastPath:
         self._stateless = manager.stateless
         self._limit = manager.max_request_body_size
         self._path = path
+        self._headed: dict[int, tuple[Any, bool]] = {}
         probe = EventSourceResponse(content=iter(()), headers=_LEGACY_SSE_HEADERS)
         self._legacy_sse_headers = list(probe.raw_headers)
 
@@ -208,13 +212,32 @@ class FastPath:
             if isinstance(name, str) and isinstance(arguments, (dict, type(None))):
                 schema = self._server.get_tool_input_schema
                 input_schema = schema(name) if schema is not None else None
-                if input_schema is not None and (arguments or _param_headers(request)):
+                if self._declares_headers(input_schema) and (arguments or _param_headers(request)):
                     rejected = validate_mcp_param_headers(
                         input_schema, arguments or {}, request.headers
                     )
                     if rejected is not None:
                         return None
         return verdict.protocol_version
+
+    def _declares_headers(self, schema: Any) -> bool:
+        """Whether ``schema`` may declare an ``Mcp-Param-*`` header (else none is checked).
+
+        Without an ``x-mcp-header`` key anywhere in it, the SDK's check finds no
+        declared header and passes every request; a listing's schemas are the same
+        objects from call to call, so each is looked at once.
+        """
+        if schema is None:
+            return False
+        found = self._headed.get(id(schema))
+        if found is None or found[0] is not schema:
+            if len(self._headed) >= _HEADED_KEPT:
+                self._headed.clear()
+            found = self._headed[id(schema)] = (
+                schema,
+                f'"{X_MCP_HEADER_KEY}"' in json.dumps(schema),
+            )
+        return found[1]
 
     async def _serve(self, exchange: _Exchange, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer ``exchange`` in the response mode the SDK's transport would use."""
