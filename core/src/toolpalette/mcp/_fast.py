@@ -113,7 +113,7 @@ class FastPath:
         self._legacy_sse_headers = list(probe.raw_headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self._path:
+        if scope["type"] != "http" or scope["method"] != "POST" or _route(scope) != self._path:
             await self.app(scope, receive, send)
             return
         version = None
@@ -426,6 +426,13 @@ _LEGACY_SSE_HEADERS: Final = {
     "Content-Type": "text/event-stream",
 }
 """The handshake-era transport's SSE headers (``EventSourceResponse`` adds its own)."""
+
+
+def _route(scope: Scope) -> str:
+    """The path routing sees: the request's, less the prefix the app is mounted under."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _json_content(request: Request) -> bool:
