@@ -20,6 +20,7 @@ import palette_fixture as fx
 import pytest
 import toolpalette.mcp
 from toolpalette import ToolHub
+from toolpalette.testing import await_until, leak_check
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -242,3 +243,39 @@ async def test_the_fast_path_answers_what_the_sdk_answers_and_no_more(hub):
         answer = await fast.post("/mcp", headers=headers, content=body)
         assert answer.headers["content-type"].startswith("text/event-stream")
         assert messages(answer)[0]["result"]["structuredContent"] == {"total": 42}
+
+
+@pytest.mark.parametrize("era", [MODERN, HANDSHAKE])
+async def test_a_client_that_hangs_up_aborts_the_call_it_made(hub, era):
+    # In SSE mode, as the SDK's transports do, a disconnect cancels the call: the
+    # tool is told to stop, and nothing is written for a client that is gone.
+    if era == MODERN:
+        headers, body = call("wait_for_abort", {})
+    else:
+        headers, body = legacy("tools/call", {"name": "wait_for_abort", "arguments": {}})
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+        "headers": [(b"host", b"127.0.0.1:8000")]
+        + [(k.encode(), v.encode()) for k, v in headers.items()],
+    }  # fmt: skip
+    messages = [{"type": "http.request", "body": body.encode(), "more_body": False}]
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        if messages:
+            return messages.pop(0)
+        await await_until(fx.STARTED.is_set)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    fx.STARTED.clear()
+    fx.ABORTED.clear()
+    app = toolpalette.mcp.asgi_app(hub, fx.Palette, stateless=True)
+    async with leak_check(deadline=10), app.router.lifespan_context(app):
+        await app(scope, receive, send)
+        await await_until(fx.ABORTED.is_set, timeout=10)
+    assert sent == []
