@@ -7,26 +7,28 @@ a stateless server a whole transport, dispatcher and message loop per request. F
 requests that are most of a deployment's traffic (``tools/call`` and ``tools/list``,
 stateless, nothing to stream), :class:`FastPath` gives the same answer itself: it runs
 the SDK's own checks (DNS rebinding protection, ``Accept``, the 2026-07-28 envelope and
-routing headers, ``Mcp-Param-*``), asks the same :class:`~._tools.ToolsEndpoint` the
-SDK's middleware would, with the thinker :class:`~._sessions.Sessions` gives that
-request, and writes the reply as the SDK's transport would (JSON, or one SSE event;
-a long call gets the same keep-alive comments, a disconnect cancels it).
+routing headers, ``Mcp-Param-*``, the params' validation), runs the server's
+middleware chain as the SDK's runner would (its OpenTelemetry span, the request-state
+boundary, and :class:`~._tools.ToolsEndpoint`, which takes the thinker from
+:class:`~._sessions.Sessions` as on the SDK's path), and writes the reply as the SDK's
+transport would (JSON, or one SSE event; a long call gets the same keep-alive
+comments, a disconnect cancels it).
 
 Anything else goes to the SDK untouched (the body already read is replayed): other
 methods, notifications, sessions, any request that fails a check (the SDK then gives
 its own error), a request that asks for progress, carries request state or input
 responses, a client that can answer an elicitation (a call may then pause to ask),
-and a 2026-era request while the SDK's handler would not pass it as it is (the
-endpoint's own test, run before any tool runs). So every error and every exchange that
+and a request whose params the SDK's validation would not pass as they are (checked
+before the chain runs). So every error and every exchange that
 needs the SDK's machinery is the SDK's; the differential tests hold the two paths to
-the same answers. The OpenTelemetry span the SDK's middleware opens is not opened here.
+the same answers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeGuard, cast
 
@@ -191,9 +193,34 @@ class FastPath:
             version = self._modern_version(request, message, method, params)
         else:
             version = request.headers.get("mcp-protocol-version", "")
-        if version is None:
+        if version is None or not self._valid(method, params, version, modern=modern):
             return None
         return _Exchange(request, held, key, method, params, version, modern=modern)
+
+    def _valid(self, method: str, params: dict[str, Any], version: str, *, modern: bool) -> bool:
+        """Whether the request's params pass the SDK's own validation as they are.
+
+        Checked before the middleware chain runs, so that a request the SDK must answer
+        goes to it before anything (a span, a timing) has seen it here.
+        """
+        if method == "tools/call":
+            plain = isinstance(params.get("name"), str) and isinstance(
+                params.get("arguments"), (dict, type(None))
+            )
+        else:
+            plain = isinstance(params.get("cursor"), (str, type(None)))
+        if not plain:
+            return False
+        try:
+            _methods.validate_client_request(method, version, params)
+            if not modern:
+                entry = self._server.get_request_handler(method)
+                if entry is None:
+                    return False
+                entry.params_type.model_validate(params, by_name=False)
+        except (KeyError, ValueError, ValidationError):
+            return False
+        return True
 
     def _modern_version(
         self, request: Request, message: dict[str, Any], method: str, params: dict[str, Any]
@@ -327,9 +354,11 @@ class FastPath:
             request=exchange.request,
             meta=exchange.params.get("_meta"),
         )
+        call: Callable[[Any], Awaitable[Any]] = self._inner
+        for middleware in reversed(self._server.middleware):  # the SDK's chain, as it runs it
+            call = _link(middleware, call)
         try:
-            answered = await self._tools.middleware(ctx, self._inner)  # type: ignore[arg-type]
-            result = cast("dict[str, Any]", answered)  # the endpoint answers in wire form
+            result = cast("dict[str, Any]", await call(ctx))  # the endpoint answers in wire form
             if not exchange.modern:
                 result = _methods.serialize_server_result(exchange.method, exchange.version, result)
         except _Fallback:
@@ -339,22 +368,15 @@ class FastPath:
         return {"jsonrpc": "2.0", "id": exchange.key, "result": result}
 
     async def _inner(self, ctx: _Context) -> dict[str, Any]:
-        """The SDK's handler step, for a request the endpoint leaves to it: checked here.
+        """The SDK's handler step, for a request the endpoint leaves to it.
 
-        A 2026-era request the endpoint would not answer as it is goes to the SDK
-        whole (no tool has run); a handshake-era one is validated as the SDK's runner
-        validates it, then answered by the endpoint's registered handler.
+        A handshake-era request (which :meth:`_valid` checked as the SDK's runner
+        checks it) is answered by the endpoint's registered handler; a 2026-era one the
+        endpoint would not answer as it is cannot have passed :meth:`_valid`, and would
+        go to the SDK whole (no tool has run).
         """
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             raise _Fallback
-        try:
-            _methods.validate_client_request(ctx.method, ctx.protocol_version, ctx.params)
-            entry = self._server.get_request_handler(ctx.method)
-            if entry is None:
-                raise _Fallback
-            entry.params_type.model_validate(ctx.params or {}, by_name=False)
-        except (KeyError, ValidationError):
-            raise _Fallback from None
         return await self._tools.checked(ctx, None)  # type: ignore[arg-type]
 
     async def _send_json(self, exchange: _Exchange, reply: dict[str, Any], send: Send) -> None:
@@ -426,6 +448,15 @@ _LEGACY_SSE_HEADERS: Final = {
     "Content-Type": "text/event-stream",
 }
 """The handshake-era transport's SSE headers (``EventSourceResponse`` adds its own)."""
+
+
+def _link(middleware: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """``call_next`` behind one server middleware, as the SDK's runner links them."""
+
+    async def linked(ctx: Any) -> Any:
+        return await middleware(ctx, call_next)
+
+    return linked
 
 
 def _route(scope: Scope) -> str:
