@@ -11,11 +11,20 @@ server a subprocess). A ``ping`` round trip beside them is the floor the SDK's c
 and transport set for any request: a call can be no faster than that. Interleaved
 rounds, medians; ``BENCH_ROUNDS`` / ``BENCH_CALLS`` scale the run. Goal: at least 2x
 faster per call, 5x per listing.
+
+Then the HTTP server's own cost per request, without sockets or a client: each
+server's ASGI application (stateless, SSE response mode, as ``serve --http`` and the
+load runs serve it) is handed ready-made ``tools/call`` requests of ``aadd`` in both
+eras (2026-07-28 with its envelope and headers; 2025-11-25 as a stateless server gets
+them) and ``tools/list`` of the 1,000 tools, in turn with the anchor's. Goal: at most
+0.67x ``MCPServer``'s time per call (the 1.5x throughput the load runs look for, with
+the network and the client taken out).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 import sys
@@ -113,6 +122,115 @@ async def measure() -> dict[str, list[float]]:
     return samples
 
 
+_MODERN = "2026-07-28"
+_HANDSHAKE = "2025-11-25"
+_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": _MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _asgi_request(era: str, method: str, params: dict[str, Any]) -> tuple[list[Any], bytes]:
+    """The headers and body of one request as a client of ``era`` sends it."""
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"mcp-protocol-version", era.encode()),
+    ]
+    if era == _MODERN:
+        headers.append((b"mcp-method", method.encode()))
+        if "name" in params:
+            headers.append((b"mcp-name", params["name"].encode()))
+        params = {**params, "_meta": _ENVELOPE}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return headers, json.dumps(body).encode()
+
+
+async def _asgi_call(app: Any, headers: list[Any], body: bytes) -> bytes:
+    """One request handed to ``app``; the response body (its status must be 200)."""
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
+        "root_path": "", "headers": headers, "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }  # fmt: skip
+    given = False
+    disconnected = anyio.Event()
+    out: list[bytes] = []
+    status: list[int] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await disconnected.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        else:
+            out.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    disconnected.set()
+    if status != [200]:
+        raise RuntimeError(f"HTTP {status}: {b''.join(out)[:200]!r}")
+    return b"".join(out)
+
+
+async def measure_asgi() -> dict[str, list[float]]:
+    """Microseconds per request of each server's ASGI app, interleaved rounds."""
+    import toolpalette.mcp
+    from toolpalette import ToolHub
+
+    from bench import serve_palette
+
+    apps = {
+        "toolpalette": toolpalette.mcp.asgi_app(
+            ToolHub(), serve_palette.Bench, stateless=True, page_size=1000
+        ),
+        "MCPServer": serve_palette.anchor().streamable_http_app(
+            stateless_http=True, host="127.0.0.1"
+        ),
+    }
+    requests = {
+        f"tools/call, {_MODERN}": _asgi_request(
+            _MODERN, "tools/call", {"name": "aadd", "arguments": {"a": 1, "b": 2}}
+        ),
+        f"tools/call, {_HANDSHAKE}": _asgi_request(
+            _HANDSHAKE, "tools/call", {"name": "aadd", "arguments": {"a": 1, "b": 2}}
+        ),
+        f"tools/list x1000, {_MODERN}": _asgi_request(_MODERN, "tools/list", {}),
+    }
+    samples: dict[str, list[float]] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        for app in apps.values():
+            await stack.enter_async_context(app.router.lifespan_context(app))
+        cases = []
+        for what, (headers, body) in requests.items():
+            n = CALLS if what.startswith("tools/call") else LISTS
+            for label, app in apps.items():
+                answer = await _asgi_call(app, headers, body)
+                assert b'"result"' in answer, (label, what)
+                assert b'"isError":true' not in answer, (label, what)
+                cases.append((f"{label}: {what}", app, headers, body, n))
+        for label, app, headers, body, n in cases:  # warm-up
+            samples[label] = []
+            for _ in range(max(n // 4, 1)):
+                await _asgi_call(app, headers, body)
+        for _ in range(ROUNDS):
+            for label, app, headers, body, n in cases:
+                started = time.perf_counter()
+                for _ in range(n):
+                    await _asgi_call(app, headers, body)
+                samples[label].append((time.perf_counter() - started) / n * 1e6)
+    return samples
+
+
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -161,6 +279,24 @@ def main(argv: list[str]) -> None:
         rows.append(
             (f"tools/call over the ping, {where}: MCPServer / toolpalette", shown, "info", "")
         )
+    asgi = {k: statistics.median(v) for k, v in anyio.run(measure_asgi).items()}
+    print("\nThe HTTP server's ASGI app, in-process (stateless, SSE mode); medians in µs:\n")
+    print(_table(("case", "median µs"), [(k, f"{v:,.0f}") for k, v in asgi.items()]))
+    for what in (
+        f"tools/call, {_MODERN}",
+        f"tools/call, {_HANDSHAKE}",
+        f"tools/list x1000, {_MODERN}",
+    ):
+        ours, theirs = asgi[f"toolpalette: {what}"], asgi[f"MCPServer: {what}"]
+        goal = 0.67 if what.startswith("tools/call") else None
+        ratio = ours / theirs
+        status = "" if goal is None else ("met" if ratio <= goal else "MISSED")
+        rows.append((f"HTTP app {what}: toolpalette / MCPServer", f"{ratio:.2f}x",
+                     "info" if goal is None else f"≤ {goal:g}x", status))  # fmt: skip
+        record(
+            f"MCP serve HTTP app {what}", ours, "the SDK's `MCPServer`", theirs,
+            unit="µs", goal="" if goal is None else f"<= {goal:g}",
+        )  # fmt: skip
     print()
     print(_table(("target", "measured", "goal", "status"), rows))
 

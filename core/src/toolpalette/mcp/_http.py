@@ -27,6 +27,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolpalette import Thinker, ToolHub
+from toolpalette.mcp._fast import FastPath
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def asgi_app(
     state_keys: Sequence[bytes | str] | None = None,
     auth: JWTAuth | None = None,
     thinker_for: ThinkerFor | None = None,
+    fast: bool = True,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -70,7 +72,9 @@ def asgi_app(
     metadata is served at ``/.well-known/oauth-protected-resource{path}``.
     ``thinker_for`` maps each request's verified :class:`~toolpalette.mcp.Principal`
     to the thinker class it is served (or a :class:`~toolpalette.mcp.PaletteChoice`).
-    Other options as :func:`toolpalette.mcp.server`.
+    ``fast`` answers stateless ``tools/call`` and ``tools/list`` requests without the
+    SDK's transport (the same answers, see :mod:`toolpalette.mcp._fast`); False leaves
+    every request to the SDK. Other options as :func:`toolpalette.mcp.server`.
 
     Raises:
         ValueError: an option is out of range, or ``auth`` cannot be used.
@@ -93,6 +97,14 @@ def asgi_app(
         json_response=json_response,
         host=host,
     )
+    if fast:
+        app.add_middleware(
+            FastPath,
+            server=palette,
+            tools=palette.tools_endpoint,
+            manager=palette.session_manager,
+            path=path,
+        )
     app.add_middleware(PlainErrors)
     if auth is not None:  # last: the outermost middleware, before anything answers
         from toolpalette.mcp._auth import authorized

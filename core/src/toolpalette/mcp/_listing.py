@@ -31,12 +31,14 @@ _LOCK = threading.Lock()
 class Listing:
     """One palette's ``tools/list`` answer, serialized once: its pages and its digest."""
 
-    __slots__ = ("by_name", "digest", "providers", "tools")
+    __slots__ = ("by_name", "digest", "providers", "schemas", "tools")
 
     def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
         self.providers = providers
         self.by_name = {p.name: p for p in providers}
         self.tools = export(providers, "mcp")
+        self.schemas: dict[str, Any] = {t["name"]: t.get("inputSchema") for t in self.tools}
+        """Each listed tool's ``inputSchema`` as served, by name."""
         blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
         self.digest = hashlib.sha256(blob).hexdigest()[:32]
 

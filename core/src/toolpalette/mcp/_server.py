@@ -178,6 +178,7 @@ class PaletteServer(Server[Any]):
         super().__init__(
             name,
             version=_version(),
+            get_tool_input_schema=lambda name: sessions.shared().listing.schemas.get(name),
             on_list_prompts=skills.list_prompts,
             on_get_prompt=skills.get_prompt,
             on_list_resources=skills.list_resources,
@@ -205,6 +206,8 @@ class PaletteServer(Server[Any]):
             stamp=lambda: self.server_info_stamp,
             lines=self.sent_lines,
         )
+        self.tools_endpoint = tools
+        """The ``tools/list`` and ``tools/call`` answers (also asked by ``_fast.py``)."""
         # Outermost first, after the SDK's own (which makes the spans): every request
         # timed; request state verified before the tools see it, and the state of an
         # input_required answer sealed after.
