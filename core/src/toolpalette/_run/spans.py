@@ -24,9 +24,11 @@ context. The calls of a batch get their spans through its steps (:func:`execute_
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import time
+from collections.abc import Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final
 
@@ -123,19 +125,8 @@ async def execute(
     call_id: str | None,
 ) -> ToolResult:
     """``executor.execute(...)`` inside its ``execute_tool`` span (see the module docstring)."""
-    call = _begin(executor, name, input, context, call_id)
-    token = call.enter() if call is not None else None
-    claim = _claim.set(True)
-    try:
+    with _spanned(executor, name, input, context, call_id) as call:
         result = await executor.execute(name, input, context=context, abort=abort, call_id=call_id)
-    except BaseException as exc:
-        if call is not None:
-            call.fail(type(exc).__qualname__)
-        raise
-    finally:
-        _claim.reset(claim)
-        if call is not None:
-            call.leave(token)
     if call is not None:
         call.end(result)
     return result
@@ -150,11 +141,30 @@ def execute_sync(
     call_id: str | None,
 ) -> ToolResult:
     """``executor.execute_sync(...)`` inside its ``execute_tool`` span."""
+    with _spanned(executor, name, input, context, call_id) as call:
+        result = executor.execute_sync(name, input, context=context, abort=abort, call_id=call_id)
+    if call is not None:
+        call.end(result)
+    return result
+
+
+@contextlib.contextmanager
+def _spanned(
+    executor: _Executing,
+    name: object,
+    input: Any,
+    context: ToolContext | None,
+    call_id: str | None,
+) -> Iterator[Call | None]:
+    """The call's span (None when it gets none), current and claimed while the call runs.
+
+    An exception out of the call fails the span; the caller ends it with the result.
+    """
     call = _begin(executor, name, input, context, call_id)
     token = call.enter() if call is not None else None
     claim = _claim.set(True)
     try:
-        result = executor.execute_sync(name, input, context=context, abort=abort, call_id=call_id)
+        yield call
     except BaseException as exc:
         if call is not None:
             call.fail(type(exc).__qualname__)
@@ -163,9 +173,6 @@ def execute_sync(
         _claim.reset(claim)
         if call is not None:
             call.leave(token)
-    if call is not None:
-        call.end(result)
-    return result
 
 
 async def execute_many(
