@@ -26,20 +26,15 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from toolpalette._plugins.config import SERVE_AUTH_KEYS
+
 if TYPE_CHECKING:
     from toolpalette._agents.thinker import Thinker
     from toolpalette._hub import ToolHub
 
 __all__ = ["AUTH_KEYS", "SettingsError", "add_options", "app_options", "from_args"]
 
-AUTH_KEYS = (
-    "auth_issuer",
-    "auth_audience",
-    "auth_jwks_url",
-    "auth_public_key_file",
-    "auth_required_scopes",
-    "auth_resource_url",
-)
+AUTH_KEYS = SERVE_AUTH_KEYS
 """The authorization settings, as ``[serve]`` keys (the options are ``--auth-...``)."""
 
 

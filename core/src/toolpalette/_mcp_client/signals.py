@@ -35,7 +35,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
 
-__all__ = ["GRACE", "install", "installed", "track", "untrack"]
+__all__ = ["GRACE", "group_alive", "install", "installed", "track", "untrack"]
 
 GRACE: Final = 1.0
 """Seconds the servers' groups are given to end after SIGTERM, on a fatal signal."""
@@ -110,7 +110,7 @@ def _end_groups() -> None:
             os.killpg(group, signal.SIGTERM)
     deadline = time.monotonic() + GRACE
     while groups and time.monotonic() < deadline:
-        groups = [g for g in groups if _alive(g)]
+        groups = [g for g in groups if group_alive(g)]
         if groups:
             time.sleep(0.01)
     for group in groups:
@@ -118,7 +118,8 @@ def _end_groups() -> None:
             os.killpg(group, signal.SIGKILL)
 
 
-def _alive(group: int) -> bool:
+def group_alive(group: int) -> bool:
+    """Whether any process of the process group ``group`` is alive."""
     try:
         os.killpg(group, 0)
     except ProcessLookupError:

@@ -366,13 +366,7 @@ def _signal_group(group: int, signum: int) -> bool:
 
 def _group_alive(group: int, process: Process) -> bool:
     _ = process.returncode  # reading it lets the loop reap the leader
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return _signals.group_alive(group)
 
 
 def _close_transport(process: Process) -> None:

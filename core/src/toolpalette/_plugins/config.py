@@ -43,7 +43,15 @@ from typing import Any, Final, Union
 from toolpalette._plugins.problems import Problem
 from toolpalette.errors import ConfigError
 
-__all__ = ["ConfigSource", "HubConfig", "did_you_mean", "load_config", "shown_name"]
+__all__ = [
+    "SERVE_AUTH_KEYS",
+    "SERVE_KEYS",
+    "ConfigSource",
+    "HubConfig",
+    "did_you_mean",
+    "load_config",
+    "shown_name",
+]
 
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -53,17 +61,16 @@ KNOWN_KEYS: Final = frozenset(
     {"rename", "prefix", "packs", "worker_threads", "mcp_servers", "mcp_json", "serve"}
 )
 """The configuration keys this module reads; others are ``config`` problems."""
-SERVE_KEYS: Final = frozenset(
-    {
-        "auth_issuer",
-        "auth_audience",
-        "auth_jwks_url",
-        "auth_public_key_file",
-        "auth_required_scopes",
-        "auth_resource_url",
-        "palettes",
-    }
+SERVE_AUTH_KEYS: Final = (
+    "auth_issuer",
+    "auth_audience",
+    "auth_jwks_url",
+    "auth_public_key_file",
+    "auth_required_scopes",
+    "auth_resource_url",
 )
+"""The ``[serve]`` table's authorization keys (``toolpalette serve``'s ``--auth-...``)."""
+SERVE_KEYS: Final = frozenset({*SERVE_AUTH_KEYS, "palettes"})
 """The keys of the ``[serve]`` table (``toolpalette serve`` reads them)."""
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
