@@ -179,12 +179,17 @@ PEERS = {
 def _install_for_core_tests(session: nox.Session, version: str) -> list[str]:
     """Install what the core's tests need; the names of the peers that would not install.
 
-    One pip run when everything installs together (the usual case); otherwise the core,
-    the first-party distributions and the test tools, then each peer on its own.
+    Two pip runs when everything installs (the usual case): the core with its ``mcp``
+    extra, then the rest together (in one run with the rest, pip 23's resolver does not
+    count a local path with an extra as the core the packs require, and backtracks into
+    a failure). Otherwise the core, the first-party distributions and the test tools,
+    then each peer on its own.
     """
     tools = nox.project.dependency_groups(PYPROJECT, "test-core")
-    try:  # the core comes with its mcp extra, as a peer
-        session.install(*tools, *FIRST_PARTY[1:], *PEERS.values(), silent=True)
+    others = [requirement for name, requirement in PEERS.items() if name != "mcp"]
+    try:
+        session.install(PEERS["mcp"], silent=True)
+        session.install(*tools, *FIRST_PARTY[1:], *others, silent=True)
     except nox.command.CommandFailed:
         pass
     else:
