@@ -260,7 +260,10 @@ class LexicalIndex:
         with self._lock:
             postings = self._scored.get(term)
             if postings is None:
-                postings = self._scored[term] = _score(self._catalog, self._pending.pop(term))
+                # Scored before it leaves the pending terms: a search that reads both
+                # without the lock always finds the term in one of them.
+                postings = self._scored[term] = _score(self._catalog, self._pending[term])
+                del self._pending[term]
         return postings
 
     @staticmethod
