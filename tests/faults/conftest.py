@@ -7,10 +7,16 @@ to ``faults_leaks.watch(thinker)`` to have its pending approvals checked.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from toolpalette.testing import LeakCheck
+
+HERE = Path(__file__).parent
+if str(HERE) not in sys.path:  # watched_fixture is shared by the schema bounds tests
+    sys.path.insert(0, str(HERE))
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from typing import Any
 
@@ -29,6 +28,7 @@ import pytest
 import toolpalette
 from toolpalette import AbortSignal, Executor, InvalidInputError
 from toolpalette.testing import FakeTool, make_registry, run_tool
+from watched_fixture import Watched
 
 SECRET = "sk-SECRET-schema-bounds"
 CONTAINERS = (
@@ -280,25 +280,6 @@ def _megabyte_of_either() -> str:
     """About 1 MiB: 520k integers, each trying two branches, and a bad one at the end."""
     count = (1024 * 1024 - 64) // 2
     return '{"either": [' + ",".join(["1"] * count) + ', "y"]}'
-
-
-class Watched(FakeTool):
-    """A hand-written-schema tool that tells when its input is validated off the loop."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.loop_thread = threading.current_thread()
-        self.apart = threading.Event()
-        self.apart_ended = threading.Event()
-
-    def parse_input(self, raw: Any) -> Any:
-        if threading.current_thread() is self.loop_thread:
-            return super().parse_input(raw)
-        self.apart.set()
-        try:
-            return super().parse_input(raw)
-        finally:
-            self.apart_ended.set()
 
 
 def _counting(data: dict[str, Any]) -> int:

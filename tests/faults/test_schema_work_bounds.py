@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ import pydantic_core
 import pytest
 from toolpalette import Executor, InvalidInputError, ToolHub
 from toolpalette.testing import FakeTool, check_tool, make_registry, plugin_of, run_tool
+from watched_fixture import Watched
 
 SECRET = "sk-SECRET-schema-work"
 SERVER = Path(__file__).parent / "servers" / "schema_server.py"
@@ -46,25 +46,6 @@ class Counted(int):
         return int(self) == other
 
     __hash__ = int.__hash__
-
-
-class Watched(FakeTool):
-    """A hand-written-schema tool that tells when its input is validated off the loop."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.loop_thread = threading.current_thread()
-        self.apart = threading.Event()
-        self.apart_ended = threading.Event()
-
-    def parse_input(self, raw: Any) -> Any:
-        if threading.current_thread() is self.loop_thread:
-            return super().parse_input(raw)
-        self.apart.set()
-        try:
-            return super().parse_input(raw)
-        finally:
-            self.apart_ended.set()
 
 
 def _problems(fake: FakeTool, raw: Any) -> list[str]:
