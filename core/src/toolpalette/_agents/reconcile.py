@@ -407,13 +407,15 @@ class Reconciler:
         whole palette.
         """
         with self._lock:
-            self._add_granted(thinker, admitted, granted)
             live = self.registry
+            untouched = live.version == self._published_at
+            self._add_granted(thinker, admitted, granted)
             if self._work is not live:  # the hooks ran this turn: add to what they left
                 for name in dict.fromkeys(granted):
                     provider = lookup(self._work, name)
                     if provider is not None and lookup(live, name) is None:
                         live.replace(provider)
+            if untouched:  # else changed directly since the turn: reconciled whole next turn
                 self._published_at = live.version
 
     def _add_granted(
