@@ -38,6 +38,7 @@ one call crosses no module boundary the steps themselves do not need.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -258,7 +259,7 @@ class Executor:
                     )
                 since = None  # a pause for a person is not run time
             run = self._start(name, provider, value, ctx, abort, call_id, since)
-            # Most async tools finish in their first step: then nothing is awaited.
+            # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
             return self._report(name, input, value, refusal, ctx, started, call_id)
@@ -455,10 +456,10 @@ class Executor:
     ) -> ToolResult | Running:
         """Step 5, begun: the rendered result when the tool is done, else what to wait for.
 
-        An async tool runs its first step at once, in the caller's task: most finish
-        there and are settled here, with no task, no timer and no coroutine frame (this
-        is a plain function). A tool that suspends, and a sync tool (it runs in the
-        worker pool), come back as a :class:`Running` for :meth:`_finish`. ``since`` is
+        An async tool starts in a task of its own, eagerly where Python allows (3.12+):
+        one that never suspends is settled here, with no timer and no loop round trip.
+        A tool still running, and a sync tool (it runs in the worker pool), come back as
+        a :class:`Running` for :meth:`_finish`. ``since`` is
         when the call began, when nothing paused it since (it saves reading the clock).
         """
         if abort is not None and abort.aborted:
@@ -496,7 +497,7 @@ class Executor:
         timer from firing, and the watchdog names the tool that held it.
         """
         work = run.work
-        if type(work) is _running.Suspended:
+        if isinstance(work, asyncio.Task):
             outcome = await _running.finish_async(work, run.timeout, abort, run.abort_event)
         else:
             outcome = await _handoff.run_sync(work, self.pool, run.timeout, abort, run.abort_event)
