@@ -16,7 +16,7 @@ nothing is recorded for it.
 
 - building the index, against ``bm25s`` tokenizing and indexing the same tools
   (goal: at most 300 ms). A term's scores are computed by the first search that uses
-  it (see ``toolpalette._agents.ranking``), so building then scoring every term
+  it (see ``toolpalette._search.ranking``), so building then scoring every term
   (``warm()``, what an index that computes everything up front would cost) is recorded
   too, for information;
 - one search (``limit`` 5) of 500 seeded questions, p50, against ``bm25s`` tokenizing
@@ -48,7 +48,7 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from toolpalette._agents.ranking import (
+from toolpalette._search.ranking import (
     FieldWeights,
     LexicalIndex,
     LexicalRanker,

@@ -37,6 +37,7 @@ from toolpalette._run.reports import Reporter
 from toolpalette._skills import Conversation, SkillRegistry
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
+from toolpalette.errors import ToolCollisionError
 
 __all__ = ["PackStatus", "PluginInfo", "ToolHub"]
 
@@ -152,6 +153,13 @@ class ToolHub:
     def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._packs.providers_for_pack(pack_name)
+
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """Why tool ``name`` is not in the catalog when packs claim it alike, else None.
+
+        The error names every claimant's distribution and version, and the fix.
+        """
+        return self._packs.collision(name)
 
     def loaded_packs(self) -> list[str]:
         """The names of the packs imported and registered so far, sorted."""

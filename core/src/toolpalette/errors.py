@@ -197,7 +197,8 @@ class ToolCollisionError(ToolpaletteError, ValueError):
         """The provider that was refused, likewise."""
         self.hint = hint or (
             "rename or prefix one of them in the host configuration "
-            "([tool.toolpalette] rename / prefix, or ToolHub(rename=..., prefix=...))"
+            "([tool.toolpalette] rename / prefix, or ToolHub(rename=..., prefix=...)), "
+            "or exclude one pack (TOOLPALETTE_BLOCK_PLUGINS)"
         )
         """How to resolve the collision."""
         super().__init__(

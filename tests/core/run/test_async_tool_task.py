@@ -40,7 +40,8 @@ async def test_the_tool_sees_one_task_across_its_awaits_and_not_the_callers() ->
         return "ok"
 
     assert await call(tasks) == "ok"
-    assert len(seen) == 3 and seen[0] is seen[1] is seen[2]
+    assert len(seen) == 3
+    assert seen[0] is seen[1] is seen[2]
     assert seen[0] is not asyncio.current_task()
 
 
@@ -69,7 +70,8 @@ async def test_an_asyncio_timeout_inside_the_tool_times_out_the_tool_not_its_cal
 
     assert await call(waits) == "gave up"
     me = asyncio.current_task()
-    assert me is not None and me.cancelling() == 0
+    assert me is not None
+    assert me.cancelling() == 0
     await asyncio.sleep(0)  # a cancellation aimed at this task would land here
 
 

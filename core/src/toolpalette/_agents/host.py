@@ -32,6 +32,7 @@ from toolpalette._skills import SkillRegistry
 from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
+from toolpalette.errors import ToolCollisionError
 
 __all__ = ["Host"]
 
@@ -263,6 +264,10 @@ class Host:
     def catalog(self) -> ToolRegistry:
         """The catalog's registry of every available tool."""
         return self._catalog.registry()
+
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """The collision that keeps tool ``name`` out of the catalog, or None."""
+        return self._catalog.collision(name)
 
     def known_provider(self, provider: ToolProvider) -> ToolProvider:
         """The loaded pack's own provider of ``provider``'s tool, else ``provider`` itself.

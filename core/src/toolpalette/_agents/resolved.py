@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolpalette._agents.search import CatalogIndexes
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
+from toolpalette._search.search import CatalogIndexes
 
 if TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord

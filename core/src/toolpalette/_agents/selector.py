@@ -52,6 +52,10 @@ class ToolSource(Protocol):
         """The registry of every available tool."""
         ...
 
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """The collision that keeps tool ``name`` out of the catalog, or None."""
+        ...
+
 
 EntryKind = Literal["tool", "package", "distribution", "provider", "server"]
 
@@ -157,6 +161,8 @@ class ToolSelector:
         Raises:
             ToolCollisionError: two different providers resolve to one name.
             ToolDefinitionError: an entry cannot become a tool.
+            ToolCollisionError: a tool selected by name is claimed by two packs (or
+                servers): the error names both, with the fix.
             ToolNotFoundError: a tool selected by name is not available.
         """
         found = [(entry, p) for entry in self._entries for p in self._providers(entry, hub)]
@@ -200,6 +206,9 @@ def _by_name(hub: ToolSource, name: str) -> ToolProvider:
     for provider in hub.catalog().providers() if info is not None else ():
         if provider.name == name:  # a tool the listing knows but its pack does not hold
             return provider
+    contested = hub.collision(name)
+    if contested is not None:
+        raise contested
     raise ToolNotFoundError(tool_name=name, available=sorted(t.name for t in listing.tools))
 
 

@@ -36,7 +36,6 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from toolpalette._agents import search as _search
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
@@ -50,18 +49,19 @@ from toolpalette._agents.resolved import (
 )
 from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
-from toolpalette._formats.strict import restore_input
+from toolpalette._schema.strict import restore_input
+from toolpalette._schema.strict_json import InputPolicyError, load_input
+from toolpalette._search import search as _search
 from toolpalette._skills import Conversation, SkillSelector
 from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
-from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
 from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
-    from toolpalette._agents.ranking import ToolRanker
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._search.ranking import ToolRanker
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
 

@@ -36,13 +36,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from toolpalette._mcp_client import quick_check as _quick_check
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
 from toolpalette._mcp_client.outputs import OutputCheck
 from toolpalette._mcp_client.stdio import too_large
-from toolpalette._tools import schema as _schema
+from toolpalette._schema import checks as _schema
+from toolpalette._schema import quick_check as _quick_check
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
 from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError

@@ -161,7 +161,7 @@ def _provider(
 
 def _check_foreign(provider: ToolProvider) -> None:
     """Check what ``@tool`` already checks, for a ToolProvider a pack built by hand."""
-    from toolpalette._tools.schema import check_schema
+    from toolpalette._schema.checks import check_schema
     from toolpalette.errors import ToolDefinitionError
 
     name = provider.name

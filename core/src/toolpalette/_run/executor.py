@@ -67,7 +67,7 @@ from toolpalette._run.reports import (
 from toolpalette._run.rules import KeywordRules, Rules, check_read_only
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import WorkerPool, shared_pool
-from toolpalette._tools import budget as _budget
+from toolpalette._schema import budget as _budget
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError

@@ -10,7 +10,7 @@ import threading
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from functools import partial
-from typing import Any, Final, NamedTuple, final
+from typing import Any, Final, NamedTuple
 
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.watchdog import UNNAMED, board

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any, Final, get_type_hints
 import pydantic
 from typing_extensions import Self
 
-from toolpalette._tools import bounded as _bounded
-from toolpalette._tools import budget as _budget
-from toolpalette._tools import schema as _schema
-from toolpalette._tools import schema_paths as _paths
+from toolpalette._schema import bounded as _bounded
+from toolpalette._schema import budget as _budget
+from toolpalette._schema import checks as _schema
+from toolpalette._schema import paths as _paths
+from toolpalette._schema import strict_json as _json
+from toolpalette._schema.validation import MAX_PROBLEMS, ModelInput
 from toolpalette._tools import signature as _signature
-from toolpalette._tools import strict_json as _json
 from toolpalette._tools.info import INFO_FIELDS, ToolInfo, default_display_name
 from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, Tool, ToolContext, ToolSpec, get_spec
-from toolpalette._tools.validation import MAX_PROBLEMS, ModelInput
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -378,7 +378,7 @@ class _SpecProvider(ToolProvider):
         return self._spec.grade_for(parent)
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
-        # pydantic alone decides, with bounded work (see toolpalette._tools.validation);
+        # pydantic alone decides, with bounded work (see toolpalette._schema.validation);
         # a refinement is then checked by the bounded JSON Schema validator.
         try:
             data, size = _json.load_sized(raw)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, overload
 
+from toolpalette._schema.checks import SchemaRefiner
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [
@@ -51,8 +52,6 @@ _SPEC_ATTR: Final = "__toolpalette_spec__"
 T = TypeVar("T")
 ProgressSink = Callable[[float, "float | None", "str | None"], None]
 """Receives a running tool's progress: ``(done, total, message)``; see ``ToolContext``."""
-SchemaRefiner = Callable[[dict[str, Any]], "dict[str, Any] | None"]
-"""Narrows a generated input schema; returns the new schema, or None after editing in place."""
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def check_tool(obj: object) -> ToolProvider:
     Raises:
         AssertionError: listing every check the tool fails.
     """
-    from toolpalette._tools.schema import check_schema
+    from toolpalette._schema.checks import check_schema
     from toolpalette.errors import InvalidToolSchemaError
 
     provider = as_provider(obj)

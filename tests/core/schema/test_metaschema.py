@@ -1,7 +1,7 @@
 """The fast metaschema check: "valid" only where jsonschema agrees, and check_schema unchanged.
 
 ``check_schema`` decides a schema's validity without jsonschema when
-``toolpalette._tools.metaschema.surely_valid`` is sure, and asks jsonschema otherwise.
+``toolpalette._schema.metaschema.surely_valid`` is sure, and asks jsonschema otherwise.
 These tests hold the walk to jsonschema's own metaschema check (the one check_schema
 ran before, without a format checker) on generated schemas, valid and subtly invalid,
 and show that check_schema's outcome is what it is with the walk switched off.
@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from toolpalette import ToolHub
-from toolpalette._tools import schema as schema_module
-from toolpalette._tools.metaschema import (
+from toolpalette._schema import checks as schema_module
+from toolpalette._schema.checks import check_schema
+from toolpalette._schema.metaschema import (
     ANCHOR_PATTERN,
     ID_PATTERN,
     KEYWORDS,
@@ -31,7 +32,6 @@ from toolpalette._tools.metaschema import (
     SIMPLE_TYPES,
     surely_valid,
 )
-from toolpalette._tools.schema import check_schema
 from toolpalette.errors import InvalidToolSchemaError
 
 META = Draft202012Validator(Draft202012Validator.META_SCHEMA)

@@ -16,7 +16,7 @@ from toolpalette import (
     tool,
 )
 from toolpalette._formats.export import export, strict_report
-from toolpalette._formats.strict import normalize, problems, qualifies, restore_input
+from toolpalette._schema.strict import normalize, problems, qualifies, restore_input
 
 DIALECTS = ("openai", "anthropic")
 

@@ -62,7 +62,7 @@ from itertools import chain, compress, count, islice, repeat
 from operator import add, ge, mul, rshift, truediv
 from typing import Any, NamedTuple, Protocol
 
-from toolpalette._agents.terms import fields, terms, word_terms
+from toolpalette._search.terms import fields, terms, word_terms
 
 __all__ = [
     "MAX_QUERY_CHARS",

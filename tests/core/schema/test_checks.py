@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from toolpalette import InvalidInputError, Tool, ToolContext, tool
-from toolpalette._tools.bounded import compile_validator
-from toolpalette._tools.budget import schema_errors
-from toolpalette._tools.schema import check_schema, refine
-from toolpalette._tools.schema_paths import declared_type, format_path, safe_parts
+from toolpalette._schema.bounded import compile_validator
+from toolpalette._schema.budget import schema_errors
+from toolpalette._schema.checks import check_schema, refine
+from toolpalette._schema.paths import declared_type, format_path, safe_parts
 from toolpalette._tools.signature import function_input_model, output_schema, split_docstring
 from toolpalette.errors import InvalidToolSchemaError, ToolDefinitionError
 from toolpalette.testing import FakeTool, as_provider

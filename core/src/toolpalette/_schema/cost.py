@@ -1,7 +1,7 @@
 """What a schema costs to validate whatever the input: worked out when the tool is defined.
 
 The bounded validator charges its work to a budget that grows with the input (see
-:mod:`toolpalette._tools.budget`), at least :data:`~toolpalette._tools.budget.LOOP_STEPS`
+:mod:`toolpalette._schema.budget`), at least :data:`~toolpalette._schema.budget.LOOP_STEPS`
 steps. Some schemas cost more than that on any input, however small, or cost time the
 budget cannot see; they are refused when the tool is defined (a pack's tool, an MCP
 server's listing: ``check_schema`` reports an ``invalid-tool`` problem naming the bound):
@@ -12,9 +12,9 @@ server's listing: ``check_schema`` reports an ``invalid-tool`` problem naming th
   same, forty deep, is 2**40 of them. At most :data:`MAX_SUBSCHEMAS_PER_VALUE`; a
   ``$ref`` cycle that comes back to the same value without going into it never ends;
 - **patterns**: compiling a pattern holds the GIL for a time its text decides (see
-  :mod:`toolpalette._tools.patterns`): each at most
-  :data:`~toolpalette._tools.patterns.MAX_PATTERN_WEIGHT`, all together at most
-  :data:`~toolpalette._tools.patterns.MAX_PATTERNS_WEIGHT`;
+  :mod:`toolpalette._schema.patterns`): each at most
+  :data:`~toolpalette._schema.patterns.MAX_PATTERN_WEIGHT`, all together at most
+  :data:`~toolpalette._schema.patterns.MAX_PATTERNS_WEIGHT`;
 - **references** must resolve inside the schema (a dangling one would fail every call).
 
 :func:`work_problems` is the check; :func:`schema_problem` says it in one line.
@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from typing import Any, Final
 from urllib.parse import unquote
 
-from toolpalette._tools.budget import LOOP_STEPS
-from toolpalette._tools.patterns import MAX_PATTERN_WEIGHT, MAX_PATTERNS_WEIGHT, pattern_weight
+from toolpalette._schema.budget import LOOP_STEPS
+from toolpalette._schema.patterns import MAX_PATTERN_WEIGHT, MAX_PATTERNS_WEIGHT, pattern_weight
 
 __all__ = ["MAX_SUBSCHEMAS_PER_VALUE", "schema_patterns", "schema_problem", "work_problems"]
 

@@ -1,7 +1,7 @@
 """A server tool's input schema, its common subset compiled into a check of a few microseconds.
 
 Why: every call of an MCP tool validates its input against the schema the server
-listed, through the bounded JSON Schema validator (``toolpalette._tools.bounded``),
+listed, through the bounded JSON Schema validator (``toolpalette._schema.bounded``),
 whose generality costs some 85 microseconds for ``{"a": 1, "b": 2}`` on the 2-core
 machine the benchmarks run on: a fifth of a whole in-memory call to the server. Most
 servers' schemas use a handful of keywords (``type``, ``properties``, ``required``,

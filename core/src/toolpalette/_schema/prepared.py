@@ -14,8 +14,8 @@ bounded (nested ``$id`` is refused when the tool is defined, so no object below 
 root starts a resource whose dialect could differ).
 
 Building is work too, done once per schema: a unit per value copied and each
-pattern's estimated compile cost (:func:`toolpalette._tools.patterns.pattern_weight`).
-On an event loop (:func:`toolpalette._tools.budget.validating_on_loop`) a schema that
+pattern's estimated compile cost (:func:`toolpalette._schema.patterns.pattern_weight`).
+On an event loop (:func:`toolpalette._schema.budget.validating_on_loop`) a schema that
 costs more than :data:`LOOP_BUILD` is not built there: :class:`ValidationDeferred` sends
 the call to a worker, which builds it (and the later calls find it built).
 """
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Final, final
 
-from toolpalette._tools.budget import ValidationDeferred, on_loop
-from toolpalette._tools.json_values import json_key, value_count
-from toolpalette._tools.patterns import compile_pattern, pattern_weight
+from toolpalette._schema.budget import ValidationDeferred, on_loop
+from toolpalette._schema.json_values import json_key, value_count
+from toolpalette._schema.patterns import compile_pattern, pattern_weight
 
 __all__ = [
     "ANY_TYPE",

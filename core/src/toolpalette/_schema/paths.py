@@ -7,7 +7,7 @@ through the schema, the one walk both use: it keeps each key the schema declares
 writes ``*`` for any other (keys of free-form objects come from the model), follows
 local ``$ref`` chains, and finds the subschema there. :func:`declared_type` describes
 that subschema; :func:`problems_from_jsonschema` writes a refusal from jsonschema's
-errors (``toolpalette._tools.validation`` writes pydantic's).
+errors (``toolpalette._schema.validation`` writes pydantic's).
 
 The three kinds of location differ in what their parts name (see :class:`Location`):
 only pydantic's names union members and dictionary keys, and only pydantic's reaches
@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
-from toolpalette._tools.budget import LOOP_STEPS, OVER_BUDGET, STEPS_PER_BYTE
+from toolpalette._schema.budget import LOOP_STEPS, OVER_BUDGET, STEPS_PER_BYTE
 from toolpalette.errors import InputProblem
 
 MAX_PROBLEMS: Final = 64

@@ -1,6 +1,6 @@
 """How much work validating against a hand-written schema may do, and where it runs.
 
-The bounded validator (:mod:`toolpalette._tools.bounded`) charges every step it takes
+The bounded validator (:mod:`toolpalette._schema.bounded`) charges every step it takes
 to the budget of the :func:`schema_errors` call it runs in: at most
 :data:`STEPS_PER_BYTE` steps per byte of input (never less than :data:`LOOP_STEPS`), on
 input of at most :data:`MAX_CONTAINERS` arrays and objects (:func:`container_problem`).
@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, final
 
-from toolpalette._tools.json_values import SCALAR_TYPES
+from toolpalette._schema.json_values import SCALAR_TYPES
 from toolpalette.errors import InputProblem
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
     A step is one keyword checked at one place of the input, or one item or key that a
     keyword goes through (a descent, a pattern searched, an item hashed). An array of
     plain values whose ``items`` schema names only a type, or allows strings by value
-    (see :mod:`toolpalette._tools.bounded`), costs one step: the items are checked in C. The budget
+    (see :mod:`toolpalette._schema.bounded`), costs one step: the items are checked in C. The budget
     is :data:`STEPS_PER_BYTE` per byte of the input's JSON text (``size``), and never
     less than :data:`LOOP_STEPS`. Input that needs more is refused with one error
     (keyword :data:`OVER_BUDGET`) at the place the budget ran out, whatever else was

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import InvalidInputError, tool
-from toolpalette._tools.strict_json import (
+from toolpalette._schema.strict_json import (
     MAX_DEPTH,
     MAX_INPUT_BYTES,
     InputPolicyError,

@@ -1,6 +1,6 @@
 """Validating model input against a tool's pydantic model, with work bounded by its size.
 
-Input that passed the JSON policy (:mod:`toolpalette._tools.strict_json`) is validated by
+Input that passed the JSON policy (:mod:`toolpalette._schema.strict_json`) is validated by
 pydantic alone, and a refusal is written from pydantic's own error data (location and
 error type, never the value). Nothing on this path backtracks or compares pairs:
 
@@ -24,7 +24,7 @@ about representation only) is worked out once per model and remembered (a bounde
 cache), so the common refusal, one field wrong, costs pydantic's own validation and a
 look-up. The one value looked at is at an integer field, where JSON's ``1.0`` is an
 integer and pydantic's strict mode refuses it. Each error's ``loc`` is followed through
-the schema by :func:`toolpalette._tools.schema_paths.walk`, the walk the JSON Schema
+the schema by :func:`toolpalette._schema.paths.walk`, the walk the JSON Schema
 validator's refusals use too.
 """
 
@@ -38,8 +38,8 @@ from typing import Any, Final, final
 import pydantic
 from pydantic_core import PydanticCustomError, SchemaError, SchemaValidator
 
-from toolpalette._tools.json_values import all_unique
-from toolpalette._tools.schema_paths import (
+from toolpalette._schema.json_values import all_unique
+from toolpalette._schema.paths import (
     MAX_PROBLEMS,
     Location,
     declared_type,

@@ -2,23 +2,23 @@
 
 Each keyword is called with jsonschema's four arguments (the validator, the keyword's
 value, the instance, the schema object holding the keyword, a prepared
-:class:`~toolpalette._tools.prepared.Node`) and yields its errors. The wrapper in
-:mod:`toolpalette._tools.bounded` charges a step per call; a keyword charges more where
+:class:`~toolpalette._schema.prepared.Node`) and yields its errors. The wrapper in
+:mod:`toolpalette._schema.bounded` charges a step per call; a keyword charges more where
 its work grows: with the items or keys it goes through, the characters a pattern reads,
 the values an ``enum`` compares. What depends on the schema alone (a compiled pattern,
 an ``enum``'s set of values) was worked out when the schema was prepared, so no call
 does work that grows with the schema:
 
 - ``pattern``, ``patternProperties``, ``additionalProperties``: a linear-time engine,
-  a step per :data:`~toolpalette._tools.patterns.CHARS_PER_STEP` characters searched;
+  a step per :data:`~toolpalette._schema.patterns.CHARS_PER_STEP` characters searched;
 - ``enum``, ``const``: one hashed look-up of the instance's key, a step per
   :data:`VALUES_PER_STEP` values it holds (and no more than the largest allowed value);
 - ``properties``, ``required``, ``dependentRequired``, ``dependentSchemas``: the smaller
   of the instance's keys and the schema's names, a step per
-  :data:`~toolpalette._tools.prepared.KEYS_PER_STEP`;
+  :data:`~toolpalette._schema.prepared.KEYS_PER_STEP`;
 - ``uniqueItems``: hashing, never comparing pairs;
 - ``anyOf``, ``oneOf``, ``allOf``, ``not``, ``if``: a descent per branch taken, each
-  charged (see :func:`~toolpalette._tools.prepared.descent_cost`);
+  charged (see :func:`~toolpalette._schema.prepared.descent_cost`);
 - messages quote a short prefix of the instance (:func:`short`), never all of it:
   jsonschema's own print ``repr(instance)``, a megabyte per error, once per branch
   (the messages only ever reach logs, as a refusal's ``__cause__``).
@@ -33,16 +33,16 @@ from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any, Final
 
-from toolpalette._tools.budget import spend
-from toolpalette._tools.json_values import (
+from toolpalette._schema.budget import spend
+from toolpalette._schema.json_values import (
     SCALAR_TYPES,
     all_unique,
     json_key,
     sized_key,
     value_count,
 )
-from toolpalette._tools.patterns import CHARS_PER_STEP, compile_pattern
-from toolpalette._tools.prepared import KEYS_PER_STEP, Node, descent_cost
+from toolpalette._schema.patterns import CHARS_PER_STEP, compile_pattern
+from toolpalette._schema.prepared import KEYS_PER_STEP, Node, descent_cost
 
 __all__ = [
     "VALUES_PER_STEP",

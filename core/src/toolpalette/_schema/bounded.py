@@ -1,14 +1,14 @@
 """The bounded JSON Schema validator: Draft 2020-12, its work bounded by the input's size.
 
 :func:`compile_validator` builds a jsonschema validator for a prepared copy of the schema
-(:mod:`toolpalette._tools.prepared`: what depends on the schema alone, such as its
+(:mod:`toolpalette._schema.prepared`: what depends on the schema alone, such as its
 compiled patterns, is worked out there, once) whose keywords never do more than the
-input asks for (:mod:`toolpalette._tools.keywords`, :mod:`toolpalette._tools.items`,
-:mod:`toolpalette._tools.unevaluated`). Every keyword charges its steps to the budget of
-:mod:`toolpalette._tools.budget`: one a call, more where its work grows with the input;
-every descent into a subschema is charged too (:func:`~toolpalette._tools.prepared.descent_cost`),
+input asks for (:mod:`toolpalette._schema.keywords`, :mod:`toolpalette._schema.items`,
+:mod:`toolpalette._schema.unevaluated`). Every keyword charges its steps to the budget of
+:mod:`toolpalette._schema.budget`: one a call, more where its work grows with the input;
+every descent into a subschema is charged too (:func:`~toolpalette._schema.prepared.descent_cost`),
 and a descent into ``false`` answers without printing the instance. So a
-:func:`~toolpalette._tools.budget.schema_errors` call stops where its budget runs out,
+:func:`~toolpalette._schema.budget.schema_errors` call stops where its budget runs out,
 and no step's own work grows with the schema. References are never retrieved: only
 those inside the schema itself resolve.
 
@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._tools import keywords as _keywords
-from toolpalette._tools.budget import spend
-from toolpalette._tools.items import check_items
-from toolpalette._tools.prepared import descent_cost, prepare
-from toolpalette._tools.unevaluated import unevaluated_items, unevaluated_properties
+from toolpalette._schema import keywords as _keywords
+from toolpalette._schema.budget import spend
+from toolpalette._schema.items import check_items
+from toolpalette._schema.prepared import descent_cost, prepare
+from toolpalette._schema.unevaluated import unevaluated_items, unevaluated_properties
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -52,12 +52,12 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
     backtracking one), compiled once here; ``uniqueItems``, ``enum`` and ``const``
     hash; every keyword and descent is charged to the budget (see the module doc). Its
     messages quote at most a short prefix of the instance. Run through
-    :func:`~toolpalette._tools.budget.schema_errors`, its work is bounded by a budget of
+    :func:`~toolpalette._schema.budget.schema_errors`, its work is bounded by a budget of
     steps.
 
     Raises:
         ValidationDeferred: on an event loop, when preparing the schema costs more
-            than the loop's share (:data:`toolpalette._tools.prepared.LOOP_BUILD`).
+            than the loop's share (:data:`toolpalette._schema.prepared.LOOP_BUILD`).
     """
     validator: Validator = _bounded_class()(prepare(schema), registry=_empty_registry())
     return validator

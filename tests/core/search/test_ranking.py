@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from toolpalette import tool
-from toolpalette._agents.ranking import (
+from toolpalette._search.ranking import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
     FieldWeights,

@@ -8,7 +8,7 @@ search needs it, once per thinker class and catalog: it is kept on the class's
 the hub caches per class until its catalog changes, so every thinker of the class
 searches the same index, and a changed catalog is indexed again. The default ranker
 then reads only the tools it has not seen: each class keeps a
-:class:`~toolpalette._agents.ranking.TermCache` for as long as the class lives.
+:class:`~toolpalette._search.ranking.TermCache` for as long as the class lives.
 
 An index holds the class's catalog (its read-only tools, for a read-only class); what
 one thinker may reach is narrower (its policy's ``offers``, what it was granted
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
-from toolpalette._agents.ranking import (
+from toolpalette._search.ranking import (
     LexicalRanker,
     TermCache,
     ToolDocument,

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from toolpalette._tools.budget import out_of_steps, spend
-from toolpalette._tools.keywords import is_valid, matcher, short
-from toolpalette._tools.patterns import CHARS_PER_STEP
-from toolpalette._tools.prepared import KEYS_PER_STEP, descent_cost
+from toolpalette._schema.budget import out_of_steps, spend
+from toolpalette._schema.keywords import is_valid, matcher, short
+from toolpalette._schema.patterns import CHARS_PER_STEP
+from toolpalette._schema.prepared import KEYS_PER_STEP, descent_cost
 
 __all__ = ["unevaluated_items", "unevaluated_properties"]
 

@@ -1,6 +1,6 @@
 """Deciding without jsonschema that a schema is valid Draft 2020-12, for the common keywords.
 
-:func:`toolpalette._tools.schema.check_schema` checks every hand-written schema against
+:func:`toolpalette._schema.checks.check_schema` checks every hand-written schema against
 the Draft 2020-12 metaschema. jsonschema does that in milliseconds per schema (the
 metaschema's ``$dynamicRef`` sends every subschema through all seven vocabularies'
 metaschemas), which dominates ``function_tool`` and makes an MCP server of a thousand

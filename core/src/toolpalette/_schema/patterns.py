@@ -3,7 +3,7 @@ r"""Regular expressions of JSON Schemas: matched in linear time, their compile c
 Patterns (``pattern``, ``patternProperties``) are matched by the linear-time engine
 pydantic-core embeds (Rust's ``regex``), never by a backtracking one: matching a string
 costs time proportional to its length (:data:`CHARS_PER_STEP` characters a step, see
-:mod:`toolpalette._tools.budget`). Compiling is another matter: the engine builds an
+:mod:`toolpalette._schema.budget`). Compiling is another matter: the engine builds an
 automaton whose size multiplies with counted repetitions of large character classes
 (``\w{20}`` takes some 20 ms, ``\w{500}`` a second before it fails), and it holds the
 GIL while it does, whatever thread compiles. So each pattern's compile cost is estimated
@@ -12,7 +12,7 @@ and a schema whose patterns weigh more than :data:`MAX_PATTERN_WEIGHT` each, or
 :data:`MAX_PATTERNS_WEIGHT` together, is refused when the tool is defined.
 
 A pattern is compiled by :func:`compile_pattern` once per schema, when its validator is
-built (see :mod:`toolpalette._tools.prepared`); nothing here is cached across schemas.
+built (see :mod:`toolpalette._schema.prepared`); nothing here is cached across schemas.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def compile_pattern(pattern: str) -> Any:
 
     None means the pattern needs what such an engine lacks (look-around,
     back-references) or is not a regular expression it reads: a schema that uses one is
-    refused (see :func:`toolpalette._tools.schema.check_schema`). Compiled anew at every
+    refused (see :func:`toolpalette._schema.checks.check_schema`). Compiled anew at every
     call: callers keep what they compiled (one schema's validator its own patterns).
     """
     from pydantic_core import SchemaError, SchemaValidator, core_schema

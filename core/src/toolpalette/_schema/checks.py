@@ -7,7 +7,7 @@ it must be valid Draft 2020-12, refer to nothing outside itself (only local ``$r
 no nested ``$id``), and use only patterns a linear-time engine matches. A schema
 pydantic generates from annotations is valid by construction and is not checked.
 
-Validity is decided by :mod:`toolpalette._tools.metaschema` when it can be sure (the
+Validity is decided by :mod:`toolpalette._schema.metaschema` when it can be sure (the
 common keywords, each checked as the metaschema constrains it), else by jsonschema's
 metaschema check, which also writes every error message. jsonschema is imported here
 lazily, only then, never by ``import toolpalette``.
@@ -16,21 +16,23 @@ lazily, only then, never by ``import toolpalette``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from toolpalette._tools.metaschema import surely_valid
-from toolpalette._tools.patterns import (
+from toolpalette._schema.cost import schema_patterns, work_problems
+from toolpalette._schema.metaschema import surely_valid
+from toolpalette._schema.patterns import (
     MAX_PATTERN_WEIGHT,
     MAX_PATTERNS_WEIGHT,
     compile_pattern,
     pattern_weight,
 )
-from toolpalette._tools.schema_cost import schema_patterns, work_problems
-from toolpalette._tools.tool import SchemaRefiner
 from toolpalette.errors import InvalidToolSchemaError
 
-__all__ = ["check_schema", "refine"]
+__all__ = ["SchemaRefiner", "check_schema", "refine"]
+
+SchemaRefiner = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+"""Narrows a generated input schema; returns the new schema, or None after editing in place."""
 
 
 def refine(schema: dict[str, Any], refiner: SchemaRefiner, tool_name: str) -> dict[str, Any]:
@@ -108,12 +110,12 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     """Refuse a schema that is invalid, reaches outside itself, or is over the bounds.
 
     Invalid: not Draft 2020-12 (decided without jsonschema when every keyword is one
-    :func:`~toolpalette._tools.metaschema.surely_valid` checks and the schema is valid;
+    :func:`~toolpalette._schema.metaschema.surely_valid` checks and the schema is valid;
     any doubt, or an invalid schema, goes to jsonschema's metaschema check, whose
     messages name the problems). Outside itself: a ``$ref`` that is not local. Needs
     backtracking: a pattern that only a backtracking regular expression engine can match.
     Over the bounds: it costs more to validate than any input's budget allows, or time
-    the budget cannot see (see :mod:`toolpalette._tools.schema_cost`: subschemas per
+    the budget cannot see (see :mod:`toolpalette._schema.cost`: subschemas per
     value, patterns' compile cost, references that do not resolve).
 
     Raises:
