@@ -109,51 +109,48 @@ class _Carried(Exception):
         self.original = original
 
 
-class _Marked:
-    """Drives a tool's coroutine inside its own task, each step marked for the watchdog.
+class _Marked(Coroutine[Any, Any, Any]):
+    """A tool's coroutine as its task drives it, each step marked for the watchdog.
 
-    Transparent to the tool: what it awaits is yielded to the task as it is, and what
-    the task throws in (a cancellation, its own timeout's) is thrown into the tool.
+    Transparent to the tool: the task sends and throws (a cancellation, the tool's own
+    timeout's) straight into it, so the tool runs in that one task from start to end.
+    A coroutine object of its own rather than a wrapping coroutine: one call per step.
     """
 
-    __slots__ = ("_coro", "_name")
+    __slots__ = ("_coro", "_marks", "_name")
 
     def __init__(self, coro: Any, name: str) -> None:
         self._coro = coro
         self._name = name
+        self._marks = board()  # made on the loop's thread, where each step runs
+
+    def send(self, value: Any) -> Any:
+        marks = self._marks
+        outer, marks.name = marks.name, self._name
+        marks.steps += 1
+        try:
+            return self._coro.send(value)
+        except (SystemExit, KeyboardInterrupt, asyncio.CancelledError) as own:
+            raise _Carried(own) from None  # the tool's own: nothing was thrown in
+        finally:
+            marks.name = outer
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        marks = self._marks
+        outer, marks.name = marks.name, self._name
+        marks.steps += 1
+        try:
+            return self._coro.throw(typ if val is None else val)
+        except (SystemExit, KeyboardInterrupt) as own:
+            raise _Carried(own) from None
+        finally:
+            marks.name = outer
+
+    def close(self) -> None:
+        self._coro.close()
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        coro, name = self._coro, self._name
-        marks = board()  # a task runs on its loop's thread: one board for every step
-        sent: Any = None
-        thrown: BaseException | None = None
-        while True:
-            outer, marks.name = marks.name, name
-            marks.steps += 1
-            try:
-                value = coro.send(sent) if thrown is None else coro.throw(thrown)
-            except StopIteration as stop:
-                return stop.value
-            except (SystemExit, KeyboardInterrupt) as exit_:
-                raise _Carried(exit_) from None
-            except asyncio.CancelledError as own:
-                if thrown is None:  # raised by the tool itself, not a cancellation
-                    raise _Carried(own) from None
-                raise
-            finally:
-                marks.name = outer
-            thrown = None
-            try:
-                sent = yield value
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # thrown in by the task (e.g. cancellation)
-                thrown = exc
-
-
-async def _in_task(coro: Any, name: str) -> Any:
-    return await _Marked(coro, name)
+        raise TypeError("a tool's task drives it; it is not awaited")
 
 
 async def _await_any(awaitable: Awaitable[Any]) -> Any:
@@ -231,7 +228,7 @@ def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
     :func:`finish_async`. ``name`` is the tool's, for the watchdog.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
-    task = _task_of(asyncio.get_running_loop(), _in_task(coro, name))
+    task = _task_of(asyncio.get_running_loop(), _Marked(coro, name))
     return _ended(task) if task.done() else Outcome(PENDING, task)
 
 
