@@ -24,7 +24,7 @@ keep it alive exactly as long as itself: the binding holds the thinker's tools, 
 hold the thinker, so a binding held here would keep every thinker alive for ever.
 Tearing that reference out (through ``__dict__``) leaves a thinker that raises
 ``RuntimeError`` on use; it never widens what it offers or runs. What bind time fixes
-and what it guarantees is stated in docs/host-guide.md ("The read-only binding").
+and what it guarantees is stated in docs/host-guide/thinkers.md ("The read-only binding").
 """
 
 from __future__ import annotations
