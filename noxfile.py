@@ -303,6 +303,7 @@ def docs(session: nox.Session) -> None:
     MkDocs (``mkdocs.yml``) with Material; the API reference is read from the core's
     sources by mkdocstrings, nothing imported, so only the ``docs`` group is installed.
     Open ``site/index.html``, or run ``mkdocs serve`` in that environment to write docs.
+    Then tests/docs/test_built_site.py checks the built pages.
     """
     _install_group(session, "docs")
     session.run(
@@ -312,6 +313,18 @@ def docs(session: nox.Session) -> None:
         "--clean",
         *session.posargs,
         env={"NO_MKDOCS_2_WARNING": "1"},
+    )
+    # The built pages themselves: no raw reStructuredText role, search readable from files.
+    session.install("pytest>=8.0", "pytest-timeout>=2.3", "pytest-asyncio>=0.24")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests/docs/test_built_site.py",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        env={"TOOLPALETTE_SITE": "site"},
     )
 
 

@@ -50,8 +50,9 @@ class ToolHub:
 
     Args:
         autoload: Discover installed packs through their entry points. False starts
-            empty (add plugins with :meth:`add_plugin`); the environment can also turn
-            autoload off (``TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD``).
+            empty (add plugins with [`add_plugin()`][toolpalette.ToolHub.add_plugin]);
+            the environment can also turn autoload off
+            (``TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD``).
         config: The host configuration: a mapping, a path to a ``toolpalette.toml``
             or ``pyproject.toml``, or None to look in the current directory.
         rename: Tool renames, merged over the configuration's (see the host guide).
@@ -289,7 +290,7 @@ class ToolHub:
         return self._host.on_tool_error(callback)
 
     def tool_error_reporters(self) -> Iterable[Reporter]:
-        """The callbacks registered with :meth:`on_tool_error`."""
+        """The callbacks registered with [`on_tool_error()`][toolpalette.ToolHub.on_tool_error]."""
         return self._host.tool_error_reporters()
 
     def __repr__(self) -> str:

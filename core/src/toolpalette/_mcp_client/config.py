@@ -97,7 +97,7 @@ class MCPServerConfig:
     args: tuple[str, ...] = ()
     """Its arguments."""
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
-    """Variables given to the process besides :data:`BASE_ENV` (``${VAR}`` expanded)."""
+    """Variables given to the process besides `BASE_ENV` (``${VAR}`` expanded)."""
     cwd: str | None = None
     """The working directory of the process (default: the host's)."""
     url: str | None = None
@@ -205,7 +205,7 @@ class MCPServerConfig:
     def describe(self) -> str:
         """How the server is reached, without headers or environment values (secrets).
 
-        Cut at :data:`DESCRIBED` characters: it goes into problems and ``check``.
+        Cut at `DESCRIBED` characters: it goes into problems and ``check``.
         """
         if self.command is not None:
             text = " ".join([self.command, *self.args])

@@ -60,7 +60,7 @@ MAX_TITLE: Final = 256
 class MCPToolProvider(ToolProvider):
     """One tool of an MCP server, routed through the hub's client pool.
 
-    Built by :func:`build` from a tool description the server listed. Two providers are
+    Built by `build()` from a tool description the server listed. Two providers are
     equal when they stand for the same tool of the same server under the same name
     with the same description and schemas.
     """

@@ -298,7 +298,7 @@ class Executor:
         abort: AbortSignal | None = None,
         call_id: str | None = None,
     ) -> ToolResult:
-        """:meth:`execute` for a thread with no event loop (scripts, the command line).
+        """`execute()` for a thread with no event loop (scripts, the command line).
 
         The tool runs in the worker pool (an async tool on an event loop of its own
         there) and this thread blocks until it ends, times out or is aborted.
@@ -599,7 +599,7 @@ async def execute(
     abort: AbortSignal | None = None,
     **options: Any,
 ) -> ToolResult:
-    """Run one call through a throwaway :class:`Executor` (options as its keywords)."""
+    """Run one call through a throwaway `Executor` (options as its keywords)."""
     return await Executor(registry, **options).execute(name, input, context=context, abort=abort)
 
 
@@ -611,5 +611,5 @@ async def execute_many(
     abort: AbortSignal | None = None,
     **options: Any,
 ) -> list[ToolResult]:
-    """Run one turn's calls through a throwaway :class:`Executor` (options as its keywords)."""
+    """Run one turn's calls through a throwaway `Executor` (options as its keywords)."""
     return await Executor(registry, **options).execute_many(calls, context=context, abort=abort)

@@ -124,7 +124,7 @@ def fields_of(document: ToolDocument) -> tuple[str, str, str, str]:
 
 
 class ToolIndex(Protocol):
-    """A catalog ready to search; built once by a :class:`ToolRanker`."""
+    """A catalog ready to search; built once by a [`ToolRanker`][toolpalette.ToolRanker]."""
 
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
         """At most ``limit`` ``(position, score)`` pairs, best first; none for a blank query."""
@@ -426,7 +426,7 @@ class TermCache:
 
 
 class LexicalRanker:
-    """The default :class:`ToolRanker`: BM25F over name, description and parameters.
+    """The default `ToolRanker`: BM25F over name, description and parameters.
 
     ``k1`` is the term-frequency saturation, ``b`` the length normalization (the same
     for every field, whose length is its number of words), ``weights`` how much each
@@ -449,7 +449,7 @@ class LexicalRanker:
 
         Each tool is cut into terms once (each distinct word of a build once); with a
         ``cache`` kept from the previous build of a catalog, only the tools it has not
-        seen are read, and the others' terms come from it (see :class:`TermCache`).
+        seen are read, and the others' terms come from it (see `TermCache`).
         """
         cache = cache if cache is not None else TermCache()
         with cache.lock:

@@ -66,10 +66,11 @@ class _MemorySource:
 class Skill:
     """A skill: a name and description for listing, a body and resources when admitted.
 
-    Skills from skilljars are made by the :class:`~toolpalette.SkillRegistry`, which
-    reads only their front matter; :meth:`body` reads the rest of ``SKILL.md`` the
-    first time it is called. A pack's ``toolpalette_register_skills()`` hook builds
-    skills in code with this constructor; the registry checks them by the same rules.
+    Skills from skilljars are made by the [`SkillRegistry`][toolpalette.SkillRegistry],
+    which reads only their front matter; [`body()`][toolpalette.Skill.body] reads the
+    rest of ``SKILL.md`` the first time it is called. A pack's
+    ``toolpalette_register_skills()`` hook builds skills in code with this constructor;
+    the registry checks them by the same rules.
 
     Args:
         name: The skill's name (lowercase letters, digits and single hyphens).
@@ -213,7 +214,7 @@ class Skill:
         return self._source.resource(check_relpath(relpath), limit)
 
     def read_text(self, relpath: str, encoding: str = "utf-8") -> str:
-        """One file of the skill as text; see :meth:`resource`."""
+        """One file of the skill as text; see [`resource()`][toolpalette.Skill.resource]."""
         return self.resource(relpath).decode(encoding)
 
     def resources(self) -> list[str]:
