@@ -41,7 +41,7 @@ from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
 from toolpalette._mcp_client.outputs import OutputCheck
-from toolpalette._mcp_client.stdio import too_large
+from toolpalette._mcp_client.stdio import past_bound, too_large
 from toolpalette._tools import schema as _schema
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
@@ -200,6 +200,8 @@ class MCPToolProvider(ToolProvider):
                     limit = too_large(getattr(exc, "error", None))
                     if limit is not None:
                         raise _too_large(name, limit) from exc
+                    if past_bound(getattr(exc, "error", None)):
+                        raise _past_bound(name, connection.config.name) from exc
                     raise _results.json_rpc_failure(name, connection.config.name) from exc
                 raise
             if check is not None and not result.is_error:
@@ -247,6 +249,15 @@ def _relay(context: ToolContext) -> Progress:
             caller.call_soon_threadsafe(report, done, total, message)
 
     return relay
+
+
+def _past_bound(tool: str, server: str) -> ToolError:
+    return ToolError(
+        f"Tool '{tool}' failed: its MCP server '{server}' sent an answer past the bounds "
+        "on what a server may send. The details were reported to the host.",
+        code="server_bound",
+        status=502,
+    )
 
 
 def _too_large(tool: str, limit: int) -> ToolError:
