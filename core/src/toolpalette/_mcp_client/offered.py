@@ -32,9 +32,11 @@ __all__ = [
     "MAX_LISTING_BYTES",
     "MAX_TOOL_BYTES",
     "Offer",
+    "mismatch_problem",
     "offer",
     "problem_pack",
     "server_problem",
+    "tool_bytes",
 ]
 
 MAX_TOOL_BYTES: Final = 256 * 1024
@@ -68,6 +70,18 @@ def server_problem(config: MCPServerConfig, reason: str) -> Problem:
     )
 
 
+def mismatch_problem(config: MCPServerConfig, name: str, reason: str) -> Problem:
+    """An ``invalid-tool`` problem: a tool kept on disk that its live listing contradicted."""
+    return Problem(
+        "invalid-tool",
+        f"tool {name!r} of MCP server {config.name!r} was offered from the listing kept on "
+        f"disk and refused at its first call: {reason}",
+        problem_pack(config.name),
+        None,
+        name,
+    )
+
+
 def offer(connection: Connection, fetched: Fetched) -> Offer:
     """The providers and problems of one listing of ``connection``'s server (see above)."""
     config = connection.config
@@ -75,7 +89,7 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
     problems: list[Problem] = []
     total = 0
     for position, tool in enumerate(fetched.tools):
-        size = _size(tool)
+        size = tool_bytes(tool)
         if size > MAX_TOOL_BYTES:
             problems.append(
                 _refused(
@@ -107,7 +121,7 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
     return Offer(tuple(providers), tuple(problems))
 
 
-def _size(tool: Any) -> int:
+def tool_bytes(tool: Any) -> int:
     """The bytes of a tool's texts and schemas, as JSON (a schema that is not JSON: all)."""
     size = 0
     for text in (tool.description, tool.title):

@@ -106,6 +106,10 @@ class MCPToolProvider(ToolProvider):
             }
         )
         self.origin = Origin(pack=config.pack, server=config.name)
+        self.from_disk = False
+        """Whether the tool comes from a listing kept on disk (:mod:`.cached`): its first
+        call waits until the server's live listing confirms it (:func:`confirm`)."""
+        self._confirmed = False
 
     name = property(lambda self: self._name)
     description = property(lambda self: self._description)
@@ -174,6 +178,8 @@ class MCPToolProvider(ToolProvider):
         check, server = self._output_check, connection.config.name
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
+            if self.from_disk and not self._confirmed:
+                await self._confirm()
             progress = _relay(context) if context.on_progress is not None else None
             try:
                 result = await loop.run_async(
@@ -214,6 +220,37 @@ class MCPToolProvider(ToolProvider):
         # call it cannot cancel (a sync caller's worker), which cancels the request.
         return BoundTool(call, is_async=True, takes_context=True)
 
+    async def _confirm(self) -> None:
+        """Run only what the server's live listing still lists as it was kept on disk.
+
+        Raises:
+            ToolError: 409 ``tool_changed`` when the live listing differs (the kept
+                listing is then forgotten, and a problem says what changed); 503 when the
+                server cannot be listed.
+        """
+        connection = self.connection
+        try:
+            tools = await connection.loop.run_async(connection.live_tools())
+        except MCPServerError as exc:
+            raise ToolError(
+                f"Tool '{self._name}' cannot run now: its MCP server '{self.server}' "
+                "is not available. Try again later.",
+                code="server_unavailable",
+                status=503,
+            ) from exc
+        live = next((tool for tool in tools if tool.name == self.remote_name), None)
+        reason = await asyncio.to_thread(_difference, self, live)
+        if reason is None:
+            self._confirmed = True
+            return
+        connection.mismatch(self._name, reason)
+        raise ToolError(
+            f"Tool '{self._name}' changed on its MCP server '{self.server}' since its listing "
+            "was kept, so it was not run. List the tools again before calling it.",
+            code="tool_changed",
+            status=409,
+        )
+
     def describe(self) -> str:
         """Who provides this tool, for collision reports: the server and its tool."""
         return f"MCP tool {self.remote_name!r} of {self.origin.describe() if self.origin else ''}"
@@ -228,10 +265,40 @@ class MCPToolProvider(ToolProvider):
             self._key() == other._key()
             and self._input_schema == other._input_schema
             and self._output_schema == other._output_schema
+            and self._annotations == other._annotations
+            and self._title == other._title
         )
 
     def __hash__(self) -> int:
         return hash((MCPToolProvider, *self._key()))
+
+
+def _difference(kept: MCPToolProvider, live: Any) -> str | None:
+    """How the server's live tool differs from the one kept on disk, or None (a worker's)."""
+    from toolpalette._mcp_client.offered import MAX_TOOL_BYTES, tool_bytes
+
+    if live is None:
+        return "the server no longer lists it"
+    if tool_bytes(live) > MAX_TOOL_BYTES:
+        return "the server now lists it over the bound on one tool's bytes"
+    try:
+        now = build(kept.connection, live)
+    except (InvalidToolSchemaError, ValueError) as exc:
+        return f"the server now lists it as a tool that is not offered ({refusal(exc)})"
+    if now != kept or now.read_only != kept.read_only:
+        changed = [
+            label
+            for label, before, after in (
+                ("description", kept.description, now.description),
+                ("input schema", kept.input_schema, now.input_schema),
+                ("output schema", kept.output_schema, now.output_schema),
+                ("annotations", dict(kept.annotations), dict(now.annotations)),
+                ("title", kept.title, now.title),
+            )
+            if before != after
+        ]
+        return "the server now lists it with another " + (", ".join(changed) or "name")
+    return None
 
 
 def _relay(context: ToolContext) -> Progress:
