@@ -8,11 +8,12 @@ architecture doc, "What a server cannot do to the host") and answers for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Final
 
 import httpx2
@@ -159,8 +160,13 @@ class _Events(httpx2.AsyncByteStream):
         self._bounds = bounds
         self._request_id = request_id
         self._answers = answers and request_id is not None
+        self._iterator: AsyncGenerator[bytes, None] | None = None
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        self._iterator = self._iterate()
+        return self._iterator
+
+    async def _iterate(self) -> AsyncGenerator[bytes, None]:
         chunks = self._response.stream.__aiter__()  # type: ignore[union-attr]
         try:
             async for whole in self._events(chunks):
@@ -226,6 +232,9 @@ class _Events(httpx2.AsyncByteStream):
             return
 
     async def aclose(self) -> None:
+        if self._iterator is not None:
+            with contextlib.suppress(RuntimeError):  # it is running: it ends on its own
+                await self._iterator.aclose()
         await self._response.aclose()
 
 
