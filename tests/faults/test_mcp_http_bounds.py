@@ -206,10 +206,10 @@ MEASURE = textwrap.dedent(
 )
 
 
-def peak_during_call(url: str, name: str, cache: Path) -> dict[str, Any]:
+def peak_during_call(url: str, name: str, cache: Path, script: str = MEASURE) -> dict[str, Any]:
     """A fresh host's memory around one call: its RSS before, its peak during."""
     done = subprocess.run(
-        [sys.executable, "-c", MEASURE, url, name],
+        [sys.executable, "-c", script, url, name],
         capture_output=True,
         text=True,
         timeout=600,
@@ -277,3 +277,28 @@ async def test_a_served_palette_answers_through_the_bounds(
         await asyncio.to_thread(process.wait, 30)
         assert process.stderr is not None
         process.stderr.close()
+
+
+WATCH = MEASURE.replace(
+    "result = await executor.execute(sys.argv[2], {})",
+    "gets = __import__('pathlib').Path(sys.argv[2])\n"
+    "        await __import__('toolpalette.testing').testing.await_until(\n"
+    "            lambda: gets.exists() and len(gets.read_text().split()) >= 3, timeout=120\n"
+    "        )\n"
+    "        result = await executor.execute('ping', {})",
+)
+"""The host of :data:`MEASURE`, which waits for three GET streams instead of calling."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_gigabyte_event_on_the_servers_own_stream_is_cut_and_the_session_goes_on(
+    serve: Any, tmp_path: Path
+) -> None:
+    gets = tmp_path / "gets.log"
+    plan = {**PLAN, "get_event": GIB, "get_log": str(gets)}
+    figures = peak_during_call(serve(plan), str(gets), tmp_path / "cache", WATCH)
+    assert figures["warm"] == "pong"
+    assert figures["status"] == 200  # a call after the stream was cut, then opened again
+    grown = figures["peak"] - figures["before"]
+    print(f"GET stream: peak {grown / MIB:.1f} MiB over three gigabyte events")
+    assert grown < 8 * CAP, figures

@@ -16,8 +16,12 @@ prints ``PORT`` on stdout once it listens. Keys (all optional):
   stream whose event gets one byte every ``every`` seconds and never ends; ``gzip``
   answers a small JSON body marked ``Content-Encoding: gzip``.
 
+- ``get_event``: the ``initialize`` answer names a session (``mcp-session-id``), and
+  the client's GET stream answers one SSE event of that many bytes, each time it is
+  opened; each GET appends a line to the file ``get_log``.
+
 The 2025-era handshake only (``server/discover`` is "method not found"), without a
-session: the bounds are the transport's, whatever the era.
+session unless ``get_event`` says: the bounds are the transport's, whatever the era.
 """
 
 from __future__ import annotations
@@ -146,7 +150,8 @@ async def answer(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "hostile-http", "version": "1"},
         }
-        await whole(writer, result(request_id, info))
+        session = "mcp-session-id: hostile\r\n" if "get_event" in PLAN else ""
+        await whole(writer, result(request_id, info), session)
     elif method == "tools/list":
         if "list_bytes" in PLAN:
             await flood_json(writer, request_id, int(PLAN["list_bytes"]), False)
@@ -171,6 +176,16 @@ async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
                 key, _, value = header.decode("latin-1").partition(":")
                 headers[key.strip().lower()] = value.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0")))
+            if line.startswith(b"GET") and "get_event" in PLAN:
+                with open(PLAN["get_log"], "a") as log:
+                    log.write("GET\n")
+                await head(writer, "text/event-stream")
+                await chunk(writer, b"event: message\ndata: ")
+                for _ in range(int(PLAN["get_event"]) // len(CHUNK)):
+                    await chunk(writer, CHUNK)
+                await chunk(writer, b"\n\n")
+                await end(writer)
+                continue
             if not line.startswith(b"POST"):
                 writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
                 await writer.drain()
