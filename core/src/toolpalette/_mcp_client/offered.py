@@ -16,7 +16,6 @@ loop the sessions share (:mod:`.refresh`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -24,7 +23,7 @@ from toolpalette._mcp_client import provider as _provider
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection
 from toolpalette._mcp_client.listing import Fetched
-from toolpalette._mcp_client.provider import MCPToolProvider
+from toolpalette._mcp_client.provider import MAX_TOOL_BYTES, MCPToolProvider, tool_bytes
 from toolpalette._plugins.problems import Problem
 from toolpalette.errors import InvalidToolSchemaError
 
@@ -39,8 +38,6 @@ __all__ = [
     "tool_bytes",
 ]
 
-MAX_TOOL_BYTES: Final = 256 * 1024
-"""The most bytes one tool's description, title and schemas may take, as JSON."""
 MAX_LISTING_BYTES: Final = 4 * 1024 * 1024
 """The most bytes all of one server's tools may take together, as JSON."""
 
@@ -119,21 +116,6 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
         problems.append(_over(config, f"{fetched.over}; only those within it are offered"))
     problems.extend(_duplicates(config.name, providers))
     return Offer(tuple(providers), tuple(problems))
-
-
-def tool_bytes(tool: Any) -> int:
-    """The bytes of a tool's texts and schemas, as JSON (a schema that is not JSON: all)."""
-    size = 0
-    for text in (tool.description, tool.title):
-        if isinstance(text, str):
-            size += len(text)
-    for schema in (tool.input_schema, tool.output_schema):
-        if schema is not None:
-            try:
-                size += len(json.dumps(schema))
-            except (TypeError, ValueError, RecursionError):
-                return MAX_TOOL_BYTES + 1
-    return size
 
 
 def _refused(config: MCPServerConfig, tool: Any, reason: str) -> Problem:

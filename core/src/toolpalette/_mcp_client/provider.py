@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
@@ -47,7 +48,15 @@ from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
 from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError
 
-__all__ = ["MAX_DESCRIPTION", "MAX_TITLE", "MCPToolProvider", "build", "text_problem"]
+__all__ = [
+    "MAX_DESCRIPTION",
+    "MAX_TITLE",
+    "MAX_TOOL_BYTES",
+    "MCPToolProvider",
+    "build",
+    "text_problem",
+    "tool_bytes",
+]
 
 MAX_DESCRIPTION: Final = 8192
 """The longest description a server's tool may have, in characters."""
@@ -55,6 +64,8 @@ _UNCOMPILED: Final = object()
 """The quick input check before the first call compiles it (None: the schema has none)."""
 MAX_TITLE: Final = 256
 """The longest title a server's tool may have, in characters."""
+MAX_TOOL_BYTES: Final = 256 * 1024
+"""The most bytes one tool's description, title and schemas may take, as JSON."""
 
 
 class MCPToolProvider(ToolProvider):
@@ -275,8 +286,6 @@ class MCPToolProvider(ToolProvider):
 
 def _difference(kept: MCPToolProvider, live: Any) -> str | None:
     """How the server's live tool differs from the one kept on disk, or None (a worker's)."""
-    from toolpalette._mcp_client.offered import MAX_TOOL_BYTES, tool_bytes
-
     if live is None:
         return "the server no longer lists it"
     if tool_bytes(live) > MAX_TOOL_BYTES:
@@ -299,6 +308,21 @@ def _difference(kept: MCPToolProvider, live: Any) -> str | None:
         ]
         return "the server now lists it with another " + (", ".join(changed) or "name")
     return None
+
+
+def tool_bytes(tool: Any) -> int:
+    """The bytes of a tool's texts and schemas, as JSON (a schema that is not JSON: all)."""
+    size = 0
+    for text in (tool.description, tool.title):
+        if isinstance(text, str):
+            size += len(text)
+    for schema in (tool.input_schema, tool.output_schema):
+        if schema is not None:
+            try:
+                size += len(json.dumps(schema))
+            except (TypeError, ValueError, RecursionError):
+                return MAX_TOOL_BYTES + 1
+    return size
 
 
 def _relay(context: ToolContext) -> Progress:
