@@ -1,9 +1,6 @@
-"""An HTTP server's answers bounded as they arrive: each message, each stream, each wait.
+"""An HTTP MCP server's answers bounded as they arrive, under the SDK's client.
 
-Imported only to connect an HTTP server (it imports ``httpx2``, of the ``mcp`` extra).
-
-:class:`BoundedTransport` sits under the SDK's streamable HTTP client (see the
-architecture doc, "What a server cannot do to the host") and answers for it.
+Each message, stream and wait (why: docs/architecture.md); it imports ``httpx2``.
 """
 
 from __future__ import annotations
