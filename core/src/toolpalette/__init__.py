@@ -37,6 +37,7 @@ from toolpalette.hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord
+    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.meta import (
         ENUM_LIMIT,
         SKILL_ENUM_LIMIT,
@@ -79,6 +80,7 @@ __all__ = [
     "Audio",
     "BoundTool",
     "ClassToolProvider",
+    "CodeLimits",
     "ConfigError",
     "Conversation",
     "Decision",
@@ -167,6 +169,7 @@ _LAZY: dict[str, str] = {
     "Executor": "toolpalette._run.executor",
     "File": "toolpalette._tools.result",
     "FunctionToolProvider": "toolpalette._tools.provider",
+    "CodeLimits": "toolpalette._agents.sandbox",
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
     "LexicalRanker": "toolpalette._agents.ranking",

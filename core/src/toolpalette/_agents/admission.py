@@ -377,8 +377,20 @@ class Admission:
             self.record(approval.kind, approval.name, decision, reason)
         self._granted_now()
 
-    def record(self, kind: str, name: str, decision: GrantDecision, reason: str) -> None:
-        """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks)."""
+    def record(
+        self,
+        kind: str,
+        name: str,
+        decision: GrantDecision,
+        reason: str,
+        *,
+        call_id: str | None = None,
+        parent: str | None = None,
+    ) -> None:
+        """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks).
+
+        ``call_id`` and ``parent`` name a call a ``run_code`` script made, and the script's.
+        """
         thinker = self._thinker
         cls = type(thinker)
         record = GrantRecord(
@@ -389,6 +401,8 @@ class Admission:
             name=name,
             decision=decision,
             reason=reason,
+            call_id=call_id,
+            parent=parent,
         )
         thinker.hub.record_grant(record)
 

@@ -47,6 +47,10 @@ class GrantRecord:
     principal: str | None = field(default_factory=PRINCIPAL.get)
     """Who the request was made for: the verified principal of the MCP request it came
     in (its token's subject, else its client id), or None for a host's own call."""
+    call_id: str | None = None
+    """The call's own id, for a call a ``run_code`` script made (None otherwise)."""
+    parent: str | None = None
+    """The id of the ``run_code`` call whose script made this call (None otherwise)."""
 
 
 class GrantLog:

@@ -48,6 +48,7 @@ from toolpalette._agents.resolved import (
     ThinkerHub,
     resolve_palette,
 )
+from toolpalette._agents.sandbox import CodeLimits, available
 from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._formats.strict import restore_input
@@ -130,6 +131,14 @@ class Thinker:
     ``search``); None is the default lexical ranker (BM25F), which needs no model and
     no network. Its index is built once per class and catalog, and shared."""
 
+    code_mode: ClassVar[bool] = False
+    """Whether the model is also offered ``run_code``: a Python script that calls the
+    thinker's tools as functions, each call through the pipeline, in a sandbox (the
+    ``code`` extra, ``pydantic-monty``). Off by default. Read when the thinker is bound."""
+    code_limits: ClassVar[CodeLimits] = CodeLimits()
+    """The bounds of each ``run_code`` script (wall time, memory, tool calls, output);
+    read when the thinker is bound."""
+
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
         """The tools this kind may use (offered up front or deferred); none by default."""
@@ -160,6 +169,13 @@ class Thinker:
         cls = type(self)
         if cls.tool_search not in _MODES:
             raise ValueError(f"{cls.__name__}.tool_search must be one of {', '.join(_MODES)}")
+        code_mode = bool(cls.code_mode)
+        if code_mode and not isinstance(cls.code_limits, CodeLimits):
+            raise TypeError(f"{cls.__name__}.code_limits must be a toolpalette.CodeLimits")
+        if code_mode and not available():
+            raise RuntimeError(
+                f"{cls.__name__}.code_mode needs the sandbox: pip install 'toolpalette[code]'"
+            )
         self.hub = hub
         """The hub the thinker was bound to."""
         self.conversation = conversation if conversation is not None else Conversation()
@@ -187,6 +203,8 @@ class Thinker:
             keep_grants=bool(keep_grants),
             mode=cls.tool_search,
         )
+        if code_mode:
+            binding.palette.code_limits = cls.code_limits
         _BINDINGS[key] = weakref.ref(binding)
         weakref.finalize(self, _BINDINGS.pop, key, None)
         object.__setattr__(self, _KEEPALIVE, binding)
@@ -509,6 +527,12 @@ class Thinker:
         approval = approvals.resolve(token)
         binding.grants.resolve(approval, approve)
         return approval
+
+    def _record_call(
+        self, name: str, decision: GrantDecision, reason: str, call_id: str, parent: str
+    ) -> None:
+        """Put a call a ``run_code`` script made on the grant record, under its script."""
+        _binding(self).grants.record("call", name, decision, reason, call_id=call_id, parent=parent)
 
     def __repr__(self) -> str:
         flag = " read-only" if self.is_read_only else ""
