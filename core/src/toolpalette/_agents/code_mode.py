@@ -359,7 +359,10 @@ class _Calls:
         self.count = 0
 
     def _tool_name(self, function: str) -> str | None:
-        name = self._provider.functions.get(function, function)
+        listed = self._provider.functions.get(function)
+        if listed is None and (function in _RESERVED or function.startswith("_")):
+            return None  # Python's own names (eval, __import__) are never tools
+        name = listed or function
         if name == RUN_CODE or not TOOL_NAME.match(name):
             return None
         return name
