@@ -25,6 +25,7 @@ from toolpalette._agents.sandbox import (
     jsonable,
     run_script,
 )
+from toolpalette._run.abort import AbortSignal
 from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.result import is_wrapped
@@ -79,8 +80,10 @@ RESUME: ContextVar[Resume | None] = ContextVar("toolpalette_code_resume", defaul
 """Set around a ``run_code`` call that resumes a paused script instead of starting one."""
 
 PAUSE: ContextVar[Any] = ContextVar("toolpalette_code_pause", default=None)
-"""Set by whoever can pause a script (the MCP server): an object with ``wanted`` (a
-bool the approver sets when a call must stop to ask) and ``paused`` (set here)."""
+"""Set by whoever can pause a script (the MCP server, ``mcp/_approvals.py``): an object
+with ``inner`` (set here: the abort signal of the script's call in flight), ``wanted``
+(set by the approver when that call must stop to ask) and ``paused`` (set here: the
+script's call id and what resumes it)."""
 
 
 def python_name(tool_name: str) -> str:
@@ -376,18 +379,23 @@ class _Calls:
                 TypeError(f"call {function} with keyword arguments, as its definition shows")
             )
         pause = PAUSE.get()
-        if pause is not None and getattr(pause, "wanted", False):
-            raise Suspend
+        abort = AbortSignal() if pause is not None else None
+        if pause is not None:
+            pause.inner = abort  # what the approver aborts to stop the script here
         self.count += 1
         call_id = f"{self._outer}.{self.count}"
         thinker = self._thinker
         token = APPROVED.set(False)  # approving the script approves none of its calls
         try:
-            result = await thinker.call(name, jsonable(kwargs), call_id=call_id, deferred=True)
+            result = await thinker.call(
+                name, jsonable(kwargs), call_id=call_id, deferred=True, abort=abort
+            )
         finally:
             APPROVED.reset(token)
-        if pause is not None and getattr(pause, "wanted", False) and result.code == "aborted":
-            self.count -= 1
+            if pause is not None:
+                pause.inner = None
+        if pause is not None and pause.wanted:
+            self.count -= 1  # not made: announced again when the script resumes
             raise Suspend
         decision = "granted" if not result.is_error or result.status >= 500 else "refused"
         reason = "ok" if not result.is_error else f"{result.status} {result.code}"
