@@ -56,7 +56,7 @@ async def run(warmed: None) -> AsyncIterator[object]:
     async def run_code(code: str) -> ToolResult:
         return await thinker.call("run_code", {"code": code})
 
-    yield run_code
+    return run_code
 
 
 ESCAPES = {
@@ -111,5 +111,6 @@ async def test_a_huge_print_is_ended_at_the_output_bound(run: object) -> None:
 
 async def test_the_sandbox_still_serves_after_the_escapes(run: object) -> None:
     result: ToolResult = await run("lookup_item(name='ok')")  # type: ignore[operator]
-    assert result.structured is not None and result.structured["result"] == "OK"
+    assert result.structured is not None
+    assert result.structured["result"] == "OK"
     assert RAN == ["ok"]

@@ -37,7 +37,6 @@ from toolpalette.hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord
-    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.meta import (
         ENUM_LIMIT,
         SKILL_ENUM_LIMIT,
@@ -48,6 +47,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.palette import ReadOnlyPalette
     from toolpalette._agents.policy import Decision, ToolPolicy
     from toolpalette._agents.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
+    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Overhead, Turn

@@ -61,9 +61,7 @@ class Coder(Thinker):
 
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
-        return (
-            ToolSelector().tool(read_record).tool(total).tool(fragile).tool(write_record)
-        )
+        return ToolSelector().tool(read_record).tool(total).tool(fragile).tool(write_record)
 
 
 class ReadOnlyCoder(Coder):
@@ -162,7 +160,8 @@ async def test_a_read_only_thinkers_script_cannot_reach_a_mutating_tool() -> Non
     assert "write_record" not in run_code.description
     for spelling in ("write_record(name='x')", "write-record(name='x')"):
         result = await thinker.call("run_code", {"code": spelling})
-        assert result.is_error and result.status == 400
+        assert result.is_error
+        assert result.status == 400
     code = "try:\n    write_record(name='x')\nexcept NameError as e:\n    r = str(e)\nr"
     result = await thinker.call("run_code", {"code": code})
     assert result.structured is not None
@@ -210,7 +209,8 @@ except PermissionError as error:
     result = await asyncio.wait_for(task, 10)
     assert result.structured is not None
     first, second = result.structured["result"]
-    assert first == "wrote one" and second.startswith("403 denied")
+    assert first == "wrote one"
+    assert second.startswith("403 denied")
     assert RAN == ["read a", "read b", "write one"]
     decisions = [(r.name, r.decision) for r in hub.grants() if r.kind == "call" and r.parent]
     assert decisions[-2:] == [("write_record", "granted"), ("write_record", "refused")]
@@ -243,4 +243,5 @@ async def test_a_script_leaves_nothing_behind() -> None:
     await thinker.call("run_code", {"code": "1"})  # the sandbox's runtime starts once
     async with LeakCheck():
         result = await thinker.call("run_code", {"code": FIVE_CALLS})
-    assert result.structured is not None and result.structured["result"] == 11
+    assert result.structured is not None
+    assert result.structured["result"] == 11

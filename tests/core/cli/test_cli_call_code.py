@@ -1,4 +1,4 @@
-"""``toolpalette call run_code``: a script over the catalog's tools, each call through the pipeline."""
+"""``toolpalette call run_code``: a script over the catalog's tools, each call in the pipeline."""
 
 from __future__ import annotations
 

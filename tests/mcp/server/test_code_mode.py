@@ -74,8 +74,9 @@ async def test_the_third_call_pauses_the_script_for_the_clients_user(
         assert (client.protocol_version == "2026-07-28") == (mode == "auto")
         result = await client.call_tool("run_code", {"code": fx.THIRD_ASKS})
     data = structured(result)
-    first, second, third = data["result"]
-    assert len(asked) == 1 and "approved_pid" in asked[0]
+    _first, _second, third = data["result"]
+    assert len(asked) == 1
+    assert "approved_pid" in asked[0]
     if approve:
         assert isinstance(third, int)
         assert fx.RAN == ["size one", "size two", "approved three"]

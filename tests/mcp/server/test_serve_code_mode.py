@@ -58,7 +58,8 @@ async def test_two_workers_run_a_five_call_job_and_resume_a_paused_script_elsewh
                 resumed = await client.call_tool("run_code", {"code": PAUSED_AT})
                 assert not resumed.is_error, resumed.content[0].text
                 data = resumed.structured_content
-                assert data is not None and data["calls"] == 2
+                assert data is not None
+                assert data["calls"] == 2
                 paused_by = int(data["printed"].split()[-1])
                 pairs.add((paused_by, int(data["result"])))
                 if any(a != b for a, b in pairs):

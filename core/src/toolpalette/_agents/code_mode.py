@@ -14,7 +14,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
-from toolpalette._agents.binding import APPROVED
 from toolpalette._agents.sandbox import (
     Answer,
     CodeLimits,
@@ -385,13 +384,11 @@ class _Calls:
         self.count += 1
         call_id = f"{self._outer}.{self.count}"
         thinker = self._thinker
-        token = APPROVED.set(False)  # approving the script approves none of its calls
-        try:
+        try:  # not approved=...: approving the script approves none of its calls
             result = await thinker.call(
                 name, jsonable(kwargs), call_id=call_id, deferred=True, abort=abort
             )
         finally:
-            APPROVED.reset(token)
             if pause is not None:
                 pause.inner = None
         if pause is not None and pause.wanted:

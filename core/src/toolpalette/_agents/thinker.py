@@ -417,7 +417,9 @@ class Thinker:
         context = None
         if on_progress is not None and executor.context is not None:
             context = dataclasses.replace(executor.context, on_progress=on_progress)
-        token = APPROVED.set(True) if approved else None
+        # Set either way: an approval covers this call, not the calls it makes (a
+        # run_code script's, or a tool's that calls the thinker again).
+        token = APPROVED.set(bool(approved))
         try:
             if self._at_call_time(name, deferred or turn.native):
                 admitted = binding.grants.at_call(name)
@@ -439,8 +441,7 @@ class Thinker:
                 name, value, context=context, abort=abort, call_id=call_id
             )
         finally:
-            if token is not None:
-                APPROVED.reset(token)
+            APPROVED.reset(token)
 
     def _at_call_time(self, name: object, deferred: bool) -> bool:
         """Whether a call of ``name`` is decided at call time (not offered this turn)."""
