@@ -211,7 +211,7 @@ class Sandbox:
         monty = _monty()
         timeout = None if wall_time is None else wall_time + _GRACE
         self._pool = monty.AsyncMonty(
-            min_processes=1, max_processes=workers, request_timeout=timeout
+            min_processes=0, max_processes=workers, request_timeout=timeout
         )
 
     async def __aenter__(self) -> Sandbox:
