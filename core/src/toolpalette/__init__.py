@@ -48,6 +48,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.policy import Decision, ToolPolicy
     from toolpalette._agents.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._agents.sandbox import CodeLimits
+    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Overhead, Turn
@@ -163,13 +164,13 @@ _LAZY: dict[str, str] = {
     "Audio": "toolpalette._tools.result",
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
+    "CodeLimits": "toolpalette._agents.sandbox",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
     "ENUM_LIMIT": "toolpalette._agents.meta",
     "Executor": "toolpalette._run.executor",
     "File": "toolpalette._tools.result",
     "FunctionToolProvider": "toolpalette._tools.provider",
-    "CodeLimits": "toolpalette._agents.sandbox",
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
     "LexicalRanker": "toolpalette._agents.ranking",
