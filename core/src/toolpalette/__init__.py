@@ -48,7 +48,6 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.policy import Decision, ToolPolicy
     from toolpalette._agents.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._agents.sandbox import CodeLimits
-    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Overhead, Turn
