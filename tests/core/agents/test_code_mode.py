@@ -245,3 +245,26 @@ async def test_a_script_leaves_nothing_behind() -> None:
         result = await thinker.call("run_code", {"code": FIVE_CALLS})
     assert result.structured is not None
     assert result.structured["result"] == 11
+
+
+async def test_each_inner_call_is_a_span_under_the_scripts() -> None:
+    sdk_trace = pytest.importorskip("opentelemetry.sdk.trace", reason="needs opentelemetry-sdk")
+    import toolpalette
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    toolpalette.configure_telemetry(tracer_provider=provider)
+    try:
+        thinker = ToolHub(autoload=False, config={}).bind(Coder)
+        result = await thinker.call("run_code", {"code": FIVE_CALLS}, call_id="script-9")
+    finally:
+        toolpalette.configure_telemetry()
+    assert not result.is_error, result.text
+    spans = {s.attributes["gen_ai.tool.call.id"]: s for s in exporter.get_finished_spans()}
+    outer = spans["script-9"]
+    inner = [spans[f"script-9.{i}"] for i in range(1, 6)]
+    assert all(s.parent is not None and s.parent.span_id == outer.context.span_id for s in inner)
+    assert [s.attributes["gen_ai.tool.name"] for s in inner] == ["read_record"] * 4 + ["total"]
