@@ -268,3 +268,35 @@ async def test_each_inner_call_is_a_span_under_the_scripts() -> None:
     inner = [spans[f"script-9.{i}"] for i in range(1, 6)]
     assert all(s.parent is not None and s.parent.span_id == outer.context.span_id for s in inner)
     assert [s.attributes["gen_ai.tool.name"] for s in inner] == ["read_record"] * 4 + ["total"]
+
+
+@tool(read_only=True)
+def rare_lookup(key: str) -> str:
+    """Look a rare key up (deferred)."""
+    RAN.append(f"rare {key}")
+    return f"value of {key}"
+
+
+class Searching(Coder):
+    tool_search = "search"
+
+    @classmethod
+    def declare_compatible_tools(cls) -> ToolSelector:
+        return ToolSelector().tool(read_record).tool(rare_lookup, deferred=True)
+
+
+async def test_with_a_searched_catalog_deferred_tools_are_called_by_name_not_listed() -> None:
+    hub = ToolHub(autoload=False, config={})
+    thinker = hub.bind(Searching)
+    turn = thinker.begin_turn()
+    run_code = next(p for p in turn.surface.providers if p.name == "run_code")
+    assert "rare_lookup" not in run_code.description
+    assert "search_tools" in run_code.description
+    assert "search_tools" in turn.surface.name_set
+    result = await thinker.call("run_code", {"code": "rare_lookup(key='k')"}, call_id="s")
+    assert result.structured is not None
+    assert result.structured["result"] == "value of k"
+    assert [(r.name, r.parent) for r in hub.grants() if r.name == "rare_lookup"][-1] == (
+        "rare_lookup",
+        "s",
+    )
