@@ -66,3 +66,16 @@ async def test_two_workers_run_a_five_call_job_and_resume_a_paused_script_elsewh
                     break
     assert any(paused_by != resumed_by for paused_by, resumed_by in pairs)
     assert served.process.pid not in {pid for pair in pairs for pid in pair}
+
+
+async def test_code_mode_turns_on_any_served_thinker() -> None:
+    params = stdio("--thinker", "worker_fixture:Workers", "--code-mode")
+    async with leak_check(deadline=10):
+        async with Client(params) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("run_code", {"code": "[worker_pid(), worker_pid()]"})
+    assert "run_code" in names
+    assert result.structured_content is not None
+    first, second = result.structured_content["result"]
+    assert first == second
+    assert isinstance(first, int)
