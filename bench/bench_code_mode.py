@@ -190,8 +190,10 @@ async def round_trips(config: dict[str, Any]) -> None:
     hub = ToolHub(config=config)
     thinker = hub.bind(Packs)
     thinker.begin_turn()
-    print("| job | calls | round trips: direct (one a turn) | direct (parallel) | code mode "
-          "| result bytes: direct | code mode | bytes ratio |")
+    print(
+        "| job | calls | round trips: direct (one a turn) | direct (parallel) | code mode "
+        "| result bytes: direct | code mode | bytes ratio |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for job in JOBS:
         sizes, answer = await job.direct(thinker)
@@ -206,10 +208,22 @@ async def round_trips(config: dict[str, Any]) -> None:
             f"| {code_bytes:,} | {direct_bytes / code_bytes:.1f}x |"
         )
         goal = ">= 3" if calls >= 5 else ""
-        record(f"code mode, {job.name}: round trips", direct, "code mode", code,
-               unit="turns", goal=goal)
-        record(f"code mode, {job.name}: result bytes", direct_bytes, "code mode", code_bytes,
-               unit="B", goal=goal)
+        record(
+            f"code mode, {job.name}: round trips",
+            direct,
+            "code mode",
+            code,
+            unit="turns",
+            goal=goal,
+        )
+        record(
+            f"code mode, {job.name}: result bytes",
+            direct_bytes,
+            "code mode",
+            code_bytes,
+            unit="B",
+            goal=goal,
+        )
 
 
 def _median(samples: list[float]) -> float:
@@ -280,14 +294,36 @@ async def latency() -> None:
     print(f"| warm sandbox worker, resident | {worker_kib / 1024:.1f} MiB |")
     print(f"| this host process, resident | {host_kib / 1024:.1f} MiB |")
     added = (warm_three - direct) * ms
-    record("code mode: 3-call script on a warm sandbox, ms added to 3 direct calls", added,
-           "the goal's 5 ms", 5.0, unit="ms", goal="<= 1")
-    record("code mode: 3-call script, fresh worker, ms added", (fresh_three - direct) * ms,
-           "the goal's 5 ms", 5.0, unit="ms")
-    record("code mode: one call inside a script", inner * 1e6, "one direct pipeline call",
-           one_direct * 1e6, unit="us", goal="<= 2")
-    record("code mode: memory per warm sandbox", worker_kib / 1024, "the host process",
-           host_kib / 1024, unit="MiB")
+    record(
+        "code mode: 3-call script on a warm sandbox, ms added to 3 direct calls",
+        added,
+        "the goal's 5 ms",
+        5.0,
+        unit="ms",
+        goal="<= 1",
+    )
+    record(
+        "code mode: 3-call script, fresh worker, ms added",
+        (fresh_three - direct) * ms,
+        "the goal's 5 ms",
+        5.0,
+        unit="ms",
+    )
+    record(
+        "code mode: one call inside a script",
+        inner * 1e6,
+        "one direct pipeline call",
+        one_direct * 1e6,
+        unit="us",
+        goal="<= 2",
+    )
+    record(
+        "code mode: memory per warm sandbox",
+        worker_kib / 1024,
+        "the host process",
+        host_kib / 1024,
+        unit="MiB",
+    )
 
 
 def main(argv: list[str]) -> None:
