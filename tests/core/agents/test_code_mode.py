@@ -270,7 +270,7 @@ async def test_each_inner_call_is_a_span_under_the_scripts() -> None:
     assert [s.attributes["gen_ai.tool.name"] for s in inner] == ["read_record"] * 4 + ["total"]
 
 
-@tool(read_only=True)
+@tool(read_only=True, name="rare-lookup")
 def rare_lookup(key: str) -> str:
     """Look a rare key up (deferred)."""
     RAN.append(f"rare {key}")
@@ -290,13 +290,14 @@ async def test_with_a_searched_catalog_deferred_tools_are_called_by_name_not_lis
     thinker = hub.bind(Searching)
     turn = thinker.begin_turn()
     run_code = next(p for p in turn.surface.providers if p.name == "run_code")
-    assert "rare_lookup" not in run_code.description
+    assert "rare" not in run_code.description
     assert "search_tools" in run_code.description
     assert "search_tools" in turn.surface.name_set
     result = await thinker.call("run_code", {"code": "rare_lookup(key='k')"}, call_id="s")
     assert result.structured is not None
     assert result.structured["result"] == "value of k"
-    assert [(r.name, r.parent) for r in hub.grants() if r.name == "rare_lookup"][-1] == (
-        "rare_lookup",
+    # its function is its name made an identifier (rare-lookup is rare_lookup)
+    assert [(r.name, r.parent) for r in hub.grants() if r.name == "rare-lookup"][-1] == (
+        "rare-lookup",
         "s",
     )

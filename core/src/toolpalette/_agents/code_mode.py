@@ -358,16 +358,29 @@ class _Calls:
         self._provider = provider
         self._outer = outer
         self._ctx = ctx
+        self._others: dict[str, str] | None = None
         self.count = 0
 
     def _tool_name(self, function: str) -> str | None:
         listed = self._provider.functions.get(function)
         if listed is None and (function in _RESERVED or function.startswith("_")):
             return None  # Python's own names (eval, __import__) are never tools
-        name = listed or function
+        name = listed or self._unlisted(function)
         if name == RUN_CODE or not TOOL_NAME.match(name):
             return None
         return name
+
+    def _unlisted(self, function: str) -> str:
+        """The tool a function not in the description names (one ``search_tools`` found).
+
+        Its own name, or the name of the palette's or the catalog's tool whose function
+        name it is (``a-b`` is ``a_b``); looked up once per script.
+        """
+        if self._others is None:
+            thinker = self._thinker
+            tools = [*thinker.palette.tool_names(), *(p.name for p in thinker.deferred_tools())]
+            self._others = {python_name(n): n for n in reversed(tools)}
+        return self._others.get(function, function)
 
     async def answer(self, function: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Answer:
         name = self._tool_name(function)
