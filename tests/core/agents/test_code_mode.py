@@ -212,8 +212,17 @@ except PermissionError as error:
     assert first == "wrote one"
     assert second.startswith("403 denied")
     assert RAN == ["read a", "read b", "write one"]
-    decisions = [(r.name, r.decision) for r in hub.grants() if r.kind == "call" and r.parent]
-    assert decisions[-2:] == [("write_record", "granted"), ("write_record", "refused")]
+    assert [(a.call_id, a.parent) for a in asked] == [("s.3", "s"), ("s.4", "s")]
+    decisions = [
+        (r.call_id, r.decision, r.reason) for r in hub.grants() if r.name == "write_record"
+    ]
+    assert decisions == [
+        ("s.3", "granted", "a person's decision"),
+        ("s.3", "granted", "run_code: ok"),
+        ("s.4", "refused", "a person's decision"),
+        ("s.4", "refused", "run_code: 403 denied"),
+    ]
+    assert {r.parent for r in hub.grants()} == {"s"}
 
 
 async def test_a_bound_ends_the_script_with_a_4xx() -> None:

@@ -86,12 +86,16 @@ async def test_the_third_call_pauses_the_script_for_the_clients_user(
     # resumed, not run again: each call before the pause ran once, the output kept
     assert data["printed"] == "after the third\n"
     assert data["calls"] == 3
-    inner = [(r.name, r.decision) for r in hub.grants() if r.parent is not None]
+    decision = "granted" if approve else "refused"
+    inner = [(r.call_id, r.name, r.decision, r.reason) for r in hub.grants() if r.parent]
+    ids = [call_id for call_id, *_ in inner]
     assert inner == [
-        ("record_size", "granted"),
-        ("record_size", "granted"),
-        ("approved_pid", "granted" if approve else "refused"),
+        (ids[0], "record_size", "granted", "run_code: ok"),
+        (ids[1], "record_size", "granted", "run_code: ok"),
+        (ids[2], "approved_pid", decision, "a person's decision"),
+        (ids[2], "approved_pid", decision, "run_code: " + ("ok" if approve else "403 denied")),
     ]
+    assert ids[2].endswith(".3")
 
 
 async def test_one_approval_covers_one_call_on_2026() -> None:

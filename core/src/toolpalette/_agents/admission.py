@@ -32,6 +32,7 @@ refused, or the hook's failure logged, and nothing is left granted or pending by
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import threading
@@ -389,7 +390,8 @@ class Admission:
     ) -> None:
         """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks).
 
-        ``call_id`` and ``parent`` name a call a ``run_code`` script made, and the script's.
+        ``call_id`` and ``parent`` name a call a ``run_code`` script made, and the script's;
+        without them, those of the script's call running now, if any (``SCRIPT_CALL``).
         """
         thinker = self._thinker
         cls = type(thinker)
@@ -401,9 +403,9 @@ class Admission:
             name=name,
             decision=decision,
             reason=reason,
-            call_id=call_id,
-            parent=parent,
         )
+        if call_id is not None:
+            record = dataclasses.replace(record, call_id=call_id, parent=parent)
         thinker.hub.record_grant(record)
 
     def _withdrawn(self, approval: Approval) -> None:

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
+from toolpalette._agents.grants import SCRIPT_CALL
 from toolpalette._agents.sandbox import (
     Answer,
     CodeLimits,
@@ -397,11 +398,13 @@ class _Calls:
         self.count += 1
         call_id = f"{self._outer}.{self.count}"
         thinker = self._thinker
+        token = SCRIPT_CALL.set((call_id, self._outer))
         try:  # not approved=...: approving the script approves none of its calls
             result = await thinker.call(
                 name, jsonable(kwargs), call_id=call_id, deferred=True, abort=abort
             )
         finally:
+            SCRIPT_CALL.reset(token)
             if pause is not None:
                 pause.inner = None
         if pause is not None and pause.wanted:

@@ -523,7 +523,14 @@ class Thinker:
         if approvals.is_call(token):
             approval = approvals.answer_call(token, approve)
             decision: GrantDecision = "granted" if approve else "refused"
-            binding.grants.record("call", approval.name, decision, "a person's decision")
+            binding.grants.record(
+                "call",
+                approval.name,
+                decision,
+                "a person's decision",
+                call_id=approval.call_id,
+                parent=approval.parent,
+            )
             return approval
         approval = approvals.resolve(token)
         binding.grants.resolve(approval, approve)
