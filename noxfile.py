@@ -54,6 +54,8 @@ def _distributions(folder: str) -> list[str]:
 
 FIRST_PARTY = ["./core", *_distributions("plugins"), *_distributions("skilljars")]
 # The tests and the type check also cover the MCP server: the core with its mcp extra.
+# Code mode's sandbox (pydantic-monty, the core's `code` extra) comes with the test-peers,
+# typecheck and bench groups (pyproject.toml), so every session that runs its tests has it.
 WITH_MCP = ["./core[mcp]", *FIRST_PARTY[1:]]
 TEST_ONLY = _distributions("tests/integration/packs") + _distributions("tests/integration/jars")
 # Test-only distributions whose folder starts with "nodeps-" declare requirements pip

@@ -31,6 +31,7 @@ MODULES: tuple[str, ...] = (
     "bench_scale",
     "bench_search",
     "bench_deferral",
+    "bench_code_mode",
 )
 
 # Fewer rounds and calls under --quick; the modules read these when first imported.

@@ -1,4 +1,4 @@
-"""``import toolpalette`` stays cheap: no jsonschema, mcp, OpenTelemetry or pack. Counted."""
+"""``import toolpalette`` stays cheap: no jsonschema, mcp, Monty, OpenTelemetry or pack. Counted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-FORBIDDEN = ("jsonschema", "referencing", "mcp", "opentelemetry")
+FORBIDDEN = ("jsonschema", "referencing", "mcp", "opentelemetry", "pydantic_monty")
 
 
 def modules_after(*statements: str) -> set[str]:

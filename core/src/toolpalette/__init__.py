@@ -46,6 +46,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.meta_search import SearchSkillsProvider, SearchToolsProvider
     from toolpalette._agents.palette import ReadOnlyPalette
     from toolpalette._agents.policy import Decision, ToolPolicy
+    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Overhead, Turn
@@ -79,6 +80,7 @@ __all__ = [
     "Audio",
     "BoundTool",
     "ClassToolProvider",
+    "CodeLimits",
     "ConfigError",
     "Conversation",
     "Decision",
@@ -161,6 +163,7 @@ _LAZY: dict[str, str] = {
     "Audio": "toolpalette._tools.result",
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
+    "CodeLimits": "toolpalette._agents.sandbox",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
     "ENUM_LIMIT": "toolpalette._agents.meta",

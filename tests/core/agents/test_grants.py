@@ -39,8 +39,11 @@ def test_a_record_has_every_field_and_is_frozen() -> None:
         "reason",
         "time",
         "principal",
+        "call_id",
+        "parent",
     ]
     assert made.reason == ""
+    assert (made.call_id, made.parent) == (None, None)  # only a script's calls have them
     assert made.principal is None  # a host's own call is made for no principal
     assert before <= made.time <= time.time()
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -175,3 +175,19 @@ def test_the_demo_prints_the_same_thing_every_time(
     demo: subprocess.CompletedProcess[str], tmp_path: Path
 ) -> None:
     assert _run(tmp_path).stdout == demo.stdout
+
+
+def test_code_mode_runs_three_calls_in_one_script(demo: subprocess.CompletedProcess[str]) -> None:
+    pytest.importorskip("pydantic_monty", reason="code mode needs the `code` extra")
+    answer = _answer(demo.stdout, "run_code(")
+    assert answer.startswith("[200 ok]")
+    outcome = json.loads(answer.split("] ", 1)[1].split(" each call the script made")[0])
+    assert outcome["result"] == {"Lyon": 162.5, "Porto": 80.0}
+    assert outcome["calls"] == 3
+    scene = demo.stdout.split("Code mode: one script, several calls")[1]
+    rows = [line.split() for line in scene.splitlines() if line.strip().startswith("script-1.")]
+    assert rows == [
+        ["script-1.1", "query", "granted"],
+        ["script-1.2", "query", "granted"],
+        ["script-1.3", "read_file", "granted"],
+    ]

@@ -32,6 +32,7 @@ refused, or the hook's failure logged, and nothing is left granted or pending by
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import threading
@@ -377,8 +378,21 @@ class Admission:
             self.record(approval.kind, approval.name, decision, reason)
         self._granted_now()
 
-    def record(self, kind: str, name: str, decision: GrantDecision, reason: str) -> None:
-        """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks)."""
+    def record(
+        self,
+        kind: str,
+        name: str,
+        decision: GrantDecision,
+        reason: str,
+        *,
+        call_id: str | None = None,
+        parent: str | None = None,
+    ) -> None:
+        """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks).
+
+        ``call_id`` and ``parent`` name a call a ``run_code`` script made, and the script's;
+        without them, those of the script's call running now, if any (``SCRIPT_CALL``).
+        """
         thinker = self._thinker
         cls = type(thinker)
         record = GrantRecord(
@@ -390,6 +404,8 @@ class Admission:
             decision=decision,
             reason=reason,
         )
+        if call_id is not None:
+            record = dataclasses.replace(record, call_id=call_id, parent=parent)
         thinker.hub.record_grant(record)
 
     def _withdrawn(self, approval: Approval) -> None:

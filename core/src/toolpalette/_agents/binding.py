@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpalette._agents.admission import Admission
 from toolpalette._agents.deferral import apply_grants
+from toolpalette._agents.grants import SCRIPT_CALL
 from toolpalette._agents.reconcile import Reconciler, SearchMode
 from toolpalette._agents.turn import Approval
 from toolpalette._run.executor import Executor, with_rules
@@ -72,7 +73,11 @@ class CallRules:
             grants.record("call", provider.name, "granted", "approved before the call")
             return True
         data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-        approval = Approval(uuid.uuid4().hex, "call", provider.name, data, grants.turn_number)
+        inner = SCRIPT_CALL.get()  # a run_code script's call: say which, and whose
+        call_id, parent = inner if inner is not None else (None, None)
+        approval = Approval(
+            uuid.uuid4().hex, "call", provider.name, data, grants.turn_number, call_id, parent
+        )
         return await grants.approvals.ask_call(approval)
 
     def _config(self, provider: ToolProvider) -> Mapping[str, Any]:

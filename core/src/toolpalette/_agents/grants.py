@@ -14,12 +14,25 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["PRINCIPAL", "GrantLog", "GrantRecord"]
+__all__ = ["PRINCIPAL", "SCRIPT_CALL", "GrantLog", "GrantRecord"]
 
 GrantDecision = Literal["granted", "already_present", "refused", "pending"]
 
 PRINCIPAL: ContextVar[str | None] = ContextVar("toolpalette_principal", default=None)
 """Who the calls made in this context are made for (a verified principal's name), or None."""
+
+SCRIPT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("toolpalette_script", default=None)
+"""While a ``run_code`` script's call runs: that call's id and the script's call id."""
+
+
+def _script_call_id() -> str | None:
+    inner = SCRIPT_CALL.get()
+    return inner[0] if inner is not None else None
+
+
+def _script_parent() -> str | None:
+    inner = SCRIPT_CALL.get()
+    return inner[1] if inner is not None else None
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,11 @@ class GrantRecord:
     principal: str | None = field(default_factory=PRINCIPAL.get)
     """Who the request was made for: the verified principal of the MCP request it came
     in (its token's subject, else its client id), or None for a host's own call."""
+    call_id: str | None = field(default_factory=_script_call_id)
+    """The call's own id, for a call a ``run_code`` script made, or a decision made for
+    one (None otherwise)."""
+    parent: str | None = field(default_factory=_script_parent)
+    """The id of the ``run_code`` call whose script made that call (None otherwise)."""
 
 
 class GrantLog:

@@ -29,6 +29,7 @@ from toolpalette.errors import ToolCollisionError
 if TYPE_CHECKING:
     from toolpalette._agents.policy import ToolPolicy
     from toolpalette._agents.resolved import ResolvedPalette, ThinkerHub
+    from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._skills import Conversation, Skill
     from toolpalette._tools.provider import ToolProvider
 
@@ -105,6 +106,8 @@ class Reconciler:
         self._read_only = read_only
         self.mode: SearchMode = mode
         """The thinker's ``tool_search`` mode."""
+        self.code_limits: CodeLimits | None = None
+        """The bounds of ``run_code``'s scripts when the thinker is in code mode, else None."""
         self._lock = threading.RLock()
         """Held by a reconcile and by a grant added during a turn (from a worker thread)."""
         self._resolved: ResolvedPalette | None = None
@@ -273,6 +276,7 @@ class Reconciler:
             self.skill_catalog = {s.id: s for s in resolved.skills if s.id not in attached}
             self.catalog_version += 1
             meta = [self._tools_meta(), self._skills_meta(), _read_skill_file(conversation)]
+            meta.append(self._code_meta(desired.values()))
             scope = None
         else:
             if not self._pristine:
@@ -323,6 +327,19 @@ class Reconciler:
             return SearchToolsProvider(read_only=read_only)
         requestable = [(p.name, p.description) for p in self.requestable.values()]
         return RequestToolsProvider(requestable, read_only=read_only)
+
+    def _code_meta(self, offered: Collection[ToolProvider]) -> ToolProvider | None:
+        """``run_code`` over the offered tools (and a listed catalog); None unless code mode."""
+        limits = self.code_limits
+        if limits is None:
+            return None
+        from toolpalette._agents.code_mode import RunCodeProvider
+
+        searched = self.searches("tool")
+        tools = [*offered, *([] if searched else self.requestable.values())]
+        if self._read_only:
+            tools = [t for t in tools if t.read_only]
+        return RunCodeProvider(tools, limits, read_only=self._read_only, searched=searched)
 
     def _skills_meta(self) -> ToolProvider | None:
         """``request_skill`` or ``search_skills`` over the skills; None when there are none."""

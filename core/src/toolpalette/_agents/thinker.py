@@ -47,6 +47,7 @@ from toolpalette._agents.resolved import (
     ThinkerHub,
     resolve_palette,
 )
+from toolpalette._agents.sandbox import CodeLimits, available
 from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._schema.strict import restore_input
@@ -132,6 +133,14 @@ class Thinker:
     ``search``); None is the default lexical ranker (BM25F), which needs no model and
     no network. Its index is built once per class and catalog, and shared."""
 
+    code_mode: ClassVar[bool] = False
+    """Whether the model is also offered ``run_code``: a Python script that calls the
+    thinker's tools as functions, each call through the pipeline, in a sandbox (the
+    ``code`` extra, ``pydantic-monty``). Off by default. Read when the thinker is bound."""
+    code_limits: ClassVar[CodeLimits] = CodeLimits()
+    """The bounds of each ``run_code`` script (wall time, memory, tool calls, output);
+    read when the thinker is bound."""
+
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
         """The tools this kind may use (offered up front or deferred); none by default."""
@@ -162,6 +171,13 @@ class Thinker:
         cls = type(self)
         if cls.tool_search not in _MODES:
             raise ValueError(f"{cls.__name__}.tool_search must be one of {', '.join(_MODES)}")
+        code_mode = bool(cls.code_mode)
+        if code_mode and not isinstance(cls.code_limits, CodeLimits):
+            raise TypeError(f"{cls.__name__}.code_limits must be a toolpalette.CodeLimits")
+        if code_mode and not available():
+            raise RuntimeError(
+                f"{cls.__name__}.code_mode needs the sandbox: pip install 'toolpalette[code]'"
+            )
         self.hub = hub
         """The hub the thinker was bound to."""
         self.conversation = conversation if conversation is not None else Conversation()
@@ -189,6 +205,8 @@ class Thinker:
             keep_grants=bool(keep_grants),
             mode=cls.tool_search,
         )
+        if code_mode:
+            binding.palette.code_limits = cls.code_limits
         _BINDINGS[key] = weakref.ref(binding)
         weakref.finalize(self, _BINDINGS.pop, key, None)
         object.__setattr__(self, _KEEPALIVE, binding)
@@ -405,7 +423,9 @@ class Thinker:
         context = None
         if on_progress is not None and executor.context is not None:
             context = dataclasses.replace(executor.context, on_progress=on_progress)
-        token = APPROVED.set(True) if approved else None
+        # Set either way: an approval covers this call, not the calls it makes (a
+        # run_code script's, or a tool's that calls the thinker again).
+        token = APPROVED.set(bool(approved))
         try:
             if self._at_call_time(name, deferred or turn.native):
                 admitted = binding.grants.at_call(name)
@@ -427,8 +447,7 @@ class Thinker:
                 name, value, context=context, abort=abort, call_id=call_id
             )
         finally:
-            if token is not None:
-                APPROVED.reset(token)
+            APPROVED.reset(token)
 
     def _at_call_time(self, name: object, deferred: bool) -> bool:
         """Whether a call of ``name`` is decided at call time (not offered this turn)."""
@@ -511,11 +530,24 @@ class Thinker:
         if approvals.is_call(token):
             approval = approvals.answer_call(token, approve)
             decision: GrantDecision = "granted" if approve else "refused"
-            binding.grants.record("call", approval.name, decision, "a person's decision")
+            binding.grants.record(
+                "call",
+                approval.name,
+                decision,
+                "a person's decision",
+                call_id=approval.call_id,
+                parent=approval.parent,
+            )
             return approval
         approval = approvals.resolve(token)
         binding.grants.resolve(approval, approve)
         return approval
+
+    def _record_call(
+        self, name: str, decision: GrantDecision, reason: str, call_id: str, parent: str
+    ) -> None:
+        """Put a call a ``run_code`` script made on the grant record, under its script."""
+        _binding(self).grants.record("call", name, decision, reason, call_id=call_id, parent=parent)
 
     def __repr__(self) -> str:
         flag = " read-only" if self.is_read_only else ""

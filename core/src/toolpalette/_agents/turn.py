@@ -301,6 +301,10 @@ class Approval:
     """The validated input of a paused call (None for grants)."""
     turn: int
     """The turn it was asked in."""
+    call_id: str | None = None
+    """For a call a ``run_code`` script made: that call's id (None otherwise)."""
+    parent: str | None = None
+    """For a call a ``run_code`` script made: the script's call id (None otherwise)."""
 
 
 class ChangeLog:

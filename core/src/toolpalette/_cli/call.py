@@ -11,6 +11,11 @@ text on stderr), or with ``--json`` the whole result (``is_error``, ``status``,
 result are summarized, or written into a folder with ``--save DIR``.
 Exit status: 0 success, 1 the call failed, 2 bad usage.
 
+``toolpalette call run_code --input '{"code": "..."}'`` runs a code-mode script (the
+``code`` extra) over every tool of the catalog, as a thinker in code mode would: each
+call the script makes goes through the pipeline on its own (``--read-only`` holds for
+them too); a call a policy would ask about cannot be asked here, so none is.
+
 MCP servers start only when needed: the catalog is first built from what is at hand
 (the packs, and each server's listing kept from an earlier run), and the servers not
 listed yet are started only when no tool of that name is at hand. So the call of a
@@ -114,7 +119,10 @@ def run(args: argparse.Namespace) -> int:
         run_id=f"cli-{uuid.uuid4().hex[:12]}", on_progress=bar.show if bar else None
     )
     try:
-        result = _run_once(executor.execute(args.name, raw, context=context))
+        if args.name == "run_code":
+            result = _run_once(_run_code(hub, args, raw))
+        else:
+            result = _run_once(executor.execute(args.name, raw, context=context))
     finally:
         if bar is not None:
             bar.clear()
@@ -146,6 +154,38 @@ def _executor(hub: ToolHub, args: argparse.Namespace) -> Executor:
         log_failures=False,
         **options,
     )
+
+
+async def _run_code(hub: ToolHub, args: argparse.Namespace, raw: str) -> ToolResult:
+    """``run_code``: a script over the catalog's tools, as a thinker in code mode runs it."""
+    from toolpalette._agents.sandbox import available
+    from toolpalette._agents.selector import ToolSelector
+    from toolpalette._agents.thinker import Thinker
+
+    if not available():
+        return ToolResult.failure(
+            501,
+            "sandbox_unavailable",
+            "run_code needs the sandbox: pip install 'toolpalette[code]'",
+        )
+    with hub.mcp().at_hand():
+        providers = list(hub.catalog().providers())
+
+    class CommandLine(Thinker):
+        """Every tool of the catalog, in code mode."""
+
+        code_mode = True
+
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            chosen = ToolSelector()
+            for provider in providers:
+                chosen.provider(provider)
+            return chosen
+
+    CommandLine.read_only = bool(args.read_only)
+    thinker = hub.bind(CommandLine)
+    return await thinker.call("run_code", raw)
 
 
 def _run_once(call: Coroutine[Any, Any, ToolResult]) -> ToolResult:

@@ -277,6 +277,47 @@ async def _approval(editor: Editor, script: _Script, approvals: list[str]) -> No
     script.show(await task)
 
 
+class Coder(Analyst):
+    """The analyst in code mode: one script runs several calls, each through the pipeline."""
+
+    code_mode = True
+
+
+_JOIN = """\
+customers = query(sql="SELECT id, name, city FROM customers")["rows"]
+orders = query(sql="SELECT customer_id, total FROM orders")["rows"]
+city_of = {row[0]: row[2] for row in customers}
+by_city = {}
+for customer_id, total in orders:
+    city = city_of[customer_id]
+    by_city[city] = by_city.get(city, 0) + total
+notes = read_file(path="notes/q3-final.md")["content"]
+print(len(orders), "orders;", "notes mention", [c for c in by_city if c in notes])
+by_city"""
+
+
+async def _coder_session(hub: ToolHub, script: _Script) -> None:
+    from toolpalette._agents.sandbox import available
+
+    script.heading("Code mode: one script, several calls")
+    if not available():
+        script.say("(skipped: code mode needs the sandbox, pip install 'toolpalette[code]')")
+        return
+    coder = hub.bind(Coder)
+    turn = coder.begin_turn()
+    script.turn("coder", turn)
+    script.step += 1
+    script.say(f"\n[{script.step}] The model joins two queries and a file in one run_code.")
+    script.say('    model calls  run_code({"code": ...}), the code:')
+    script.say(textwrap.indent(_JOIN, " " * 17))
+    result = await coder.call("run_code", {"code": _JOIN}, call_id="script-1")
+    script.show(result)
+    script.say("    each call the script made is on the grant record, under the script:")
+    for record in hub.grants():
+        if record.parent == "script-1":
+            script.say(f"    {record.call_id:<10} {record.name:<11} {record.decision}")
+
+
 def _grant_table(hub: ToolHub, script: _Script) -> None:
     script.heading("The grant record")
     for record in hub.grants():
@@ -312,6 +353,7 @@ def run(out: TextIO, *, hub_factory: Callable[..., ToolHub] = ToolHub) -> int:
         asyncio.run(_analyst_session(hub, script))
         asyncio.run(_editor_session(hub, script))
         _grant_table(hub, script)
+        asyncio.run(_coder_session(hub, script))
         problems = hub.problems()
         script.say(f"\nproblems found while loading: {len(problems)} (see `toolpalette check`)")
     return 0

@@ -91,6 +91,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--read-only", action="store_true", help="bind the thinker read-only")
     parser.add_argument(
+        "--code-mode",
+        action="store_true",
+        help="also offer run_code: a Python script over the tools, each call through the "
+        "pipeline (needs toolpalette[code])",
+    )
+    parser.add_argument(
         "--http", action="store_true", help="serve streamable HTTP instead of stdio"
     )
     parser.add_argument(
@@ -162,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         "thinker": args.thinker,
         "select": args.select or [],
         "read_only": args.read_only,
+        "code_mode": args.code_mode,
         "stateless": args.stateless or workers > 1,
         "page_size": args.page_size,
         "config": args.config,
@@ -323,6 +330,12 @@ def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
         thinker = _selection(hub, options["select"], read_only=options["read_only"])
     else:
         thinker = _import_thinker(spec, Thinker)
+    if options.get("code_mode") and not thinker.code_mode:
+        from toolpalette._agents.sandbox import available
+
+        if not available():
+            raise _UsageError("--code-mode needs the sandbox: pip install 'toolpalette[code]'")
+        thinker = type(thinker.__name__, (thinker,), {"code_mode": True})
     try:
         hub.resolve_thinker(thinker)
     except ToolpaletteError as exc:

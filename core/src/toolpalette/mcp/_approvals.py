@@ -19,6 +19,14 @@ request that made the call (a context variable, set around the call by ``_tools.
   sealed is not an answer.
 - **A client with neither** is refused, as when nobody can be asked.
 
+A call a ``run_code`` script makes pauses the script, not the request: on 2025-era
+protocols the elicitation is sent while the sandbox waits at that call; on 2026-07-28
+the script stops there (:class:`ScriptPause`), and the request state carries Monty's
+snapshot of it, its output so far and its call count (:func:`script_state`), sealed as
+any state is. The retry resumes the script from that snapshot, on whichever worker
+verifies the seal, and the answer covers that one call: the script's next ask asks
+again.
+
 Whatever the way, the answer goes to ``thinker.resolve_approval``: a "yes" runs the
 call, a "no" is the pipeline's 403 (``denied``); both are on the grant ledger with a
 host's texts ("a person's decision"). A grant a person must approve before it is kept
@@ -29,6 +37,8 @@ match) is asked about at each call instead.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import os
@@ -39,10 +49,13 @@ from typing import TYPE_CHECKING, Any, Final
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from toolpalette._agents.code_mode import PAUSE
+
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from toolpalette import AbortSignal, Approval, Thinker
+    from toolpalette import Approval, Thinker
+    from toolpalette._run.abort import AbortSignal
 
 __all__ = [
     "ASKER",
@@ -50,6 +63,9 @@ __all__ = [
     "STATE",
     "STATE_KEYS_ENV",
     "Asker",
+    "ScriptPause",
+    "resume_of",
+    "script_state",
     "answer_of",
     "approver_for",
     "input_required",
@@ -61,6 +77,8 @@ logger = logging.getLogger("toolpalette.mcp")
 
 STATE: Final = "toolpalette.approval.v1"
 """The request state a 2026-07-28 approval carries (sealed by the SDK's boundary)."""
+SCRIPT_STATE: Final = STATE + ":script:"
+"""How the request state of a paused ``run_code`` script starts (its snapshot follows)."""
 INPUT_KEY: Final = "approval"
 """The key of the approval form among an ``InputRequiredResult``'s input requests."""
 STATE_KEYS_ENV: Final = "TOOLPALETTE_STATE_KEYS"
@@ -108,9 +126,13 @@ class Asker:
         """Set when the call stopped to ask: the ``input_required`` result's request."""
 
     def ask(self, thinker: Thinker, approval: Approval) -> Awaitable[None] | None:
-        """Ask about ``approval``: answer it now, or return the awaitable that will."""
-        if self.answer is not None:
-            _resolve(thinker, approval, self.answer)
+        """Ask about ``approval``: answer it now, or return the awaitable that will.
+
+        An answer the request carried answers one ask: the next one asks again.
+        """
+        answer, self.answer = self.answer, None
+        if answer is not None:
+            _resolve(thinker, approval, answer)
             return None
         ctx = self._ctx
         if not _can_elicit(ctx):
@@ -119,9 +141,66 @@ class Asker:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # Stop the call before the tool runs; the request answers input_required.
             self.input_required = _elicit_request(approval)
-            self._abort.abort(_STOPPED)
+            pause = PAUSE.get()
+            if isinstance(pause, ScriptPause) and pause.inner is not None:
+                pause.wanted = True  # a script's call: the script stops, to resume later
+                pause.inner.abort(_STOPPED)
+            else:
+                self._abort.abort(_STOPPED)
             return None
         return _elicit(ctx, thinker, approval)
+
+
+class ScriptPause:
+    """Where a ``run_code`` script served on 2026-07-28 stops to ask (``code_mode.PAUSE``).
+
+    ``inner`` is the abort signal of the script's call in flight; ``wanted`` is set when
+    that call must stop to ask, and ``paused`` is then set by the script: its call id
+    and what resumes it.
+    """
+
+    __slots__ = ("inner", "paused", "wanted")
+
+    def __init__(self) -> None:
+        self.inner: AbortSignal | None = None
+        self.wanted = False
+        self.paused: tuple[str, Any] | None = None
+
+
+def script_state(pause: ScriptPause) -> str | None:
+    """The request state of a paused script: its snapshot, output and count, as text."""
+    if pause.paused is None:
+        return None
+    call_id, paused = pause.paused
+    payload = {
+        "call_id": call_id,
+        "calls": paused.calls,
+        "printed": paused.printed,
+        "dump": base64.b64encode(paused.dump).decode("ascii"),
+    }
+    return SCRIPT_STATE + json.dumps(payload, separators=(",", ":"))
+
+
+def resume_of(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> Any:
+    """The paused script a verified 2026-era retry resumes (a ``code_mode.Resume``), or None."""
+    state = params.get("requestState")
+    if not isinstance(state, str) or not state.startswith(SCRIPT_STATE):
+        return None
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    from toolpalette._agents.code_mode import Resume
+    from toolpalette._agents.sandbox import Paused
+
+    try:
+        data = json.loads(state[len(SCRIPT_STATE) :])
+        paused = Paused(
+            base64.b64decode(data["dump"], validate=True), str(data["printed"]), int(data["calls"])
+        )
+        return Resume(paused, str(data["call_id"]))
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        return (
+            None  # sealed by this server, so it cannot happen; an unreadable state resumes nothing
+        )
 
 
 def approver_for(thinker: Callable[[], Thinker | None]) -> Callable[[Approval], Any]:
@@ -148,7 +227,9 @@ def answer_of(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> bool
     it and put back :data:`STATE`) answers; accept with ``approve: true`` is a yes,
     anything else a no.
     """
-    if params.get("requestState") != STATE or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+    state = params.get("requestState")
+    ours = state == STATE or (isinstance(state, str) and state.startswith(SCRIPT_STATE))
+    if not ours or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return None
     responses = params.get("inputResponses")
     response = responses.get(INPUT_KEY) if isinstance(responses, Mapping) else None
@@ -162,12 +243,15 @@ def answer_of(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> bool
     )
 
 
-def input_required(request: dict[str, Any]) -> dict[str, Any]:
-    """The ``InputRequiredResult`` (wire form) asking ``request`` of the client."""
+def input_required(request: dict[str, Any], state: str | None = None) -> dict[str, Any]:
+    """The ``InputRequiredResult`` (wire form) asking ``request`` of the client.
+
+    ``state`` is a paused script's (:func:`script_state`); else the plain approval's.
+    """
     return {
         "resultType": "input_required",
         "inputRequests": {INPUT_KEY: request},
-        "requestState": STATE,
+        "requestState": state if state is not None else STATE,
     }
 
 

@@ -32,8 +32,17 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from toolpalette import AbortSignal, InvalidInputError, ToolResult
+from toolpalette._agents.code_mode import PAUSE, RESUME
 from toolpalette._tools.tool import TOOL_NAME
-from toolpalette.mcp._approvals import ASKER, Asker, answer_of, input_required
+from toolpalette.mcp._approvals import (
+    ASKER,
+    Asker,
+    ScriptPause,
+    answer_of,
+    input_required,
+    resume_of,
+    script_state,
+)
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._progress import Progress
@@ -218,9 +227,12 @@ class ToolsEndpoint:
         arguments: Any,
     ) -> dict[str, Any]:
         """The call of tool ``name`` (offered or deferred), answered in wire form."""
-        result, asker = await self._run(served, name, arguments, ctx, answer_of(ctx, params))
+        resume = resume_of(ctx, params)
+        result, asker, pause = await self._run(
+            served, name, arguments, ctx, answer_of(ctx, params), resume
+        )
         if asker.input_required is not None:
-            return input_required(asker.input_required)
+            return input_required(asker.input_required, script_state(pause))
         if result.is_error and result.code in _UNKNOWN:
             raise unknown_tool(name)
         provider = served.listing.by_name.get(name) or served.reachable.get(name)
@@ -244,16 +256,23 @@ class ToolsEndpoint:
         arguments: Any,
         ctx: ServerRequestContext[Any],
         answer: bool | None,
-    ) -> tuple[ToolResult, Asker]:
+        resume: Any = None,
+    ) -> tuple[ToolResult, Asker, ScriptPause]:
         """The pipeline's result; the client's cancellation aborts the call (499).
 
         The call's task starts with the request's :class:`Asker` in its context, which
-        the thinker's approver asks when the call pauses for a person.
+        the thinker's approver asks when the call pauses for a person; on 2026-07-28 a
+        ``run_code`` script's :class:`ScriptPause` too (and the paused script a retry
+        resumes, ``resume``).
         """
         abort = AbortSignal()
         progress = Progress(ctx)
         asker = Asker(ctx, abort, answer)
+        pause = ScriptPause()
         token = ASKER.set(asker)
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        paused = PAUSE.set(pause if modern else None)
+        resumed = RESUME.set(resume)
         try:
             call = asyncio.ensure_future(
                 served.thinker.call(
@@ -261,6 +280,8 @@ class ToolsEndpoint:
                 )
             )
         finally:
+            RESUME.reset(resumed)
+            PAUSE.reset(paused)
             ASKER.reset(token)
         try:
             result = await asyncio.shield(call)
@@ -272,7 +293,7 @@ class ToolsEndpoint:
             raise
         finally:
             await progress.close()
-        return result, asker
+        return result, asker, pause
 
 
 def unknown_tool(name: object) -> MCPError:
