@@ -5,8 +5,9 @@ which thinker answers a request (``_sessions.py``: a thinker per stateful sessio
 shared by every request without a session), ``tools/list`` and ``tools/call``
 (``_tools.py``, with ``call_tool`` from ``_call_tool.py``), approvals asked of the
 client's user (``_approvals.py``, and the SDK's sealed request state on the 2026-07-28
-era), skills as prompts and resources (``_skills.py``), progress (``_progress.py``)
-and the message text a client sent (``_raw.py``).
+era), skills as prompts and resources (``_skills.py``) and through the MCP Skills
+extension (``_skills_ext.py``), progress (``_progress.py``) and the message text a
+client sent (``_raw.py``).
 
 Every protocol era and mode serves the thinker's turn (its up-front palette and the
 meta-tools of its ``tool_search`` mode) and ``call_tool``; a deferred tool can be
@@ -30,6 +31,7 @@ from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import SkillsEndpoint
+from toolpalette.mcp._skills_ext import EXTENSION, DirectoryParams, GetSkillParams, SkillsExtension
 from toolpalette.mcp._telemetry import timed
 from toolpalette.mcp._tools import ToolsEndpoint
 
@@ -219,6 +221,18 @@ class PaletteServer(Server[Any]):
         self.add_request_handler("tools/list", types.PaginatedRequestParams, tools.checked)
         self.add_request_handler("tools/call", types.CallToolRequestParams, tools.checked)
         self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        extension = SkillsExtension(sessions, page_size=page_size, ttl_ms=list_ttl_ms)
+        self.skills_extension = extension
+        """The MCP Skills extension's handlers (declared when the palette has skills)."""
+        if thinker_for is not None or hub.resolve_thinker(thinker).skills:
+            self.extensions[EXTENSION] = {"directoryRead": True}
+            self.add_request_handler(
+                "skills/list", types.PaginatedRequestParams, extension.list_skills
+            )
+            self.add_request_handler("skills/get", GetSkillParams, extension.get_skill)
+            self.add_request_handler(
+                "resources/directory/read", DirectoryParams, extension.read_directory
+            )
 
     async def run_stdio(self) -> None:
         """Serve over this process's stdin and stdout until the client closes stdin.

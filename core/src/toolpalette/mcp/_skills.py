@@ -2,9 +2,10 @@
 
 ``prompts/list`` and ``prompts/get`` serve the skills the thinker declares (the
 instructions are the prompt); ``resources/list``, ``resources/templates/list`` and
-``resources/read`` their files. A file is served only when the skill lists it (hidden
-files such as ``.env`` are not listed, so not served), under the skill loader's path
-rules, and only up to :data:`~toolpalette._skills.skill.MAX_FILE_BYTES` (the limit of
+``resources/read`` their files, ``SKILL.md`` included (as the Skills extension has it,
+``_skills_ext.py``). A file is served only when the skill lists it (hidden files such
+as ``.env`` are not listed, so not served), under the skill loader's path rules, and
+only up to :data:`~toolpalette._skills.skill.MAX_FILE_BYTES` (the limit of
 ``read_skill_file``; a larger file is refused after reading no more than that). No
 error repeats what the client sent: a URI, a path or a prompt name.
 """
@@ -82,6 +83,14 @@ class SkillsEndpoint:
             except OSError:
                 logger.exception("the files of skill %s could not be listed", skill.id)
                 continue
+            resources.append(
+                types.Resource(
+                    uri=skill_uri(skill, "SKILL.md"),
+                    name=skill.name,
+                    description=skill.description,
+                    mime_type="text/markdown",
+                )
+            )
             for relpath in paths:
                 resources.append(
                     types.Resource(
@@ -138,7 +147,7 @@ class SkillsEndpoint:
                 code=types.INVALID_PARAMS,
                 message=f"The file is larger than {MAX_FILE_BYTES} bytes; it cannot be read here.",
             )
-        mime = mimetypes.guess_type(relpath)[0]
+        mime = "text/markdown" if relpath.endswith(".md") else mimetypes.guess_type(relpath)[0]
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -161,6 +170,8 @@ def _read_listed(skill: Skill, relpath: str) -> bytes:
         OSError: the skill does not list it, or it cannot be read.
     """
     check_relpath(relpath)
+    if relpath == "SKILL.md":
+        return skill.skill_file()
     if relpath not in skill.resources():
         raise FileNotFoundError("not a listed file of the skill")
     return skill.resource(relpath, limit=MAX_FILE_BYTES)
