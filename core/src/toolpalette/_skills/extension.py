@@ -91,8 +91,8 @@ _CORE_RESOLVERS: Final = [
 ]
 _CoreLoader.yaml_implicit_resolvers = {}
 for _tag, _regexp, _first in _CORE_RESOLVERS:
-    _CoreLoader.add_implicit_resolver(_tag, _regexp, _first)  # type: ignore[no-untyped-call]
-_CoreLoader.add_implicit_resolver(  # type: ignore[no-untyped-call]
+    _CoreLoader.add_implicit_resolver(_tag, _regexp, _first)
+_CoreLoader.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^$"), [""]
 )
 

@@ -5,6 +5,9 @@ Jars are declared from entry point names alone; a jar's package is imported and 
 exact id, a bundle prefix, or everything). What could not be used is recorded as a
 :class:`~toolpalette._plugins.problems.Problem` and logged; nothing here raises for a bad jar.
 
+A remote origin (an MCP server's skills, :meth:`SkillRegistry.add_remote`) is listed
+the same way: only when a skill under its bundle prefix is asked for.
+
 Collisions are never resolved silently, and never by an order an installer controls:
 when two distributions claim one bundle id, or two sources one full skill id, the
 contested bundle or id is served by neither, and each claimant is reported with its
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +66,20 @@ class _Jar:
         return f"folder {self.root}" if self.root is not None else self.bundle
 
 
+RemoteLoad = Callable[[], "tuple[list[Skill], list[Problem]] | None"]
+"""Lists a remote origin's skills (None: not now, ask again later)."""
+
+
+@dataclass
+class _Remote:
+    """A remote origin of skills (an MCP server): every bundle under ``prefix``."""
+
+    prefix: str
+    load: RemoteLoad
+    label: str
+    opened: bool = False
+
+
 def matches_prefix(bundle: str, prefix: str) -> bool:
     """Whether ``bundle`` is ``prefix`` itself or lies under it on a dot boundary."""
     prefix = prefix.rstrip(".")
@@ -85,6 +102,7 @@ class SkillRegistry:
         self._holders: dict[str, str] = {}
         self._contested: set[str] = set()
         self._code_bundles: set[str] = set()
+        self._remotes: dict[str, _Remote] = {}
         self._problems: list[Problem] = []
         self._version = 0
 
@@ -160,6 +178,56 @@ class SkillRegistry:
                     self._code_bundles.add(skill.bundle)
                     self._hold(skill, _origin_label(origin), _dist_label(origin))
 
+    def add_remote(self, prefix: str, load: RemoteLoad, *, label: str) -> None:
+        """Declare a remote origin (an MCP server) serving every bundle under ``prefix``.
+
+        Nothing is fetched now: ``load`` is called the first time a skill of a bundle
+        under ``prefix`` is asked for (an id, a prefix that overlaps it, or
+        everything), and its skills join like a jar's, by the same collision rules.
+        ``load`` returns None when it cannot list now (it is asked again later).
+
+        Args:
+            prefix: The bundle prefix of the origin's skills (``mcp.docs``).
+            load: Lists the skills and the problems met.
+            label: Who serves them, for messages (``MCP server 'docs'``).
+        """
+        with self._lock:
+            if prefix in self._remotes:
+                return
+            self._remotes[prefix] = _Remote(prefix, load, label)
+            self._version += 1
+
+    def _open_remotes(self, bundle_or_prefix: str | None) -> None:
+        """Load the remote origins that may hold ``bundle_or_prefix`` (None: every one)."""
+        for remote in list(self._remotes.values()):
+            if remote.opened:
+                continue
+            if bundle_or_prefix is not None and not (
+                matches_prefix(bundle_or_prefix, remote.prefix)
+                or matches_prefix(remote.prefix, bundle_or_prefix)
+            ):
+                continue
+            try:
+                loaded = remote.load()
+            except Exception as exc:  # a remote origin must never take the registry down
+                reason = f"cannot list its skills: {exc!r}"
+                self._report("server", reason, remote.label, None, None)
+                remote.opened = True
+                continue
+            if loaded is None:
+                continue
+            remote.opened = True
+            skills, problems = loaded
+            for problem in problems:
+                self._record(problem)
+            for skill in skills:
+                if not matches_prefix(skill.bundle, remote.prefix):
+                    reason = f"skipped: bundle {skill.bundle!r} is outside {remote.prefix!r}"
+                    self._report("invalid-skill", reason, remote.label, None, skill.id)
+                    continue
+                self._code_bundles.add(skill.bundle)
+                self._hold(skill, remote.label, None)
+
     def _checked(self, item: object, origin: Origin) -> Skill | None:
         label = _dist_label(origin)
         if not isinstance(item, Skill):
@@ -188,6 +256,7 @@ class SkillRegistry:
             return None
         with self._lock:
             self._ensure(bundle)
+            self._open_remotes(bundle)
             return self._skills.get(skill_id)
 
     def skill(self, skill_id: str) -> Skill:
@@ -226,6 +295,7 @@ class SkillRegistry:
         ``io.examples``. Jars outside the prefix are not opened.
         """
         with self._lock:
+            self._open_remotes(prefix)
             bundles = [bundle for bundle in self.bundles() if matches_prefix(bundle, prefix)]
             for bundle in bundles:
                 self._ensure(bundle)
@@ -245,6 +315,7 @@ class SkillRegistry:
         with self._lock:
             for bundle in list(self._jars):
                 self._ensure(bundle)
+            self._open_remotes(None)
 
     def loaded_bundles(self) -> list[str]:
         """The bundles whose jars have been opened so far, sorted."""

@@ -29,6 +29,8 @@ from toolpalette import Skill
 from toolpalette._skills.extension import (
     DIRECTORY_MIME,
     EXTENSION,
+    MAX_FILES,
+    MAX_TOTAL_BYTES,
     FileEntry,
     digest,
     entry_problem,
@@ -98,10 +100,30 @@ def _build(skill: Skill) -> Entry | None:
         front = served_front_matter(skill_file)
         paths = skill.resources()
         files = [_file(skill, SKILL_FILE, skill_file)]
-        for relpath in paths:
-            files.append(_file(skill, relpath, skill.resource(relpath)))
+        room = MAX_TOTAL_BYTES - len(skill_file)
+        for relpath in paths[: MAX_FILES - 1]:
+            data = skill.resource(relpath, limit=max(room, 0))
+            room -= len(data)
+            if room < 0:  # over the limit: read no further
+                logger.warning(
+                    "skill %s is left out of the Skills extension: its files add up to more "
+                    "than the extension's %d bytes",
+                    skill.id,
+                    MAX_TOTAL_BYTES,
+                )
+                return None
+            files.append(_file(skill, relpath, data))
     except (OSError, ValueError, FrontMatterError, UnicodeDecodeError) as exc:
         logger.warning("skill %s is left out of the Skills extension: %r", skill.id, exc)
+        return None
+    if len(paths) + 1 > MAX_FILES:
+        logger.warning(
+            "skill %s is left out of the Skills extension: it has %d files, more than the "
+            "extension's %d",
+            skill.id,
+            len(paths) + 1,
+            MAX_FILES,
+        )
         return None
     problem = entry_problem(skill.name, front, files)
     if problem is not None:
