@@ -252,9 +252,15 @@ class PaletteServer(Server[Any]):
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        """The SDK's options, announcing ``tools.listChanged`` (grants change the list)."""
+        """The SDK's options, announcing ``tools.listChanged`` (grants change the list).
+
+        The Skills extension is also declared under ``experimental``: a 2025-era
+        handshake's capabilities have no ``extensions`` (the SDK leaves it out there).
+        """
         if notification_options is None:
             notification_options = NotificationOptions(tools_changed=not self.stateless)
+        if experimental_capabilities is None and EXTENSION in self.extensions:
+            experimental_capabilities = {EXTENSION: dict(self.extensions[EXTENSION])}
         return super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )
