@@ -19,6 +19,7 @@ can act on them without parsing text::
     ├── MCPServerError                  an MCP server did not start, answer or list its tools
     ├── ToolNotFoundError               an unknown tool name (also LookupError)
     ├── SkillNotFoundError              an unknown skill id (also LookupError)
+    ├── SkillIntegrityError             an MCP-served skill file unlike its entry (also OSError)
     ├── InvalidInputError               model input refused (also ValueError)
     └── ToolError                       raised by a tool: code, status, user message
 

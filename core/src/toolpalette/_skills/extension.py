@@ -92,9 +92,7 @@ _CORE_RESOLVERS: Final = [
 _CoreLoader.yaml_implicit_resolvers = {}
 for _tag, _regexp, _first in _CORE_RESOLVERS:
     _CoreLoader.add_implicit_resolver(_tag, _regexp, _first)
-_CoreLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^$"), [""]
-)
+_CoreLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
 
 
 def _core_int(loader: yaml.SafeLoader, node: Any) -> int:

@@ -103,6 +103,7 @@ class SkillRegistry:
         self._contested: set[str] = set()
         self._code_bundles: set[str] = set()
         self._remotes: dict[str, _Remote] = {}
+        self._remote_bundles: set[str] = set()
         self._problems: list[Problem] = []
         self._version = 0
 
@@ -225,7 +226,7 @@ class SkillRegistry:
                     reason = f"skipped: bundle {skill.bundle!r} is outside {remote.prefix!r}"
                     self._report("invalid-skill", reason, remote.label, None, skill.id)
                     continue
-                self._code_bundles.add(skill.bundle)
+                self._remote_bundles.add(skill.bundle)
                 self._hold(skill, remote.label, None)
 
     def _checked(self, item: object, origin: Origin) -> Skill | None:
@@ -277,16 +278,28 @@ class SkillRegistry:
         """Every full skill id, sorted (opens every jar)."""
         return [skill.id for skill in self.skills()]
 
-    def skills(self) -> list[Skill]:
-        """Every skill, sorted by id (opens every jar)."""
-        with self._lock:
-            self.load_all()
-            return [self._skills[key] for key in sorted(self._skills)]
+    def skills(self, *, remote: bool = True) -> list[Skill]:
+        """Every skill, sorted by id (opens every jar).
 
-    def bundles(self) -> list[str]:
-        """Every bundle id that is declared and not contested, sorted (opens nothing)."""
+        With ``remote=False``, only the skills of jars, folders and code: no remote
+        origin (MCP server) is listed for it, and none of their skills is returned.
+        """
         with self._lock:
-            return sorted(set(self._jars) | self._code_bundles)
+            self.load_all(remote=remote)
+            chosen = sorted(self._skills)
+            if not remote:
+                chosen = [k for k in chosen if k.partition("/")[0] not in self._remote_bundles]
+            return [self._skills[key] for key in chosen]
+
+    def bundles(self, *, remote: bool = True) -> list[str]:
+        """Every bundle id that is declared and not contested, sorted (opens nothing).
+
+        A remote origin's bundles are known once it was listed; ``remote=False``
+        leaves them out.
+        """
+        with self._lock:
+            local = set(self._jars) | self._code_bundles
+            return sorted(local | self._remote_bundles if remote else local)
 
     def by_prefix(self, prefix: str) -> list[Skill]:
         """The skills of every bundle on the dot boundary of ``prefix``, sorted by id.
@@ -310,12 +323,16 @@ class SkillRegistry:
             jar = self._jars.get(bundle)
             return jar.origin if jar is not None else None
 
-    def load_all(self) -> None:
-        """Open every declared jar now (``check`` and full listings need this)."""
+    def load_all(self, *, remote: bool = True) -> None:
+        """Open every declared jar now (``check`` and full listings need this).
+
+        Every remote origin is listed too, unless ``remote`` is False.
+        """
         with self._lock:
             for bundle in list(self._jars):
                 self._ensure(bundle)
-            self._open_remotes(None)
+            if remote:
+                self._open_remotes(None)
 
     def loaded_bundles(self) -> list[str]:
         """The bundles whose jars have been opened so far, sorted."""

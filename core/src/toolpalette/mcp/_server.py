@@ -112,7 +112,8 @@ def selection_thinker(
 
     Each name is a distribution when one is installed under it, else an import
     package. With no names it offers every installed tool and skill; with names, the
-    skills those distributions ship.
+    skills those distributions ship. An MCP server's skills (the Skills extension)
+    are never among them: a server does not re-serve the servers it is a client of.
     """
     distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
     wanted = {_canonical(n) for n in names}
@@ -123,10 +124,8 @@ def selection_thinker(
         else:
             chosen.package(item)
     skills = SkillSelector()
-    if not names:
-        skills.all()
-    else:
-        for skill in hub.skills().skills():
+    if names:  # installed and code-built skills only: never an MCP server's (re-served)
+        for skill in hub.skills().skills(remote=False):
             if skill.distribution and _canonical(skill.distribution) in wanted:
                 skills.skill(skill.id)
 
@@ -144,7 +143,12 @@ def selection_thinker(
 
         @classmethod
         def declare_skills(cls) -> SkillSelector:
-            return skills
+            if names:
+                return skills
+            local = SkillSelector()
+            for skill in hub.skills().skills(remote=False):
+                local.skill(skill.id)
+            return local
 
     Selection.read_only = read_only
     return Selection
