@@ -1,9 +1,6 @@
-"""The MCP Skills extension's shapes, without ``mcp``: entries, digests, limits, front matter.
+"""The MCP Skills extension's shapes, without ``mcp``: digests, limits, front matter as JSON.
 
-Shared by the server (``toolpalette.mcp``) and the client (``_mcp_client``): what a
-skill entry holds (its ``SKILL.md`` URI, its front matter, and every file with a
-``sha256`` digest and size), the limits the extension sets, and the one reading of
-front matter both sides compare.
+Shared by the server (``mcp/_skills_ext.py``) and the client (``_mcp_client/skills.py``).
 """
 
 from __future__ import annotations

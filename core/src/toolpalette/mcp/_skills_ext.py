@@ -1,11 +1,6 @@
-"""The MCP Skills extension on the server: ``skills/list``, ``skills/get``, directories.
+"""The MCP Skills extension served: ``skills/list``, ``skills/get``, ``resources/directory/read``.
 
-Each skill the session's thinker declares is an entry: the URI of its ``SKILL.md``
-(``skill://BUNDLE/NAME/SKILL.md``), its front matter as the file has it, and every
-file with its ``sha256`` digest and size. An entry is built once per skill object (in
-a worker thread: it reads every file) and kept. A skill the extension cannot carry (a
-name outside the Agent Skills rule or unlike its front matter, over 512 files or
-16 MiB) is left out of it, logged once, and still served as a prompt.
+See docs/architecture.md ("Skills over MCP") for the entries and what is left out.
 """
 
 from __future__ import annotations
