@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 import toolpalette.mcp
-from toolpalette import SkillIntegrityError, SkillSelector, Thinker, ToolHub, ToolSelector
+from toolpalette import (
+    Conversation,
+    SkillIntegrityError,
+    SkillSelector,
+    Thinker,
+    ToolHub,
+    ToolSelector,
+)
 from toolpalette.testing import wait_until
 
 from .conftest import PROCESS_WAIT, server_pids
@@ -73,6 +80,17 @@ def test_a_served_skilljar_joins_the_registry_beside_the_installed_one(
 
     skills = hub.resolve_thinker(FromTheServer).skills
     assert [s.id for s in skills] == [s.id for s in served]
+    # In the model's context, an MCP server's skill says which server it came from.
+    conversation = Conversation("Preamble.")
+    conversation.attach(served[0])
+    conversation.attach(registry.skill("io.toolpalette.sql/explore-sqlite-schema"))
+    preamble = conversation.preamble
+    assert f'<skill id="{served[0].id}" name="explore-sqlite-schema" server="Docs_Server">' in (
+        preamble
+    )
+    assert '<skill id="io.toolpalette.sql/explore-sqlite-schema" name="explore-sqlite-schema">' in (
+        preamble
+    )
     hub.close()
     wait_until(lambda: server_pids("serve") == [], timeout=PROCESS_WAIT)
 
