@@ -177,15 +177,24 @@ def test_toolpalette_skills_lists_a_servers_skills(tmp_path: Path):
         f"args = {json.dumps(server['args'])}\n"
         f"env = {{ {env_line} }}\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", CODE, "skills", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={**os.environ, "TOOLPALETTE_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    assert done.returncode == 0, done.stderr
-    listing = json.loads(done.stdout)
+
+    def cli(*args: str) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-c", CODE, *args, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            env={**os.environ, "TOOLPALETTE_CACHE_DIR": str(tmp_path / "cache")},
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    listing = cli("skills")
     ids = {s["id"] for b in listing["bundles"] for s in b["skills"]}
     assert {f"mcp.docs.io.toolpalette.sql/{n}" for n in SERVED} <= ids
+    (bundle,) = [b for b in listing["bundles"] if b["id"] == "mcp.docs.io.toolpalette.sql"]
+    assert bundle["server"] == "docs"
+    checked = cli("check")
+    assert checked["ok"] is True
+    assert checked["skills"] == len(ids)  # the server's skills are counted, and checked
