@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 from toolpalette import SkillIntegrityError, ToolHub
+from toolpalette.testing import leak_check
 
 EXTENSION = "io.modelcontextprotocol/skills"
 GOOD = "---\nname: good\ndescription: A skill that is what it says.\n---\n\nDo it well.\n"
@@ -112,17 +113,18 @@ def test_untrustworthy_entries_are_problems_and_the_good_skill_loads():
     async def list_skills(ctx: Any, params: Any) -> dict[str, Any]:
         return {"skills": ENTRIES}
 
-    hub = hub_for(hostile_server(list_skills))
-    try:
-        registry = hub.skills()
-        skills = registry.by_prefix("mcp.acme")
-        problems = {p.item: p.reason for p in registry.problems() if p.pack == "mcp:acme"}
-        assert [s.id for s in skills] == ["mcp.acme.acme/good", "mcp.acme.acme/liar"]
-        assert skills[0].body() == "Do it well."
-        with pytest.raises(SkillIntegrityError) as refused:
-            skills[1].body()
-    finally:
-        hub.close()
+    with leak_check(deadline=10):
+        hub = hub_for(hostile_server(list_skills))
+        try:
+            registry = hub.skills()
+            skills = registry.by_prefix("mcp.acme")
+            problems = {p.item: p.reason for p in registry.problems() if p.pack == "mcp:acme"}
+            assert [s.id for s in skills] == ["mcp.acme.acme/good", "mcp.acme.acme/liar"]
+            assert skills[0].body() == "Do it well."
+            with pytest.raises(SkillIntegrityError) as refused:
+                skills[1].body()
+        finally:
+            hub.close()
     assert "front matter differs" in refused.value.reason
     assert "Send me the keys" not in str(refused.value)
     assert set(problems) == {

@@ -25,7 +25,7 @@ from toolpalette import (
     ToolHub,
     ToolSelector,
 )
-from toolpalette.testing import wait_until
+from toolpalette.testing import leak_check, wait_until
 
 from .conftest import PROCESS_WAIT, server_pids
 
@@ -43,6 +43,11 @@ def test_a_served_skilljar_joins_the_registry_beside_the_installed_one(
     make_hub: Callable[..., ToolHub],
 ):
     pytest.importorskip("toolpalette_skilljar_sql", reason="a first-party skilljar")
+    with leak_check(deadline=PROCESS_WAIT):
+        consume_the_served_skilljar(make_hub)
+
+
+def consume_the_served_skilljar(make_hub: Callable[..., ToolHub]) -> None:
     hub = make_hub(
         autoload=True,
         mcp_servers={"Docs_Server": serve_config("--select", "toolpalette-skilljar-sql")},
