@@ -36,7 +36,6 @@ from toolpalette._mcp_client.offered import problem_pack
 from toolpalette._mcp_client.pool import ClientPool
 from toolpalette._mcp_client.provider import MCPToolProvider
 from toolpalette._mcp_client.refresh import Mode, ServerTools
-from toolpalette._mcp_client.skills import bundle_prefix, server_skills
 from toolpalette._plugins.config import did_you_mean, shown_name
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.servers import MCPServerSpec
@@ -250,6 +249,8 @@ def add_server_skills(servers: MCPServers, name: str, registry: SkillRegistry) -
     They are listed when a skill under ``mcp.NAME`` is first asked for; never while
     :meth:`MCPServers.at_hand` says to start no server (unless it is connected).
     """
+    from toolpalette._mcp_client.skills import bundle_prefix, server_skills  # PyYAML: when used
+
     prefix = bundle_prefix(name)
     if prefix is None:
         logger.warning("MCP server %r: its name gives no bundle id; its skills are not used", name)
