@@ -10,6 +10,7 @@ Each is refused with a problem naming it; the good skill beside them loads and r
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -17,11 +18,12 @@ import pytest
 
 pytest.importorskip("mcp", reason="needs the mcp extra: pip install 'toolpalette[mcp]'")
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
-from toolpalette import SkillIntegrityError, ToolHub
-from toolpalette.testing import leak_check
+from toolpalette import Skill, SkillIntegrityError, ToolHub
+from toolpalette.testing import leak_check, wait_until
 
 EXTENSION = "io.modelcontextprotocol/skills"
 GOOD = "---\nname: good\ndescription: A skill that is what it says.\n---\n\nDo it well.\n"
@@ -164,3 +166,50 @@ def test_a_listing_that_fails_or_never_ends_is_bounded_and_reported():
     finally:
         loops.close()
     assert calls == 100  # MAX_PAGES, then it stops
+
+
+def test_a_slow_listing_blocks_no_other_lookup_and_runs_once():
+    release = threading.Event()
+    calls = 0
+
+    async def slow(ctx: Any, params: Any) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        await anyio.to_thread.run_sync(release.wait, 30)
+        return {"skills": [ENTRIES[0]]}
+
+    with leak_check(deadline=10):
+        hub = hub_for(hostile_server(slow))
+        try:
+            registry = hub.skills()
+            local = Skill("local", "A skill of this host.", bundle="io.example.local")
+            registry.add_skills([local], pack="local", distribution=None)
+            found: dict[str, list[str]] = {}
+
+            def look(key: str) -> None:
+                found[key] = [s.id for s in registry.by_prefix("mcp.acme")]
+
+            first = threading.Thread(target=look, args=("first",))
+            second = threading.Thread(target=look, args=("second",))
+            first.start()
+            wait_until(lambda: calls == 1, timeout=10, message="the listing started")
+            second.start()
+            # While the server is still listing, the host's own skills answer.
+            answered = threading.Event()
+
+            def local_lookup() -> None:
+                if registry.get("io.example.local/local") is local:
+                    answered.set()
+
+            third = threading.Thread(target=local_lookup)
+            third.start()
+            wait_until(answered.is_set, timeout=5, message="a local lookup during the listing")
+            assert calls == 1
+            release.set()
+            for thread in (first, second, third):
+                thread.join(10)
+        finally:
+            release.set()
+            hub.close()
+    assert found == {"first": ["mcp.acme.acme/good"], "second": ["mcp.acme.acme/good"]}
+    assert calls == 1  # the second lookup waited for the first listing

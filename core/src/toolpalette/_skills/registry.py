@@ -66,6 +66,8 @@ class _Jar:
         return f"folder {self.root}" if self.root is not None else self.bundle
 
 
+REMOTE_WAIT = 120.0
+"""The longest a lookup waits for another caller's listing of a remote origin, in seconds."""
 RemoteLoad = Callable[[], "tuple[list[Skill], list[Problem]] | None"]
 """Lists a remote origin's skills (None: not now, ask again later)."""
 
@@ -78,6 +80,8 @@ class _Remote:
     load: RemoteLoad
     label: str
     opened: bool = False
+    listing: threading.Event | None = None
+    """Set while one caller lists it; the others wait for it."""
 
 
 def matches_prefix(bundle: str, prefix: str) -> bool:
@@ -199,35 +203,61 @@ class SkillRegistry:
             self._version += 1
 
     def _open_remotes(self, bundle_or_prefix: str | None) -> None:
-        """Load the remote origins that may hold ``bundle_or_prefix`` (None: every one)."""
-        for remote in list(self._remotes.values()):
-            if remote.opened:
-                continue
-            if bundle_or_prefix is not None and not (
-                matches_prefix(bundle_or_prefix, remote.prefix)
-                or matches_prefix(remote.prefix, bundle_or_prefix)
-            ):
-                continue
+        """List the remote origins that may hold ``bundle_or_prefix`` (None: every one).
+
+        Called without the registry's lock: a listing goes over the network, and other
+        lookups (jars, listed origins) go on meanwhile. A second caller asking for an
+        origin being listed waits for that listing instead of starting another.
+        """
+        with self._lock:
+            pending = [
+                remote
+                for remote in self._remotes.values()
+                if not remote.opened
+                and (
+                    bundle_or_prefix is None
+                    or matches_prefix(bundle_or_prefix, remote.prefix)
+                    or matches_prefix(remote.prefix, bundle_or_prefix)
+                )
+            ]
+            mine = [remote for remote in pending if remote.listing is None]
+            others = [remote.listing for remote in pending if remote.listing is not None]
+            for remote in mine:
+                remote.listing = threading.Event()
+        for remote in mine:
+            loaded: tuple[list[Skill], list[Problem]] | Exception | None
             try:
                 loaded = remote.load()
             except Exception as exc:  # a remote origin must never take the registry down
-                reason = f"cannot list its skills: {exc!r}"
-                self._report("server", reason, remote.label, None, None)
-                remote.opened = True
+                loaded = exc
+            with self._lock:
+                self._take(remote, loaded)
+                done, remote.listing = remote.listing, None
+            assert done is not None
+            done.set()
+        for listing in others:
+            listing.wait(REMOTE_WAIT)
+
+    def _take(
+        self, remote: _Remote, loaded: tuple[list[Skill], list[Problem]] | Exception | None
+    ) -> None:
+        """Hold what listing ``remote`` gave (its skills, its problems, or its failure)."""
+        if loaded is None:
+            return  # not now: asked again later
+        remote.opened = True
+        if isinstance(loaded, Exception):
+            self._report("server", f"cannot list its skills: {loaded!r}", remote.label, None, None)
+            return
+        skills, problems = loaded
+        for problem in problems:
+            self._record(problem)
+        for skill in skills:
+            if not matches_prefix(skill.bundle, remote.prefix):
+                reason = f"skipped: bundle {skill.bundle!r} is outside {remote.prefix!r}"
+                self._report("invalid-skill", reason, remote.label, None, skill.id)
                 continue
-            if loaded is None:
-                continue
-            remote.opened = True
-            skills, problems = loaded
-            for problem in problems:
-                self._record(problem)
-            for skill in skills:
-                if not matches_prefix(skill.bundle, remote.prefix):
-                    reason = f"skipped: bundle {skill.bundle!r} is outside {remote.prefix!r}"
-                    self._report("invalid-skill", reason, remote.label, None, skill.id)
-                    continue
-                self._remote_bundles.add(skill.bundle)
-                self._hold(skill, remote.label, None)
+            self._remote_bundles.add(skill.bundle)
+            self._hold(skill, remote.label, None)
 
     def _checked(self, item: object, origin: Origin) -> Skill | None:
         label = _dist_label(origin)
@@ -257,7 +287,8 @@ class SkillRegistry:
             return None
         with self._lock:
             self._ensure(bundle)
-            self._open_remotes(bundle)
+        self._open_remotes(bundle)
+        with self._lock:
             return self._skills.get(skill_id)
 
     def skill(self, skill_id: str) -> Skill:
@@ -284,8 +315,8 @@ class SkillRegistry:
         With ``remote=False``, only the skills of jars, folders and code: no remote
         origin (MCP server) is listed for it, and none of their skills is returned.
         """
+        self.load_all(remote=remote)
         with self._lock:
-            self.load_all(remote=remote)
             chosen = sorted(self._skills)
             if not remote:
                 chosen = [k for k in chosen if k.partition("/")[0] not in self._remote_bundles]
@@ -307,8 +338,8 @@ class SkillRegistry:
         ``io.example`` selects ``io.example`` and ``io.example.sql`` but not
         ``io.examples``. Jars outside the prefix are not opened.
         """
+        self._open_remotes(prefix)
         with self._lock:
-            self._open_remotes(prefix)
             bundles = [bundle for bundle in self.bundles() if matches_prefix(bundle, prefix)]
             for bundle in bundles:
                 self._ensure(bundle)
@@ -331,8 +362,8 @@ class SkillRegistry:
         with self._lock:
             for bundle in list(self._jars):
                 self._ensure(bundle)
-            if remote:
-                self._open_remotes(None)
+        if remote:
+            self._open_remotes(None)
 
     def loaded_bundles(self) -> list[str]:
         """The bundles whose jars have been opened so far, sorted."""
