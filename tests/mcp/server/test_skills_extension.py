@@ -211,6 +211,17 @@ async def test_the_skill_md_resource_is_the_file_itself(skills_root: Path, mode:
 
 
 @pytest.mark.parametrize("mode", ERAS)
+async def test_reading_a_file_the_skill_does_not_serve_is_32602_on_2026(
+    skills_root: Path, mode: str
+):
+    async with connected(skills_root, mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(f"skill://{BUNDLE}/fill-forms/templates/credit-note.md")
+    # The Skills extension (and 2026-07-28's resources) answer -32602; 2025 had -32002.
+    assert caught.value.code == (types.INVALID_PARAMS if mode == "auto" else -32002)
+
+
+@pytest.mark.parametrize("mode", ERAS)
 async def test_directories_list_their_direct_children_page_by_page(skills_root: Path, mode: str):
     root = f"skill://{BUNDLE}/fill-forms"
 

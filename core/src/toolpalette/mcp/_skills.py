@@ -21,6 +21,7 @@ from urllib.parse import quote, unquote, urlsplit
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import Skill
 from toolpalette._skills.paths import check_relpath
@@ -32,7 +33,7 @@ __all__ = ["RESOURCE_NOT_FOUND", "SKILL_FILE_TEMPLATE", "SkillsEndpoint", "skill
 logger = logging.getLogger("toolpalette.mcp")
 
 RESOURCE_NOT_FOUND: Final = -32002
-"""The MCP specification's error code for an unknown resource."""
+"""The 2025-era MCP specification's error code for an unknown resource (2026-07-28: -32602)."""
 SKILL_FILE_TEMPLATE: Final = "skill://{bundle}/{skill}/{path}"
 """The URI template of a skill's files (a ``/`` in PATH may stay as it is, or be quoted)."""
 _NOT_FOUND: Final = "Resource not found."
@@ -125,14 +126,20 @@ class SkillsEndpoint:
 
         Raises:
             MCPError: -32602 for a URI of another shape, a path that leaves the skill's
-                folder, or a file over the limit; -32002 for a file the skill does not
-                list (or cannot be read).
+                folder, or a file over the limit; for a file the skill does not list (or
+                cannot be read), -32002 on the 2025 era and -32602 on 2026-07-28, which
+                gives up -32002 (as the Skills extension has it too).
         """
         uri = str(params.uri)
         skill_id, relpath = _parse_skill_uri(uri)
         skill = self._sessions.for_request(ctx).skills().get(skill_id)
+        not_found = (
+            types.INVALID_PARAMS
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            else RESOURCE_NOT_FOUND
+        )
         if skill is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=_NOT_FOUND)
+            raise MCPError(code=not_found, message=_NOT_FOUND)
         try:
             data = _read_listed(skill, relpath)
         except ValueError:
@@ -141,7 +148,7 @@ class SkillsEndpoint:
                 message="Invalid resource URI: the path must stay inside the skill's folder.",
             ) from None
         except OSError:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=_NOT_FOUND) from None
+            raise MCPError(code=not_found, message=_NOT_FOUND) from None
         if len(data) > MAX_FILE_BYTES:
             raise MCPError(
                 code=types.INVALID_PARAMS,
