@@ -104,8 +104,11 @@ async def test_only_the_files_a_skill_lists_are_served(hub: ToolHub, mode: str):
                 await client.read_resource(uri(path))
             answers.append((caught.value.code, caught.value.message))
     assert listed == {
-        uri(f"references/{name}") for name in ("at-cap.txt", "huge.txt", "over-cap.txt")
+        uri("SKILL.md"),
+        *(uri(f"references/{name}") for name in ("at-cap.txt", "huge.txt", "over-cap.txt")),
     }
     # A hidden file is answered exactly as a missing one: nothing tells them apart.
-    assert answers == [(-32002, "Resource not found.")] * 3
+    # -32002 on the 2025 era; 2026-07-28 gives it up for -32602 (SEP-2164).
+    code = -32002 if mode == "legacy" else types.INVALID_PARAMS
+    assert answers == [(code, "Resource not found.")] * 3
     assert all(SECRET not in message for _, message in answers)

@@ -19,6 +19,7 @@ message, so hosts can act on them without parsing text::
     ├── MCPServerError                  an MCP server did not start, answer or list its tools
     ├── ToolNotFoundError               an unknown tool name (also LookupError)
     ├── SkillNotFoundError              an unknown skill id (also LookupError)
+    ├── SkillIntegrityError             an MCP-served skill file unlike its entry (also OSError)
     ├── InvalidInputError               model input refused (also ValueError)
     └── ToolError                       raised by a tool: code, status, user message
 
@@ -51,6 +52,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "PluginWarning",
+    "SkillIntegrityError",
     "SkillNotFoundError",
     "SkillWarning",
     "ToolCollisionError",
@@ -317,6 +319,30 @@ class SkillNotFoundError(ToolpaletteError, LookupError):
 
     def _fields(self) -> dict[str, Any]:
         return {"skill_id": self.skill_id, "available": self.available}
+
+
+class SkillIntegrityError(ToolpaletteError, OSError):
+    """A file of a skill served over MCP is not what its entry said: it is refused.
+
+    Its size or ``sha256`` digest differs from the skill entry's (``skills/list``), its
+    front matter differs from the entry's, or it is not a file the entry lists. The
+    content is never used; listing the server's skills again picks up a changed skill.
+    """
+
+    def __init__(self, *, skill_id: str, uri: str, reason: str) -> None:
+        self.skill_id = skill_id
+        """The skill's full id in the registry."""
+        self.uri = uri
+        """The URI of the file that was refused."""
+        self.reason = reason
+        """What did not match."""
+        super().__init__(f"Skill {skill_id!r}: {uri} was refused: {reason}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def _fields(self) -> dict[str, Any]:
+        return {"skill_id": self.skill_id, "uri": self.uri, "reason": self.reason}
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,10 @@ class Host:
         """The SkillRegistry: every installed skilljar (opened lazily) and code-built skills.
 
         Skills built in code (``toolpalette_register_skills``) join from the packs
-        imported so far; the full catalog imports them all.
+        imported so far; the full catalog imports them all. Each MCP server's skills
+        (the Skills extension) join under ``mcp.NAME``, listed when first asked for.
         """
+        servers = self.mcp()  # before the host's lock: it takes the catalog's
         with self._lock:
             if self._skills is None:
                 jars = discover(SKILLJAR_GROUP) if self._catalog.autoload else []
@@ -86,6 +88,8 @@ class Host:
                 if pack not in self._skill_packs:
                     self._skill_packs.add(pack)
                     self._collect_skills(pack, self._skills)
+            for name in servers.names():
+                _mcp.add_server_skills(servers, name, self._skills)
             return self._skills
 
     def problems(self) -> list[Problem]:

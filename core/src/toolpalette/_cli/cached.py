@@ -61,13 +61,16 @@ class Answer:
         """The answer ``name`` (``skills``), keyed on the installed skilljars.
 
         The configuration in this directory is read as the hub reads it (a broken one
-        fails alike), though skills do not depend on it.
+        fails alike); one that names MCP servers is never cached (their skills are
+        listed live).
         """
         if given_hub() is not None:
             return cls()
         from toolpalette._plugins.config import load_config
 
-        load_config(getattr(args, "config", None))
+        config = load_config(getattr(args, "config", None))
+        if config.mcp_servers or config.mcp_json:
+            return cls()  # an MCP server's skills (the Skills extension) are listed live
         switches = Switches.from_environ()
         path = listing.cache_file(switches, name)
         if path is None:

@@ -354,7 +354,7 @@ def _selection(hub: ToolHub, names: list[str], *, read_only: bool) -> type[Think
     from toolpalette.mcp import selection_thinker
 
     jars: dict[str, list[str]] = {}
-    for skill in hub.skills().skills():
+    for skill in hub.skills().skills(remote=False):  # not an MCP server's (re-served)
         if skill.distribution:
             jars.setdefault(_canonical(skill.distribution), []).append(skill.id)
     tools: list[str] = []

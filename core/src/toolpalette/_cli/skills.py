@@ -97,11 +97,13 @@ def listing_of(registry: SkillRegistry) -> dict[str, Any]:
     for bundle in registry.bundles():
         members = [s for s in skills if s.bundle == bundle]
         origin = registry.bundle_origin(bundle) or (members[0].origin if members else None)
+        server = origin.pack if origin and (origin.pack or "").startswith("mcp:") else None
         bundles.append(
             {
                 "id": bundle,
                 "distribution": origin.distribution if origin else None,
                 "version": origin.version if origin else None,
+                "server": server[len("mcp:") :] if server else None,
                 "skills": [_skill_entry(skill, problems) for skill in members],
             }
         )
@@ -137,6 +139,8 @@ def _listing_text(listing: dict[str, Any]) -> str:
     lines: list[str] = []
     for bundle in listing["bundles"]:
         where = distribution_label(bundle["distribution"], bundle["version"]) or ""
+        if bundle.get("server"):
+            where = f"MCP server {bundle['server']} (Skills extension)"
         lines.append(f"{bundle['id']}  {where}".rstrip())
         for skill in bundle["skills"]:
             lines.append(f"  {skill['id']}")

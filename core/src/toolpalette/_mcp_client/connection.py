@@ -27,7 +27,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Final
 
 from toolpalette._mcp_client import listing as _listing
@@ -318,6 +318,45 @@ class Connection:
         self._failures = 0
         return result
 
+    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        """Send one request of a method the SDK may not know (an extension's); its result.
+
+        ``params`` is a ``RequestParams`` model (its fields are the request's params).
+
+        Raises:
+            MCPServerError: the server could not be started.
+            mcp.MCPError: the server answered with a JSON-RPC error.
+        """
+        import mcp_types as types
+        from pydantic import TypeAdapter
+
+        client = await self.client()
+        request = types.Request[Any, str](method=method, params=params)
+        result = await client.session.send_request(request, TypeAdapter(dict[str, Any]), timeout)
+        self._failures = 0
+        return result
+
+    async def read_resource(self, uri: str, timeout: float | None = None) -> Any:
+        """``resources/read`` of ``uri``; the SDK's ``ReadResourceResult``.
+
+        Raises:
+            MCPServerError: the server could not be started.
+            mcp.MCPError: the server answered with a JSON-RPC error.
+        """
+        client = await self.client()
+        with anyio_fail_after(timeout):
+            return await client.read_resource(uri)
+
+    def capabilities(self) -> Any:
+        """The server's capabilities from the handshake (or discovery); None if unknown."""
+        client = self._client
+        if client is None:
+            return None
+        try:
+            return client.server_capabilities
+        except Exception:
+            return None
+
     @property
     def connected(self) -> bool:
         """Whether a session is open, as far as the connection knows.
@@ -331,6 +370,18 @@ class Connection:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("idle" if self._gone else "open")
         return f"<Connection {self.config.name!r} {state}>"
+
+
+@contextlib.contextmanager
+def anyio_fail_after(timeout: float | None) -> Iterator[None]:
+    """``anyio.fail_after(timeout)``, or nothing when ``timeout`` is None."""
+    if timeout is None:
+        yield
+        return
+    import anyio
+
+    with anyio.fail_after(timeout):
+        yield
 
 
 def _reporter(

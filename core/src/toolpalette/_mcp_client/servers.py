@@ -21,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._mcp_client import cached as _cached
 from toolpalette._mcp_client import config as _config
@@ -40,9 +41,15 @@ from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.servers import MCPServerSpec
 from toolpalette._plugins.switches import Switches
 
+if TYPE_CHECKING:
+    from toolpalette._skills import Skill, SkillRegistry
+
+logger = logging.getLogger("toolpalette.mcp")
+
 __all__ = [
     "MCPServers",
     "add_pack_servers",
+    "add_server_skills",
     "assemble",
     "claim_note",
     "problem_pack",
@@ -234,6 +241,30 @@ class MCPServers:
             pool = self._pool
         if pool is not None:
             pool.close()
+
+
+def add_server_skills(servers: MCPServers, name: str, registry: SkillRegistry) -> None:
+    """Declare server ``name``'s skills (the Skills extension) in ``registry``, unlisted.
+
+    They are listed when a skill under ``mcp.NAME`` is first asked for; never while
+    :meth:`MCPServers.at_hand` says to start no server (unless it is connected).
+    """
+    from toolpalette._mcp_client.skills import bundle_prefix, server_skills  # PyYAML: when used
+
+    prefix = bundle_prefix(name)
+    if prefix is None:
+        logger.warning("MCP server %r: its name gives no bundle id; its skills are not used", name)
+        return
+
+    def load() -> tuple[list[Skill], list[Problem]] | None:
+        if servers.config(name) is None:
+            return [], []
+        connection = servers.connection(name)
+        if _MODE.get() == "only" and not connection.connected:
+            return None
+        return server_skills(connection, name)
+
+    registry.add_remote(prefix, load, label=problem_pack(name))
 
 
 SOURCE_KEYS: Final = frozenset({"command", "url"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import threading
 import uuid
 from collections.abc import Iterable
@@ -90,8 +91,12 @@ class Conversation:
 
 
 def _section(skill: Skill) -> str:
+    pack = skill.origin.pack or ""
+    server = ""
+    if pack.startswith("mcp:"):  # an MCP server's skill says which server it came from
+        server = f' server="{html.escape(pack[len("mcp:") :], quote=True)}"'
     return (
-        f'<skill id="{skill.id}" name="{skill.name}">\n'
+        f'<skill id="{skill.id}" name="{skill.name}"{server}>\n'
         f"<description>{skill.description}</description>\n\n"
         f"{skill.body()}\n"
         "</skill>"

@@ -44,6 +44,10 @@ class FolderSource:
         with self._file.open("rb") as stream:
             return split_body(stream.read())
 
+    def skill_file(self) -> bytes:
+        """The ``SKILL.md`` file's bytes, as written."""
+        return self._file.read_bytes()
+
     def resource(self, relpath: str, limit: int | None = None) -> bytes:
         node = self._folder
         for part in relpath.split("/"):

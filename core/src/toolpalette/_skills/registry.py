@@ -5,6 +5,9 @@ Jars are declared from entry point names alone; a jar's package is imported and 
 exact id, a bundle prefix, or everything). What could not be used is recorded as a
 :class:`~toolpalette._plugins.problems.Problem` and logged; nothing here raises for a bad jar.
 
+A remote origin (an MCP server's skills, :meth:`SkillRegistry.add_remote`) is listed
+the same way: only when a skill under its bundle prefix is asked for.
+
 Collisions are never resolved silently, and never by an order an installer controls:
 when two distributions claim one bundle id, or two sources one full skill id, the
 contested bundle or id is served by neither, and each claimant is reported with its
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +66,24 @@ class _Jar:
         return f"folder {self.root}" if self.root is not None else self.bundle
 
 
+REMOTE_WAIT = 120.0
+"""The longest a lookup waits for another caller's listing of a remote origin, in seconds."""
+RemoteLoad = Callable[[], "tuple[list[Skill], list[Problem]] | None"]
+"""Lists a remote origin's skills (None: not now, ask again later)."""
+
+
+@dataclass
+class _Remote:
+    """A remote origin of skills (an MCP server): every bundle under ``prefix``."""
+
+    prefix: str
+    load: RemoteLoad
+    label: str
+    opened: bool = False
+    listing: threading.Event | None = None
+    """Set while one caller lists it; the others wait for it."""
+
+
 def matches_prefix(bundle: str, prefix: str) -> bool:
     """Whether ``bundle`` is ``prefix`` itself or lies under it on a dot boundary."""
     prefix = prefix.rstrip(".")
@@ -87,6 +108,8 @@ class SkillRegistry:
         self._holders: dict[str, str] = {}
         self._contested: set[str] = set()
         self._code_bundles: set[str] = set()
+        self._remotes: dict[str, _Remote] = {}
+        self._remote_bundles: set[str] = set()
         self._problems: list[Problem] = []
         self._version = 0
 
@@ -162,6 +185,82 @@ class SkillRegistry:
                     self._code_bundles.add(skill.bundle)
                     self._hold(skill, _origin_label(origin), _dist_label(origin))
 
+    def add_remote(self, prefix: str, load: RemoteLoad, *, label: str) -> None:
+        """Declare a remote origin (an MCP server) serving every bundle under ``prefix``.
+
+        Nothing is fetched now: ``load`` is called the first time a skill of a bundle
+        under ``prefix`` is asked for (an id, a prefix that overlaps it, or
+        everything), and its skills join like a jar's, by the same collision rules.
+        ``load`` returns None when it cannot list now (it is asked again later).
+
+        Args:
+            prefix: The bundle prefix of the origin's skills (``mcp.docs``).
+            load: Lists the skills and the problems met.
+            label: Who serves them, for messages (``MCP server 'docs'``).
+        """
+        with self._lock:
+            if prefix in self._remotes:
+                return
+            self._remotes[prefix] = _Remote(prefix, load, label)
+            self._version += 1
+
+    def _open_remotes(self, bundle_or_prefix: str | None) -> None:
+        """List the remote origins that may hold ``bundle_or_prefix`` (None: every one).
+
+        Called without the registry's lock: a listing goes over the network, and other
+        lookups (jars, listed origins) go on meanwhile. A second caller asking for an
+        origin being listed waits for that listing instead of starting another.
+        """
+        with self._lock:
+            pending = [
+                remote
+                for remote in self._remotes.values()
+                if not remote.opened
+                and (
+                    bundle_or_prefix is None
+                    or matches_prefix(bundle_or_prefix, remote.prefix)
+                    or matches_prefix(remote.prefix, bundle_or_prefix)
+                )
+            ]
+            mine = [remote for remote in pending if remote.listing is None]
+            others = [remote.listing for remote in pending if remote.listing is not None]
+            for remote in mine:
+                remote.listing = threading.Event()
+        for remote in mine:
+            loaded: tuple[list[Skill], list[Problem]] | Exception | None
+            try:
+                loaded = remote.load()
+            except Exception as exc:  # a remote origin must never take the registry down
+                loaded = exc
+            with self._lock:
+                self._take(remote, loaded)
+                done, remote.listing = remote.listing, None
+            assert done is not None
+            done.set()
+        for listing in others:
+            listing.wait(REMOTE_WAIT)
+
+    def _take(
+        self, remote: _Remote, loaded: tuple[list[Skill], list[Problem]] | Exception | None
+    ) -> None:
+        """Hold what listing ``remote`` gave (its skills, its problems, or its failure)."""
+        if loaded is None:
+            return  # not now: asked again later
+        remote.opened = True
+        if isinstance(loaded, Exception):
+            self._report("server", f"cannot list its skills: {loaded!r}", remote.label, None, None)
+            return
+        skills, problems = loaded
+        for problem in problems:
+            self._record(problem)
+        for skill in skills:
+            if not matches_prefix(skill.bundle, remote.prefix):
+                reason = f"skipped: bundle {skill.bundle!r} is outside {remote.prefix!r}"
+                self._report("invalid-skill", reason, remote.label, None, skill.id)
+                continue
+            self._remote_bundles.add(skill.bundle)
+            self._hold(skill, remote.label, None)
+
     def _checked(self, item: object, origin: Origin) -> Skill | None:
         label = _dist_label(origin)
         if not isinstance(item, Skill):
@@ -190,6 +289,8 @@ class SkillRegistry:
             return None
         with self._lock:
             self._ensure(bundle)
+        self._open_remotes(bundle)
+        with self._lock:
             return self._skills.get(skill_id)
 
     def skill(self, skill_id: str) -> Skill:
@@ -210,16 +311,28 @@ class SkillRegistry:
         """Every full skill id, sorted (opens every jar)."""
         return [skill.id for skill in self.skills()]
 
-    def skills(self) -> list[Skill]:
-        """Every skill, sorted by id (opens every jar)."""
-        with self._lock:
-            self.load_all()
-            return [self._skills[key] for key in sorted(self._skills)]
+    def skills(self, *, remote: bool = True) -> list[Skill]:
+        """Every skill, sorted by id (opens every jar).
 
-    def bundles(self) -> list[str]:
-        """Every bundle id that is declared and not contested, sorted (opens nothing)."""
+        With ``remote=False``, only the skills of jars, folders and code: no remote
+        origin (MCP server) is listed for it, and none of their skills is returned.
+        """
+        self.load_all(remote=remote)
         with self._lock:
-            return sorted(set(self._jars) | self._code_bundles)
+            chosen = sorted(self._skills)
+            if not remote:
+                chosen = [k for k in chosen if k.partition("/")[0] not in self._remote_bundles]
+            return [self._skills[key] for key in chosen]
+
+    def bundles(self, *, remote: bool = True) -> list[str]:
+        """Every bundle id that is declared and not contested, sorted (opens nothing).
+
+        A remote origin's bundles are known once it was listed; ``remote=False``
+        leaves them out.
+        """
+        with self._lock:
+            local = set(self._jars) | self._code_bundles
+            return sorted(local | self._remote_bundles if remote else local)
 
     def by_prefix(self, prefix: str) -> list[Skill]:
         """The skills of every bundle on the dot boundary of ``prefix``, sorted by id.
@@ -227,6 +340,7 @@ class SkillRegistry:
         ``io.example`` selects ``io.example`` and ``io.example.sql`` but not
         ``io.examples``. Jars outside the prefix are not opened.
         """
+        self._open_remotes(prefix)
         with self._lock:
             bundles = [bundle for bundle in self.bundles() if matches_prefix(bundle, prefix)]
             for bundle in bundles:
@@ -242,11 +356,16 @@ class SkillRegistry:
             jar = self._jars.get(bundle)
             return jar.origin if jar is not None else None
 
-    def load_all(self) -> None:
-        """Open every declared jar now (``check`` and full listings need this)."""
+    def load_all(self, *, remote: bool = True) -> None:
+        """Open every declared jar now (``check`` and full listings need this).
+
+        Every remote origin is listed too, unless ``remote`` is False.
+        """
         with self._lock:
             for bundle in list(self._jars):
                 self._ensure(bundle)
+        if remote:
+            self._open_remotes(None)
 
     def loaded_bundles(self) -> list[str]:
         """The bundles whose jars have been opened so far, sorted."""

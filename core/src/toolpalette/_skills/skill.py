@@ -213,6 +213,28 @@ class Skill:
         """
         return self._source.resource(check_relpath(relpath), limit)
 
+    def skill_file(self) -> bytes:
+        """The ``SKILL.md`` as bytes: the file itself for a skill read from a folder.
+
+        A skill built in code has no file: its front matter and body are written out
+        (the same bytes every time), as a client of the MCP Skills extension reads it.
+
+        Raises:
+            OSError: The file could not be read.
+        """
+        read = getattr(self._source, "skill_file", None)
+        if callable(read):
+            data = read()
+            assert isinstance(data, bytes)
+            return data
+        import yaml
+
+        fields = self.manifest.model_dump(by_alias=True, exclude_none=True)
+        if not fields.get("metadata"):
+            fields.pop("metadata", None)
+        head = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True)
+        return f"---\n{head}---\n\n{self.body()}\n".encode()
+
     def read_text(self, relpath: str, encoding: str = "utf-8") -> str:
         """One file of the skill as text; see [`resource()`][toolpalette.Skill.resource]."""
         return self.resource(relpath).decode(encoding)

@@ -5,8 +5,9 @@ which thinker answers a request (``_sessions.py``: a thinker per stateful sessio
 shared by every request without a session), ``tools/list`` and ``tools/call``
 (``_tools.py``, with ``call_tool`` from ``_call_tool.py``), approvals asked of the
 client's user (``_approvals.py``, and the SDK's sealed request state on the 2026-07-28
-era), skills as prompts and resources (``_skills.py``), progress (``_progress.py``)
-and the message text a client sent (``_raw.py``).
+era), skills as prompts and resources (``_skills.py``) and through the MCP Skills
+extension (``_skills_ext.py``), progress (``_progress.py``) and the message text a
+client sent (``_raw.py``).
 
 Every protocol era and mode serves the thinker's turn (its up-front palette and the
 meta-tools of its ``tool_search`` mode) and ``call_tool``; a deferred tool can be
@@ -30,6 +31,7 @@ from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import SkillsEndpoint
+from toolpalette.mcp._skills_ext import EXTENSION, DirectoryParams, GetSkillParams, SkillsExtension
 from toolpalette.mcp._telemetry import timed
 from toolpalette.mcp._tools import ToolsEndpoint
 
@@ -110,7 +112,8 @@ def selection_thinker(
 
     Each name is a distribution when one is installed under it, else an import
     package. With no names it offers every installed tool and skill; with names, the
-    skills those distributions ship.
+    skills those distributions ship. An MCP server's skills (the Skills extension)
+    are never among them: a server does not re-serve the servers it is a client of.
     """
     distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
     wanted = {_canonical(n) for n in names}
@@ -121,10 +124,8 @@ def selection_thinker(
         else:
             chosen.package(item)
     skills = SkillSelector()
-    if not names:
-        skills.all()
-    else:
-        for skill in hub.skills().skills():
+    if names:  # installed and code-built skills only: never an MCP server's (re-served)
+        for skill in hub.skills().skills(remote=False):
             if skill.distribution and _canonical(skill.distribution) in wanted:
                 skills.skill(skill.id)
 
@@ -142,7 +143,12 @@ def selection_thinker(
 
         @classmethod
         def declare_skills(cls) -> SkillSelector:
-            return skills
+            if names:
+                return skills
+            local = SkillSelector()
+            for skill in hub.skills().skills(remote=False):
+                local.skill(skill.id)
+            return local
 
     Selection.read_only = read_only
     return Selection
@@ -219,6 +225,18 @@ class PaletteServer(Server[Any]):
         self.add_request_handler("tools/list", types.PaginatedRequestParams, tools.checked)
         self.add_request_handler("tools/call", types.CallToolRequestParams, tools.checked)
         self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        extension = SkillsExtension(sessions, page_size=page_size, ttl_ms=list_ttl_ms)
+        self.skills_extension = extension
+        """The MCP Skills extension's handlers (declared when the palette has skills)."""
+        if thinker_for is not None or hub.resolve_thinker(thinker).skills:
+            self.extensions[EXTENSION] = {"directoryRead": True}
+            self.add_request_handler(
+                "skills/list", types.PaginatedRequestParams, extension.list_skills
+            )
+            self.add_request_handler("skills/get", GetSkillParams, extension.get_skill)
+            self.add_request_handler(
+                "resources/directory/read", DirectoryParams, extension.read_directory
+            )
 
     async def run_stdio(self) -> None:
         """Serve over this process's stdin and stdout until the client closes stdin.
@@ -238,9 +256,15 @@ class PaletteServer(Server[Any]):
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        """The SDK's options, announcing ``tools.listChanged`` (grants change the list)."""
+        """The SDK's options, announcing ``tools.listChanged`` (grants change the list).
+
+        The Skills extension is also declared under ``experimental``: a 2025-era
+        handshake's capabilities have no ``extensions`` (the SDK leaves it out there).
+        """
         if notification_options is None:
             notification_options = NotificationOptions(tools_changed=not self.stateless)
+        if experimental_capabilities is None and EXTENSION in self.extensions:
+            experimental_capabilities = {EXTENSION: dict(self.extensions[EXTENSION])}
         return super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )

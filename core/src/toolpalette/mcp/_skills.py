@@ -2,9 +2,10 @@
 
 ``prompts/list`` and ``prompts/get`` serve the skills the thinker declares (the
 instructions are the prompt); ``resources/list``, ``resources/templates/list`` and
-``resources/read`` their files. A file is served only when the skill lists it (hidden
-files such as ``.env`` are not listed, so not served), under the skill loader's path
-rules, and only up to :data:`~toolpalette._skills.skill.MAX_FILE_BYTES` (the limit of
+``resources/read`` their files, ``SKILL.md`` included (as the Skills extension has it,
+``_skills_ext.py``). A file is served only when the skill lists it (hidden files such
+as ``.env`` are not listed, so not served), under the skill loader's path rules, and
+only up to :data:`~toolpalette._skills.skill.MAX_FILE_BYTES` (the limit of
 ``read_skill_file``; a larger file is refused after reading no more than that). No
 error repeats what the client sent: a URI, a path or a prompt name.
 """
@@ -20,6 +21,7 @@ from urllib.parse import quote, unquote, urlsplit
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import Skill
 from toolpalette._skills.paths import check_relpath
@@ -31,7 +33,7 @@ __all__ = ["RESOURCE_NOT_FOUND", "SKILL_FILE_TEMPLATE", "SkillsEndpoint", "skill
 logger = logging.getLogger("toolpalette.mcp")
 
 RESOURCE_NOT_FOUND: Final = -32002
-"""The MCP specification's error code for an unknown resource."""
+"""The 2025-era MCP specification's error code for an unknown resource (2026-07-28: -32602)."""
 SKILL_FILE_TEMPLATE: Final = "skill://{bundle}/{skill}/{path}"
 """The URI template of a skill's files (a ``/`` in PATH may stay as it is, or be quoted)."""
 _NOT_FOUND: Final = "Resource not found."
@@ -82,6 +84,14 @@ class SkillsEndpoint:
             except OSError:
                 logger.exception("the files of skill %s could not be listed", skill.id)
                 continue
+            resources.append(
+                types.Resource(
+                    uri=skill_uri(skill, "SKILL.md"),
+                    name=skill.name,
+                    description=skill.description,
+                    mime_type="text/markdown",
+                )
+            )
             for relpath in paths:
                 resources.append(
                     types.Resource(
@@ -116,14 +126,20 @@ class SkillsEndpoint:
 
         Raises:
             MCPError: -32602 for a URI of another shape, a path that leaves the skill's
-                folder, or a file over the limit; -32002 for a file the skill does not
-                list (or cannot be read).
+                folder, or a file over the limit; for a file the skill does not list (or
+                cannot be read), -32002 on the 2025 era and -32602 on 2026-07-28, which
+                gives up -32002 (as the Skills extension has it too).
         """
         uri = str(params.uri)
         skill_id, relpath = _parse_skill_uri(uri)
         skill = self._sessions.for_request(ctx).skills().get(skill_id)
+        not_found = (
+            types.INVALID_PARAMS
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            else RESOURCE_NOT_FOUND
+        )
         if skill is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=_NOT_FOUND)
+            raise MCPError(code=not_found, message=_NOT_FOUND)
         try:
             data = _read_listed(skill, relpath)
         except ValueError:
@@ -132,13 +148,13 @@ class SkillsEndpoint:
                 message="Invalid resource URI: the path must stay inside the skill's folder.",
             ) from None
         except OSError:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=_NOT_FOUND) from None
+            raise MCPError(code=not_found, message=_NOT_FOUND) from None
         if len(data) > MAX_FILE_BYTES:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"The file is larger than {MAX_FILE_BYTES} bytes; it cannot be read here.",
             )
-        mime = mimetypes.guess_type(relpath)[0]
+        mime = "text/markdown" if relpath.endswith(".md") else mimetypes.guess_type(relpath)[0]
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -161,6 +177,8 @@ def _read_listed(skill: Skill, relpath: str) -> bytes:
         OSError: the skill does not list it, or it cannot be read.
     """
     check_relpath(relpath)
+    if relpath == "SKILL.md":
+        return skill.skill_file()
     if relpath not in skill.resources():
         raise FileNotFoundError("not a listed file of the skill")
     return skill.resource(relpath, limit=MAX_FILE_BYTES)
