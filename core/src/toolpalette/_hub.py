@@ -153,6 +153,14 @@ class ToolHub:
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._packs.providers_for_pack(pack_name)
 
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """What a selector's bundle of ``kind`` (package, distribution) ``target`` says it is.
+
+        The ``TOOLPALETTE_BUNDLE`` text of its first pack's hooks module that has one,
+        else its distribution's summary; None otherwise (the bundle then lists its tools).
+        """
+        return self._packs.bundle_description(kind, target)
+
     def loaded_packs(self) -> list[str]:
         """The names of the packs imported and registered so far, sorted."""
         return self._packs.loaded_packs()

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolpalette._agents.approvals import Approvals, Notify
+from toolpalette._agents.bundles import Bundle
 from toolpalette._agents.grants import GrantDecision, GrantRecord
 from toolpalette._agents.search import Found
 from toolpalette._agents.turn import Approval
@@ -158,7 +159,7 @@ class Admission:
             "refused": [],
         }
         with self._lock:
-            for name in dict.fromkeys(names):
+            for name in self._expanded(kind, names, outcome):
                 decision, reason = self._request(kind, name, outcome)
                 self.record(kind, name, decision, reason)  # before any withdrawal of it
                 if decision == "refused":
@@ -169,6 +170,20 @@ class Admission:
             outcome["note"] = self._note(kind, bool(outcome["pending"]))
         self._granted_now()
         return outcome
+
+    def _expanded(self, kind: str, names: Sequence[str], outcome: dict[str, Any]) -> list[str]:
+        """The names asked for, each once, a bundle's name replaced by its tools'."""
+        bundles = self._palette.bundles if kind == "tool" else {}
+        expanded: dict[str, None] = {}
+        for name in names:
+            bundle = bundles.get(name)
+            if bundle is None or name in self._palette.tool_catalog:
+                expanded[name] = None
+                continue
+            members = [p.name for p in bundle.members(self._palette.tool_catalog)]
+            outcome.setdefault("bundles", {})[name] = members
+            expanded.update(dict.fromkeys(members))
+        return list(expanded)
 
     def search(self, kind: str, ranked: Iterable[Any], limit: int) -> list[Found]:
         """Admit the best of ``ranked`` (catalog items, best first) until ``limit`` are found.
@@ -185,6 +200,11 @@ class Admission:
                 if len(found) >= limit or budget <= 0:
                     break
                 budget -= 1
+                if isinstance(item, Bundle):
+                    members = self._search_bundle(item)
+                    if members:
+                        found.append(Found(item, "granted", members=tuple(members)))
+                    continue
                 name = item.name if kind == "tool" else item.id
                 if self._has(kind, name):
                     continue  # granted since the catalog was read
@@ -212,6 +232,27 @@ class Admission:
                     instructions = answered.get("instructions", {}).get(name)
                     found.append(Found(item, "granted", instructions))
         self._granted_now()
+        return found
+
+    def _search_bundle(self, bundle: Bundle) -> list[Found]:
+        """A bundle a search found: each of its tools admitted as a found tool would be."""
+        found: list[Found] = []
+        for provider in bundle.members(self._palette.requestable):
+            name = provider.name
+            if self._has("tool", name):
+                continue
+            verdict, reason = self._judge("tool", name, provider)
+            if verdict is Verdict.REFUSED:
+                self.record("tool", name, "refused", reason)
+            elif verdict is Verdict.ASK:
+                if self.keep:
+                    self._asked.add(name)
+                self.record("tool", name, "pending", _ASKED_AT_CALL)
+                found.append(Found(provider, "ask"))
+            else:
+                self._grant("tool", name, provider)
+                self.record("tool", name, "granted", f"with the bundle {bundle.name}")
+                found.append(Found(provider, "granted"))
         return found
 
     def at_call(self, name: object) -> tuple[ToolProvider, bool] | None:

@@ -96,8 +96,26 @@ _TOOLS_FOUND: Final[dict[str, Any]] = {
                         "enum": ["required"],
                         "description": "A person approves each call of this tool.",
                     },
+                    "bundle": {
+                        "type": "string",
+                        "description": "The bundle this tool came with.",
+                    },
                 },
                 "required": ["name", "description", "input_schema"],
+            },
+        },
+        "bundles": {
+            "type": "array",
+            "description": "The bundles found (sets of tools granted together).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "tools": {"type": "array", "items": {"type": "string"}},
+                    "guidance": {"type": "string"},
+                },
+                "required": ["name", "description", "tools"],
             },
         },
         "note": _NOTE,

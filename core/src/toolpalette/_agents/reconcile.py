@@ -29,6 +29,7 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
+from toolpalette._agents.bundles import Bundle, entries
 from toolpalette._agents.meta import (
     ENUM_LIMIT,
     REQUEST_TOOLS,
@@ -139,6 +140,8 @@ class Reconciler:
         a read-only thinker, all of it otherwise (the thinker's deferred catalog)."""
         self.skill_catalog: dict[str, Skill] = {}
         """The skills the thinker may still ask for, by id."""
+        self.bundles: dict[str, Bundle] = {}
+        """The bundles of the declared tools, by name (``bundles.py``)."""
         self.catalog_version = 0
         """Grows whenever the catalogs change."""
 
@@ -261,6 +264,7 @@ class Reconciler:
                 else self.tool_catalog
             )
             self.skill_catalog = {s.id: s for s in resolved.skills if s.id not in attached}
+            self.bundles = {b.name: b for b in resolved.tools.bundles}
             self.catalog_version += 1
             meta = [self._tools_meta(), self._skills_meta(), _read_skill_file(conversation)]
             scope = None
@@ -299,7 +303,7 @@ class Reconciler:
         if mode == "enum":
             return False
         if kind == "tool":
-            return mode != "auto" or len(self.requestable) > ENUM_LIMIT
+            return mode != "auto" or len(entries(self.requestable, self.bundles.values())) > ENUM_LIMIT
         return mode == "search" or len(self.skill_catalog) > SKILL_ENUM_LIMIT
 
     def _tools_meta(self) -> ToolProvider | None:
@@ -311,7 +315,7 @@ class Reconciler:
             return None
         if self.searches("tool"):
             return SearchToolsProvider(read_only=read_only)
-        requestable = [(p.name, p.description) for p in self.requestable.values()]
+        requestable = entries(self.requestable, self.bundles.values())
         return RequestToolsProvider(requestable, read_only=read_only)
 
     def _skills_meta(self) -> ToolProvider | None:

@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
+from toolpalette._agents.bundles import Bundle, catalog_items
 from toolpalette._agents.ranking import (
     LexicalRanker,
     TermCache,
     ToolDocument,
     ToolIndex,
     ToolRanker,
-    documents_from,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ class Found(NamedTuple):
     """Granted; a tool a person approves at each call; a skill's grant waiting for one."""
     instructions: str | None = None
     """A granted skill's instructions, when the thinker keeps no grants."""
+    members: tuple[Found, ...] = ()
+    """A bundle's tools, each as it was admitted (the item is then a ``Bundle``)."""
 
 
 @dataclass(frozen=True)
@@ -88,16 +90,22 @@ class CatalogIndexes:
         deferred: Sequence[ToolProvider],
         read_only: bool,
         ranker: ToolRanker | None,
+        bundles: Sequence[Bundle] = (),
     ) -> Indexed:
-        """The index of ``cls``'s deferred tools (its read-only ones if ``read_only``)."""
+        """The index of ``cls``'s deferred tools (its read-only ones if ``read_only``).
+
+        A bundle is one item, whose document holds its tools' words; its tools are not
+        items of their own (``bundles.py``).
+        """
         chosen = ranker if ranker is not None else DEFAULT_RANKER
         key = ("tool", id(chosen), read_only)
         with self._lock:
             held = self._built.get(key)
             if held is not None and held[0] is chosen:
                 return held[1]
-            items = tuple(p for p in deferred if p.read_only or not read_only)
-            documents = documents_from(items)
+            reachable = [p for p in deferred if p.read_only or not read_only]
+            listed, documents = catalog_items(reachable, bundles)
+            items = tuple(listed)
             if isinstance(chosen, LexicalRanker):
                 index: ToolIndex = chosen.build(documents, cache=_term_cache(cls))
             else:
@@ -149,34 +157,71 @@ def ranked(
                 continue
             seen.add(position)
             item = items[position]
-            if catalog.get(key(item)) is item:
+            if isinstance(item, Bundle):
+                if item.members(catalog):
+                    yield item
+            elif catalog.get(key(item)) is item:
                 yield item
         if len(hits) < wanted or wanted >= len(items):
             return
         wanted *= 4
 
 
+def _tool_entry(match: Found, bundle: str | None = None) -> dict[str, Any]:
+    info = match.item.info
+    entry: dict[str, Any] = {
+        "name": info.name,
+        "description": info.description,
+        "input_schema": info.input_schema,
+    }
+    if bundle is not None:
+        entry["bundle"] = bundle
+    if match.how == "ask":
+        entry["approval"] = "required"
+    return entry
+
+
+def _bundle_entry(match: Found) -> dict[str, Any]:
+    bundle: Bundle = match.item
+    entry: dict[str, Any] = {
+        "name": bundle.name,
+        "description": bundle.description,
+        "tools": [m.item.name for m in match.members],
+    }
+    guidance = [
+        f"{m.item.name}: {m.item.guidance}" for m in match.members if m.item.guidance
+    ]
+    if guidance:
+        entry["guidance"] = "\n".join(guidance)
+    return entry
+
+
 def answer(kind: str, found: Sequence[Found], keep: bool) -> dict[str, Any]:
-    """What a search answers: the matches in rank order, and a note on using them."""
+    """What a search answers: the matches in rank order, and a note on using them.
+
+    A bundle's tools are listed where the bundle ranks, each marked with its name
+    (``"bundle"``), and the bundle itself in ``bundles`` with its tools' guidance.
+    """
     if kind == "tool":
-        tools = []
+        tools: list[dict[str, Any]] = []
+        bundles: list[dict[str, Any]] = []
         for match in found:
-            info = match.item.info
-            entry: dict[str, Any] = {
-                "name": info.name,
-                "description": info.description,
-                "input_schema": info.input_schema,
-            }
-            if match.how == "ask":
-                entry["approval"] = "required"
-            tools.append(entry)
+            if isinstance(match.item, Bundle):
+                bundles.append(_bundle_entry(match))
+                tools.extend(_tool_entry(m, match.item.name) for m in match.members)
+            else:
+                tools.append(_tool_entry(match))
         if not tools:
             return {"tools": [], "note": "No tool matched: try other words."}
         note = "You can call these tools now"
         note += "; they are offered from your next turn." if keep else "."
-        if any(match.how == "ask" for match in found):
+        if any(t.get("approval") == "required" for t in tools):
             note += ' A person approves each call of a tool marked "approval": "required".'
-        return {"tools": tools, "note": note}
+        answered: dict[str, Any] = {"tools": tools}
+        if bundles:
+            answered["bundles"] = bundles
+        answered["note"] = note
+        return answered
     skills = []
     for match in found:
         skill = match.item

@@ -317,7 +317,11 @@ class Thinker:
         palette = binding.palette
         if kind == "tool":
             indexed = resolved.search.tools(
-                cls, resolved.tools.deferred, binding.read_only, cls.tool_ranker
+                cls,
+                resolved.tools.deferred,
+                binding.read_only,
+                cls.tool_ranker,
+                resolved.tools.bundles,
             )
             ranked = _search.ranked(indexed, query, palette.requestable, _name_of, limit)
         else:

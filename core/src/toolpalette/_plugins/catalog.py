@@ -479,6 +479,36 @@ class PackCatalog:
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._select(lambda pack: pack.name == pack_name)
 
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """The description of the packs a bundle entry names (``kind`` package or distribution).
+
+        The first of them (by name) whose hooks module declares ``TOOLPALETTE_BUNDLE``
+        (a string) gives it; else the first distribution's summary; else None.
+        """
+        if kind == "package":
+            chosen = [p for p in self._sorted_packs() if _in_package(p.module, target)]
+        elif kind == "distribution":
+            from packaging.utils import canonicalize_name
+
+            wanted = canonicalize_name(target)
+            chosen = [
+                p
+                for p in self._sorted_packs()
+                if canonicalize_name(p.distribution or "") == wanted
+            ]
+        else:
+            return None
+        for pack in chosen:
+            plugin = self.pm.get_plugin(pack.plugin_name) if pack.plugin_name else None
+            declared = getattr(plugin, BUNDLE_ATTRIBUTE, None)
+            if isinstance(declared, str) and declared.strip():
+                return declared
+        for pack in chosen:
+            summary = _summary(pack.distribution)
+            if summary:
+                return summary
+        return None
+
     def origin_of(self, pack: str) -> Origin:
         """The pack, distribution and version of the pack named ``pack`` (code: no dist)."""
         with self._lock:
@@ -583,6 +613,23 @@ def _has_hooks(plugin: object) -> bool:
         raise
     except BaseException:
         return False
+
+
+BUNDLE_ATTRIBUTE = "TOOLPALETTE_BUNDLE"
+"""The hooks module's attribute that describes its pack when deferred as a bundle."""
+
+
+def _summary(distribution: str | None) -> str | None:
+    """The installed distribution's summary (its ``description`` in pyproject), or None."""
+    if not distribution:
+        return None
+    from importlib import metadata
+
+    try:
+        summary = metadata.metadata(distribution).get("Summary")
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    return summary if isinstance(summary, str) and summary.strip() else None
 
 
 def _in_package(module: str | None, package: str) -> bool:
