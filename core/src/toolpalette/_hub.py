@@ -159,7 +159,7 @@ class ToolHub:
         The ``TOOLPALETTE_BUNDLE`` text of its first pack's hooks module that has one,
         else its distribution's summary; None otherwise (the bundle then lists its tools).
         """
-        return self._packs.bundle_description(kind, target)
+        return self._host.bundle_description(kind, target)
 
     def loaded_packs(self) -> list[str]:
         """The names of the packs imported and registered so far, sorted."""

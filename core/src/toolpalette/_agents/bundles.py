@@ -76,10 +76,8 @@ def catalog_items(
     return items, documents
 
 
-def entries(
-    catalog: Mapping[str, Any], bundles: Iterable[Bundle]
-) -> list[tuple[str, str]]:
-    """``request_tools``'s enum: each loose tool of ``catalog``, then each bundle with tools left."""
+def entries(catalog: Mapping[str, Any], bundles: Iterable[Bundle]) -> list[tuple[str, str]]:
+    """``request_tools``'s enum: each loose tool of ``catalog``, then each bundle left."""
     bundles = list(bundles)
     bundled = {name for bundle in bundles for name in bundle.tools}
     listed = [(p.name, p.description) for n, p in catalog.items() if n not in bundled]

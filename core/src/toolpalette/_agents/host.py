@@ -256,6 +256,10 @@ class Host:
         """The catalog's tools of the pack named ``pack_name``."""
         return self._catalog.providers_for_pack(pack_name)
 
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """What a bundle entry's packs say they are (``PackCatalog.bundle_description``)."""
+        return self._catalog.bundle_description(kind, target)
+
     def listing(self) -> Listing:
         """The catalog's listing (read from the cache when it is fresh)."""
         return self._catalog.listing()

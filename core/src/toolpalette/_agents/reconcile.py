@@ -303,7 +303,8 @@ class Reconciler:
         if mode == "enum":
             return False
         if kind == "tool":
-            return mode != "auto" or len(entries(self.requestable, self.bundles.values())) > ENUM_LIMIT
+            listed = entries(self.requestable, self.bundles.values())
+            return mode != "auto" or len(listed) > ENUM_LIMIT
         return mode == "search" or len(self.skill_catalog) > SKILL_ENUM_LIMIT
 
     def _tools_meta(self) -> ToolProvider | None:

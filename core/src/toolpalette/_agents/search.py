@@ -188,9 +188,7 @@ def _bundle_entry(match: Found) -> dict[str, Any]:
         "description": bundle.description,
         "tools": [m.item.name for m in match.members],
     }
-    guidance = [
-        f"{m.item.name}: {m.item.guidance}" for m in match.members if m.item.guidance
-    ]
+    guidance = [f"{m.item.name}: {m.item.guidance}" for m in match.members if m.item.guidance]
     if guidance:
         entry["guidance"] = "\n".join(guidance)
     return entry

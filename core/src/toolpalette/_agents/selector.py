@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Deferral", "ResolvedTools", "ToolSelector", "ToolSource"]
 
-Deferral = Union[bool, Literal["bundle"]]
+Deferral = Union[bool, Literal["bundle"]]  # noqa: UP007 (evaluated at run time)
 """How a package, distribution or server entry is deferred: not (False), tool by tool
 (True), or whole, as one catalog entry (``"bundle"``)."""
 
@@ -148,8 +148,10 @@ class ToolSelector:
         return self._add("package", import_name, deferred)
 
     def distribution(self, dist_name: str, *, deferred: Deferral = False) -> Self:
-        """Select every tool of the installed distribution ``dist_name`` (``deferred`` as
-        :meth:`package`'s)."""
+        """Select every tool of the installed distribution ``dist_name``.
+
+        ``deferred`` is as :meth:`package` says.
+        """
         return self._add("distribution", dist_name, deferred)
 
     def provider(self, provider: ToolProvider, *, deferred: bool = False) -> Self:
@@ -171,7 +173,7 @@ class ToolSelector:
         if not (isinstance(deferred, bool) or bundle):
             raise ValueError('deferred is True, False or "bundle"')
         if bundle and kind in ("tool", "provider"):
-            raise ValueError('only a package, a distribution or a server is deferred as a bundle')
+            raise ValueError("only a package, a distribution or a server is deferred as a bundle")
         self._entries.append(_Entry(kind, target, bool(deferred), bundle))
         return self
 
@@ -212,12 +214,13 @@ class ToolSelector:
         return (hub.known_provider(as_provider(entry.target)),)
 
     def __repr__(self) -> str:
-        parts = [
-            f"{e.kind}={e.target!r}{' (bundle)' if e.bundle else ' (deferred)' if e.deferred else ''}"
-            for e in self._entries
-        ]
+        parts = [f"{e.kind}={e.target!r}{_flag(e)}" for e in self._entries]
         parts.extend(f"exclude={x!r}" for x in self._excluded)
         return f"ToolSelector({', '.join(parts)})"
+
+
+def _flag(entry: _Entry) -> str:
+    return " (bundle)" if entry.bundle else " (deferred)" if entry.deferred else ""
 
 
 def _by_name(hub: ToolSource, name: str) -> ToolProvider:

@@ -61,6 +61,7 @@ from toolpalette.errors import ToolCollisionError
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
     from toolpalette._agents.ranking import ToolRanker
+    from toolpalette._formats.export import Namespace
     from toolpalette._run.abort import AbortSignal
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
@@ -264,6 +265,7 @@ class Thinker:
             strict=binding.strict,
             native=native,
             deferred=self._deferred_catalog() if native else (),
+            namespaces=self._namespaces(resolved) if native else (),
             _fragments=self._fragments,
             _previous=previous,
             _touched=touched,
@@ -342,6 +344,16 @@ class Thinker:
         if self._turn is None:
             self.begin_turn()
         return self._deferred_catalog()
+
+    def _namespaces(self, resolved: ResolvedPalette) -> tuple[Namespace, ...]:
+        """The bundles of the deferred catalog, as ``export_deferred`` groups them."""
+        catalog = _binding(self).palette.requestable
+        found = []
+        for bundle in resolved.tools.bundles:
+            members = tuple(p.name for p in bundle.members(catalog))
+            if members:
+                found.append((bundle.name, bundle.description, members))
+        return tuple(found)
 
     def _deferred_catalog(self) -> tuple[ToolProvider, ...]:
         palette = _binding(self).palette

@@ -492,9 +492,7 @@ class PackCatalog:
 
             wanted = canonicalize_name(target)
             chosen = [
-                p
-                for p in self._sorted_packs()
-                if canonicalize_name(p.distribution or "") == wanted
+                p for p in self._sorted_packs() if canonicalize_name(p.distribution or "") == wanted
             ]
         else:
             return None
@@ -626,8 +624,8 @@ def _summary(distribution: str | None) -> str | None:
     from importlib import metadata
 
     try:
-        summary = metadata.metadata(distribution).get("Summary")
-    except (metadata.PackageNotFoundError, OSError, ValueError):
+        summary = metadata.metadata(distribution)["Summary"]
+    except (metadata.PackageNotFoundError, KeyError, OSError, ValueError):
         return None
     return summary if isinstance(summary, str) and summary.strip() else None
 
