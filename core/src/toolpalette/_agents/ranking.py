@@ -231,17 +231,31 @@ class LexicalIndex:
         """
         if limit < 1:
             raise ValueError("limit must be at least 1")  # never the value: a model sent it
-        wanted: dict[str, None] = {}
-        for term in terms(query[:MAX_QUERY_CHARS]):
-            wanted[term] = None
-            if len(wanted) >= MAX_QUERY_TERMS:
-                break
-        found = [p for p in map(self._postings, wanted) if p is not None]
+        found = self._found(query)
         if not found:
             return []
         if sum(len(p.positions) for p in found) <= _SMALL:
             return self._search_small(found, limit)
         return self._search_dense(found, limit)
+
+    def matching(self, query: str) -> set[int]:
+        """The positions of every tool one of the query's terms occurs in (however weakly).
+
+        What a search could return with no ``limit``: a search's answer says how many.
+        """
+        matched: set[int] = set()
+        for postings in self._found(query):
+            matched.update(postings.positions)
+        return matched
+
+    def _found(self, query: str) -> list[_Postings]:
+        """The postings of the query's terms the catalog holds (the first terms that count)."""
+        wanted: dict[str, None] = {}
+        for term in terms(query[:MAX_QUERY_CHARS]):
+            wanted[term] = None
+            if len(wanted) >= MAX_QUERY_TERMS:
+                break
+        return [p for p in map(self._postings, wanted) if p is not None]
 
     def warm(self) -> None:
         """Score every term now, so that no search pays for a term's first use.

@@ -19,6 +19,8 @@ own catalog (:func:`ranked`), and hands it to admission, which decides each matc
 
 from __future__ import annotations
 
+import heapq
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -46,6 +48,19 @@ DEFAULT_RANKER: Final = LexicalRanker()
 _SLACK: Final = 4
 """How many ranked items past the ``limit`` a search reads first (four times more each
 time it needs more): most of a class's catalog is in each thinker's."""
+
+DIVERSITY: Final = 0.8
+"""What each earlier result of the same name prefix, past :data:`DIVERSITY_FREE`,
+multiplies a result's score by when the results are read in order: a fourth
+``github_...`` tool must score 1.25 times another prefix's best to rank before it, a
+fifth 1.56 times. bench/bench_search.py chose both values: BFCL's recall@5 does not
+drop (its questions often need several ``calculate_...`` functions at once), and on
+its prefix-heavy catalog the tools of other prefixes rise."""
+
+DIVERSITY_FREE: Final = 3
+"""How many results of one prefix are read before :data:`DIVERSITY` applies."""
+
+_PREFIX: Final = re.compile(r"[A-Za-z0-9]+")
 
 _TERM_CACHES: weakref.WeakKeyDictionary[type, TermCache] = weakref.WeakKeyDictionary()
 """Each thinker class's term cache, for as long as the class lives."""
@@ -134,26 +149,75 @@ def _term_cache(cls: type) -> TermCache:
         return cache
 
 
+def name_prefix(name: str) -> str:
+    """A tool name's first word (``github`` of ``github_create_issue``), lower-cased."""
+    found = _PREFIX.match(name)
+    return found.group().lower() if found else name
+
+
+def diversified(
+    hits: Sequence[tuple[int, float]],
+    group_of: Callable[[int], str],
+    decay: float = DIVERSITY,
+    free: int = DIVERSITY_FREE,
+) -> list[tuple[int, float]]:
+    """``hits`` (best first) reordered so that one group cannot fill the top.
+
+    Read greedily: the next result is the one whose score, times ``decay`` for each
+    result of its group already read past the first ``free``, is highest (ties: the
+    earlier hit). Every hit is kept, with its own score; a group of one never moves
+    down.
+    """
+    if decay >= 1.0 or len(hits) <= free:
+        return list(hits)
+    groups: dict[str, list[int]] = {}
+    for rank, (position, _score) in enumerate(hits):
+        groups.setdefault(group_of(position), []).append(rank)
+    if len(groups) == len(hits):
+        return list(hits)
+    heap = [(-hits[ranks[0]][1], ranks[0], group, 0) for group, ranks in groups.items()]
+    heapq.heapify(heap)
+    order: list[tuple[int, float]] = []
+    while heap:
+        _, rank, group, taken = heapq.heappop(heap)
+        order.append(hits[rank])
+        ranks = groups[group]
+        taken += 1
+        if taken < len(ranks):
+            following = ranks[taken]
+            weight = decay ** max(0, taken - free + 1)
+            heapq.heappush(heap, (-hits[following][1] * weight, following, group, taken))
+    return order
+
+
 def ranked(
     indexed: Indexed,
     query: str,
     catalog: Mapping[str, Any],
     key: Callable[[Any], str],
     limit: int,
+    *,
+    diverse: bool = False,
 ) -> Iterator[Any]:
     """The items of ``catalog`` the query finds, best first (lazily: read as needed).
 
     An item counts only if it is the very one the catalog holds under its name. Reads
     ``limit`` and :data:`_SLACK` more results, then four times more each time the
-    caller wants more, until the index has no more.
+    caller wants more, until the index has no more. ``diverse`` reorders each read
+    by name prefix (:func:`diversified`).
     """
     items = indexed.items
     seen: set[int] = set()
     wanted = limit + _SLACK
+
+    def group_of(position: int) -> str:
+        return name_prefix(key(items[position]))
+
     while True:
-        hits = indexed.index.search(query, wanted)
-        for position, _score in hits:
-            if position in seen or not (isinstance(position, int) and 0 <= position < len(items)):
+        read = indexed.index.search(query, wanted)
+        hits = _positions(read, len(items))
+        for position, _score in diversified(hits, group_of) if diverse else hits:
+            if position in seen:
                 continue
             seen.add(position)
             item = items[position]
@@ -162,7 +226,7 @@ def ranked(
                     yield item
             elif catalog.get(key(item)) is item:
                 yield item
-        if len(hits) < wanted or wanted >= len(items):
+        if len(read) < wanted or wanted >= len(items):
             return
         wanted *= 4
 
@@ -192,6 +256,15 @@ def _bundle_entry(match: Found) -> dict[str, Any]:
     if guidance:
         entry["guidance"] = "\n".join(guidance)
     return entry
+
+
+def _positions(hits: Sequence[tuple[int, float]], size: int) -> list[tuple[int, float]]:
+    """The hits that name an item (another ranker may return anything)."""
+    return [
+        (p, float(s))
+        for p, s in hits
+        if isinstance(p, int) and 0 <= p < size and isinstance(s, (int, float))
+    ]
 
 
 def answer(kind: str, found: Sequence[Found], keep: bool) -> dict[str, Any]:

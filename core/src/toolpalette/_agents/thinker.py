@@ -325,7 +325,9 @@ class Thinker:
                 cls.tool_ranker,
                 resolved.tools.bundles,
             )
-            ranked = _search.ranked(indexed, query, palette.requestable, _name_of, limit)
+            ranked = _search.ranked(
+                indexed, query, palette.requestable, _name_of, limit, diverse=True
+            )
         else:
             indexed = resolved.search.skills(resolved.skills)
             ranked = _search.ranked(indexed, query, palette.skill_catalog, _id_of, limit)
