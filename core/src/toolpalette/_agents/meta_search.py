@@ -78,6 +78,15 @@ _SEARCH_CHECKED: Final[dict[str, Any]] = {
 
 _NOTE: Final = {"type": "string", "description": "What to do with the matches."}
 
+_MATCHES: Final = {
+    "type": ["integer", "null"],
+    "description": "How many entries of the catalog match the query (null: unknown).",
+}
+_MORE: Final = {
+    "type": "boolean",
+    "description": "Whether more may match past the limit (search again to see them).",
+}
+
 
 _TOOLS_FOUND: Final[dict[str, Any]] = {
     "type": "object",
@@ -118,6 +127,8 @@ _TOOLS_FOUND: Final[dict[str, Any]] = {
                 "required": ["name", "description", "tools"],
             },
         },
+        "matches": _MATCHES,
+        "more": _MORE,
         "note": _NOTE,
     },
     "required": ["tools"],
@@ -146,6 +157,8 @@ _SKILLS_FOUND: Final[dict[str, Any]] = {
                 "required": ["name", "description"],
             },
         },
+        "matches": _MATCHES,
+        "more": _MORE,
         "note": _NOTE,
     },
     "required": ["skills"],

@@ -40,7 +40,18 @@ if TYPE_CHECKING:
     from toolpalette._skills import Skill
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["DEFAULT_RANKER", "CatalogIndexes", "Found", "Indexed", "answer", "ranked"]
+__all__ = [
+    "DEFAULT_RANKER",
+    "CatalogIndexes",
+    "Found",
+    "Indexed",
+    "Reading",
+    "answer",
+    "count_matches",
+    "diversified",
+    "name_prefix",
+    "ranked",
+]
 
 DEFAULT_RANKER: Final = LexicalRanker()
 """The ranker of a thinker class whose ``tool_ranker`` is None."""
@@ -61,6 +72,10 @@ DIVERSITY_FREE: Final = 3
 """How many results of one prefix are read before :data:`DIVERSITY` applies."""
 
 _PREFIX: Final = re.compile(r"[A-Za-z0-9]+")
+
+_MAX_LIMIT: Final = 20
+"""The most matches one search returns (``meta_search.MAX_LIMIT``, which imports this
+module's callers)."""
 
 _TERM_CACHES: weakref.WeakKeyDictionary[type, TermCache] = weakref.WeakKeyDictionary()
 """Each thinker class's term cache, for as long as the class lives."""
@@ -258,6 +273,60 @@ def _bundle_entry(match: Found) -> dict[str, Any]:
     return entry
 
 
+class Reading(Iterator[Any]):
+    """An iterator of ranked items that says, once read, whether it was read to the end."""
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self._items = items
+        self.exhausted = False
+        """Whether every item was read (none is left past what the caller took)."""
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._items)
+        except StopIteration:
+            self.exhausted = True
+            raise
+
+
+def count_matches(
+    indexed: Indexed, query: str, catalog: Mapping[str, Any], key: Callable[[Any], str]
+) -> int | None:
+    """How many items of ``catalog`` the query matches at all; None if the index cannot say.
+
+    The default index can (``LexicalIndex.matching``); another ranker's index can
+    by having a ``matching(query)`` method that returns positions.
+    """
+    matching = getattr(indexed.index, "matching", None)
+    if not callable(matching):
+        return None
+    items = indexed.items
+    total = 0
+    for position in matching(query):
+        if not (isinstance(position, int) and 0 <= position < len(items)):
+            continue
+        item = items[position]
+        if isinstance(item, Bundle):
+            total += bool(item.members(catalog))
+        elif catalog.get(key(item)) is item:
+            total += 1
+    return total
+
+
+def _counted(shown: int, total: int | None, more: bool, noun: str) -> str:
+    """The start of a search's note: how many matches are shown, of how many."""
+    if total is not None:
+        text = f"{shown} of {total} matching {noun}."
+    else:
+        text = f"{shown} matching {noun}."
+    if more:
+        text += (
+            f" More may match past this limit: search again with a higher limit (up to "
+            f"{_MAX_LIMIT}) or other words."
+        )
+    return text
+
+
 def _positions(hits: Sequence[tuple[int, float]], size: int) -> list[tuple[int, float]]:
     """The hits that name an item (another ranker may return anything)."""
     return [
@@ -267,8 +336,19 @@ def _positions(hits: Sequence[tuple[int, float]], size: int) -> list[tuple[int, 
     ]
 
 
-def answer(kind: str, found: Sequence[Found], keep: bool) -> dict[str, Any]:
-    """What a search answers: the matches in rank order, and a note on using them.
+def answer(
+    kind: str,
+    found: Sequence[Found],
+    keep: bool,
+    *,
+    total: int | None = None,
+    more: bool = False,
+) -> dict[str, Any]:
+    """What a search answers: the matches in rank order, how many, and a note on using them.
+
+    ``total`` is how many items the query matches (None: unknown), ``more`` whether
+    ranked items were left unread past the limit; the answer says both (``matches``,
+    ``more``, and the note's first sentence).
 
     A bundle's tools are listed where the bundle ranks, each marked with its name
     (``"bundle"``), and the bundle itself in ``bundles`` with its tools' guidance.
@@ -283,14 +363,16 @@ def answer(kind: str, found: Sequence[Found], keep: bool) -> dict[str, Any]:
             else:
                 tools.append(_tool_entry(match))
         if not tools:
-            return {"tools": [], "note": "No tool matched: try other words."}
-        note = "You can call these tools now"
+            return {"tools": [], "matches": 0, "more": False, "note": _NO_TOOL}
+        note = _counted(len(found), total, more, "entries" if bundles else "tools")
+        note += " You can call these tools now"
         note += "; they are offered from your next turn." if keep else "."
         if any(t.get("approval") == "required" for t in tools):
             note += ' A person approves each call of a tool marked "approval": "required".'
         answered: dict[str, Any] = {"tools": tools}
         if bundles:
             answered["bundles"] = bundles
+        answered.update(_counts(len(found), total, more))
         answered["note"] = note
         return answered
     skills = []
@@ -303,14 +385,27 @@ def answer(kind: str, found: Sequence[Found], keep: bool) -> dict[str, Any]:
             entry["instructions"] = match.instructions
         skills.append(entry)
     if not skills:
-        return {"skills": [], "note": "No skill matched: try other words."}
+        return {"skills": [], "matches": 0, "more": False, "note": _NO_SKILL}
+    note = _counted(len(found), total, more, "skills") + " "
     if keep:
-        note = "These skills are added to your instructions from your next turn"
+        note += "These skills are added to your instructions from your next turn"
         note += (
             " (a pending one once a person approves it)."
             if any(m.how == "pending" for m in found)
             else "."
         )
     else:
-        note = "Follow these skills' instructions."
-    return {"skills": skills, "note": note}
+        note += "Follow these skills' instructions."
+    return {"skills": skills, **_counts(len(found), total, more), "note": note}
+
+
+_NO_TOOL: Final = "No tool matched: try other words."
+_NO_SKILL: Final = "No skill matched: try other words."
+
+
+def _counts(shown: int, total: int | None, more: bool) -> dict[str, Any]:
+    """The answer's ``matches`` (at least what is shown, whatever a policy refused) and
+    ``more``."""
+    counted: dict[str, Any] = {"matches": max(total, shown) if total is not None else None}
+    counted["more"] = more
+    return counted

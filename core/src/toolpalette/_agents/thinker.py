@@ -325,14 +325,19 @@ class Thinker:
                 cls.tool_ranker,
                 resolved.tools.bundles,
             )
-            ranked = _search.ranked(
-                indexed, query, palette.requestable, _name_of, limit, diverse=True
-            )
+            catalog: Mapping[str, Any] = palette.requestable
+            key = _name_of
         else:
             indexed = resolved.search.skills(resolved.skills)
-            ranked = _search.ranked(indexed, query, palette.skill_catalog, _id_of, limit)
+            catalog, key = palette.skill_catalog, _id_of
+        reading = _search.Reading(
+            _search.ranked(indexed, query, catalog, key, limit, diverse=kind == "tool")
+        )
+        total = _search.count_matches(indexed, query, catalog, key)  # before grants shrink it
         grants = binding.grants
-        return _search.answer(kind, grants.search(kind, ranked, limit), grants.keep)
+        found = grants.search(kind, reading, limit)
+        more = not reading.exhausted
+        return _search.answer(kind, found, grants.keep, total=total, more=more)
 
     def deferred_tools(self) -> tuple[ToolProvider, ...]:
         """The thinker's deferred catalog: the tools it may reach but is not offered.
