@@ -404,8 +404,7 @@ _NO_SKILL: Final = "No skill matched: try other words."
 
 
 def _counts(shown: int, total: int | None, more: bool) -> dict[str, Any]:
-    """The answer's ``matches`` (at least what is shown, whatever a policy refused) and
-    ``more``."""
+    """The answer's ``matches`` (at least what it shows) and ``more``."""
     counted: dict[str, Any] = {"matches": max(total, shown) if total is not None else None}
     counted["more"] = more
     return counted
