@@ -33,7 +33,7 @@ import asyncio
 import dataclasses
 import uuid
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from toolpalette._agents import search as _search
@@ -326,7 +326,7 @@ class Thinker:
                 resolved.tools.bundles,
             )
             catalog: Mapping[str, Any] = palette.requestable
-            key = _name_of
+            key: Callable[[Any], str] = _name_of
         else:
             indexed = resolved.search.skills(resolved.skills)
             catalog, key = palette.skill_catalog, _id_of
