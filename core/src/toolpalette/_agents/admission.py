@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from toolpalette._agents.approvals import Approvals, Notify
 from toolpalette._agents.bundles import Bundle
 from toolpalette._agents.grants import GrantDecision, GrantRecord
+from toolpalette._agents.links import required_tools
 from toolpalette._agents.search import Found
 from toolpalette._agents.turn import Approval
 from toolpalette._hookcall import first_result, in_call_order
@@ -362,14 +363,32 @@ class Admission:
                 self._granted.append(name)
             return ""
         try:
-            if self.keep:
-                self._thinker.conversation.attach(item)  # reads the body: a bad one fails here
+            if self.keep and self._thinker.conversation.attach(item):  # a bad body fails here
+                self._offer_required(item)
             elif outcome is not None:
                 outcome.setdefault("instructions", {})[name] = item.body()
         except Exception:
             logger.exception("skill %r could not be attached; refused", name)
             return "the skill's instructions could not be read"
         return ""
+
+    def _offer_required(self, skill: Any) -> None:
+        """Grant the deferred tools a just-attached skill requires, as the policy allows.
+
+        Each is judged as any tool is; one that is refused or needs a person is left to
+        be asked for (and the decision is on the record).
+        """
+        catalog = self._palette.requestable
+        for provider in required_tools(skill, catalog):
+            name = provider.name
+            if self._has("tool", name):
+                continue
+            verdict, reason = self._judge("tool", name, provider)
+            if verdict is Verdict.ALLOW:
+                self._grant("tool", name, provider)
+                self.record("tool", name, "granted", f"required by the skill {skill.id}")
+            elif verdict is Verdict.REFUSED:
+                self.record("tool", name, "refused", reason)
 
     def _granted_now(self) -> None:
         """Tell the binding that kept grants wait to join the palette."""

@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from toolpalette._agents import search as _search
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
+from toolpalette._agents.links import link_text
 from toolpalette._agents.policy import ToolPolicy
 from toolpalette._agents.reconcile import SearchMode
 from toolpalette._agents.resolved import (
@@ -261,7 +263,7 @@ class Thinker:
         turn = Turn(
             self.turn_number,
             surface,
-            self.conversation.preamble_with(guidance),
+            self.conversation.preamble_with(self._linked(guidance, resolved, surface)),
             strict=binding.strict,
             native=native,
             deferred=self._deferred_catalog() if native else (),
@@ -330,9 +332,10 @@ class Thinker:
         else:
             indexed = resolved.search.skills(resolved.skills)
             catalog, key = palette.skill_catalog, _id_of
-        reading = _search.Reading(
-            _search.ranked(indexed, query, catalog, key, limit, diverse=kind == "tool")
-        )
+        found_in = _search.ranked(indexed, query, catalog, key, limit, diverse=kind == "tool")
+        if kind != "tool" and resolved.links:
+            found_in = _linked_first(found_in, self._linked_skills(resolved), limit)
+        reading = _search.Reading(found_in)
         total = _search.count_matches(indexed, query, catalog, key)  # before grants shrink it
         grants = binding.grants
         found = grants.search(kind, reading, limit)
@@ -351,6 +354,42 @@ class Thinker:
         if self._turn is None:
             self.begin_turn()
         return self._deferred_catalog()
+
+    def _linked(
+        self, guidance: Sequence[tuple[str, str]], resolved: ResolvedPalette, surface: Any
+    ) -> Sequence[tuple[str, str]]:
+        """The turn's tool guidance, with the skills each offered tool names.
+
+        Only the skills the model may still ask for are named; a tool with no guidance
+        gets a section of its own.
+        """
+        links = resolved.links
+        if not links:
+            return guidance
+        palette = _binding(self).palette
+        catalog = palette.skill_catalog
+        texts = dict(guidance)
+        order: list[str] = []
+        for name in surface.names:
+            if name in texts:
+                order.append(name)
+            skills = [s for s in links.get(name, ()) if s in catalog]
+            if skills:
+                line = link_text(skills, searches=palette.searches("skill"))
+                texts[name] = f"{texts[name].strip()}\n{line}" if name in texts else line
+                if order[-1:] != [name]:
+                    order.append(name)
+        return [(name, texts[name]) for name in order]
+
+    def _linked_skills(self, resolved: ResolvedPalette) -> frozenset[str]:
+        """The skills the tools this thinker holds now name."""
+        registry = _binding(self).palette.registry
+        return frozenset(
+            skill
+            for name, skills in resolved.links.items()
+            if registry.has_tool(name)
+            for skill in skills
+        )
 
     def _namespaces(self, resolved: ResolvedPalette) -> tuple[Namespace, ...]:
         """The bundles of the deferred catalog, as ``export_deferred`` groups them."""
@@ -536,6 +575,14 @@ class Thinker:
     def __repr__(self) -> str:
         flag = " read-only" if self.is_read_only else ""
         return f"<{type(self).__name__}{flag} turn {self.turn_number}>"
+
+
+def _linked_first(found: Iterator[Any], linked: frozenset[str], limit: int) -> Iterator[Any]:
+    """``found`` with, among its first matches, the skills in ``linked`` moved first."""
+    head = list(itertools.islice(found, limit * 4))
+    head.sort(key=lambda skill: skill.id not in linked)
+    yield from head
+    yield from found
 
 
 def _name_of(provider: Any) -> str:

@@ -507,6 +507,23 @@ class PackCatalog:
                 return summary
         return None
 
+    def declared_links(self, pack: str) -> Mapping[str, tuple[str, ...]]:
+        """The skills the pack's hooks module names for its tools (``TOOLPALETTE_SKILLS``).
+
+        A mapping of the pack's own tool names to full skill ids; anything else in it
+        is ignored (``check`` reports links to skills that are not installed).
+        """
+        record = self._packs.get(pack)
+        name = record.plugin_name if record is not None else None
+        declared = getattr(self.pm.get_plugin(name), LINKS_ATTRIBUTE, None) if name else None
+        if not isinstance(declared, Mapping):
+            return {}
+        links: dict[str, tuple[str, ...]] = {}
+        for tool, skills in declared.items():
+            if isinstance(tool, str) and isinstance(skills, (list, tuple)):
+                links[tool] = tuple(s for s in skills if isinstance(s, str))
+        return links
+
     def origin_of(self, pack: str) -> Origin:
         """The pack, distribution and version of the pack named ``pack`` (code: no dist)."""
         with self._lock:
@@ -612,6 +629,9 @@ def _has_hooks(plugin: object) -> bool:
     except BaseException:
         return False
 
+
+LINKS_ATTRIBUTE = "TOOLPALETTE_SKILLS"
+"""The hooks module's attribute naming the skills of its tools: tool name to skill ids."""
 
 BUNDLE_ATTRIBUTE = "TOOLPALETTE_BUNDLE"
 """The hooks module's attribute that describes its pack when deferred as a bundle."""
