@@ -17,6 +17,10 @@ nothing is recorded for it.
 ``github_...`` tools, and four others each the right answer to ten questions worded
 mostly in the crowd's words): recall@5 diversified against the same ranking as is.
 
+**check --findable** over 2,000 generated tools (two queries per tool, each searched
+as ``search_tools`` searches): its time, for information, beside building the same
+tools' index.
+
 **Speed and size** at 10,000 tools (a seeded catalog of realistic definitions,
 ``bench/_catalog.py``), wall-clock medians:
 
@@ -140,6 +144,34 @@ def prefixed() -> None:
         plain,
         unit="%",
         goal=">= 1",
+    )
+
+
+FINDABLE_TOOLS = 2_000
+
+
+def findable() -> None:
+    """``check --findable`` over 2,000 generated tools: two own queries per tool, searched."""
+    from toolpalette._agents.findable import unfound
+
+    docs = [ToolDocument(*t) for t in _catalog.catalog(FINDABLE_TOOLS)]
+    start = time.perf_counter()
+    missed = unfound(docs)
+    took = time.perf_counter() - start
+    start = time.perf_counter()
+    LexicalRanker().build(docs)
+    build = time.perf_counter() - start
+    print(
+        f"\ncheck --findable over {len(docs)} generated tools: {took:.2f} s "
+        f"({len({m.tool for m in missed})} tools missed by one of their own queries); "
+        f"building their index alone: {build * 1000:.0f} ms."
+    )
+    record(
+        f"check --findable, {len(docs)} tools",
+        took * 1000,
+        "building the same tools' index",
+        build * 1000,
+        unit="ms",
     )
 
 
@@ -391,4 +423,5 @@ def _bm25s_speed(
 def main(argv: list[str]) -> None:
     quality("--tune" in argv)
     prefixed()
+    findable()
     speed()
