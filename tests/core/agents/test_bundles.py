@@ -214,3 +214,27 @@ def test_installed_packs_deferred_as_bundles_read_their_distributions_summary(tm
     assert "query" in sqlite["tools"]
     assert "read_file" not in sqlite["tools"]
     assert set(thinker.begin_turn().tool_names) == {"search_tools", *sqlite["tools"]}
+
+
+def test_a_packs_bundle_text_that_is_not_usable_is_not_read():
+    hub = ToolHub(autoload=False)
+    odd = pack("acme_odd", [tool("odd_one", "An odd tool.")])
+    odd.TOOLPALETTE_BUNDLE = 42
+    spaced = pack("acme_spaced", [tool("spaced_one", "A spaced tool.")], "Two\nlines\tand  gaps.")
+    hub.add_plugin(odd)
+    hub.add_plugin(spaced)
+    selector = (
+        ToolSelector()
+        .package("acme_odd", deferred="bundle")
+        .package("acme_spaced", deferred="bundle")
+    )
+    first, second = selector.resolve(hub).bundles
+    assert first.description == "Tools of acme_odd: odd_one."
+    assert second.description == "Two lines and gaps."  # one line in the catalog
+
+
+def test_a_bundle_of_a_dotted_package_has_a_tool_name():
+    hub = ToolHub(autoload=False)
+    hub.add_plugin(pack("acme.deep.tools", [tool("deep_one", "A deep tool.")]))
+    [bundle] = ToolSelector().package("acme.deep", deferred="bundle").resolve(hub).bundles
+    assert bundle.name == "acme_deep"
