@@ -174,14 +174,17 @@ class Admission:
 
     def _expanded(self, kind: str, names: Sequence[str], outcome: dict[str, Any]) -> list[str]:
         """The names asked for, each once, a bundle's name replaced by its tools'."""
-        bundles = self._palette.bundles if kind == "tool" else {}
+        palette = self._palette
+        tool = kind == "tool"
+        bundles = palette.bundles if tool else palette.skill_bundles
+        catalog: Mapping[str, Any] = palette.tool_catalog if tool else palette.skill_catalog
         expanded: dict[str, None] = {}
         for name in names:
             bundle = bundles.get(name)
-            if bundle is None or name in self._palette.tool_catalog:
+            if bundle is None or name in catalog:
                 expanded[name] = None
                 continue
-            members = [p.name for p in bundle.members(self._palette.tool_catalog)]
+            members = [n for n in bundle.tools if n in catalog]
             outcome.setdefault("bundles", {})[name] = members
             expanded.update(dict.fromkeys(members))
         return list(expanded)
@@ -202,7 +205,7 @@ class Admission:
                     break
                 budget -= 1
                 if isinstance(item, Bundle):
-                    members = self._search_bundle(item)
+                    members = self._search_bundle(item) if kind == "tool" else self._jar(item)
                     if members:
                         found.append(Found(item, "granted", members=tuple(members)))
                     continue
@@ -254,6 +257,32 @@ class Admission:
                 self._grant("tool", name, provider)
                 self.record("tool", name, "granted", f"with the bundle {bundle.name}")
                 found.append(Found(provider, "granted"))
+        return found
+
+    def _jar(self, bundle: Bundle) -> list[Found]:
+        """A skilljar a search found whole: each of its skills admitted as a found skill."""
+        found: list[Found] = []
+        catalog = self._palette.skill_catalog
+        for skill_id in bundle.tools:
+            skill = catalog.get(skill_id)
+            if skill is None or self._has("skill", skill_id):
+                continue
+            verdict, reason = self._judge("skill", skill_id, skill)
+            if verdict is Verdict.REFUSED:
+                self.record("skill", skill_id, "refused", reason)
+                continue
+            if verdict is Verdict.ASK:
+                decision, reason = self._ask_for("skill", skill_id)
+                self.record("skill", skill_id, decision, reason)
+                if decision != "refused":
+                    found.append(Found(skill, "pending"))
+                continue
+            answered: dict[str, Any] = {}
+            failed = self._grant("skill", skill_id, skill, answered)
+            self.record("skill", skill_id, "refused" if failed else "granted", failed)
+            if not failed:
+                instructions = answered.get("instructions", {}).get(skill_id)
+                found.append(Found(skill, "granted", instructions))
         return found
 
     def at_call(self, name: object) -> tuple[ToolProvider, bool] | None:

@@ -13,7 +13,14 @@ from typing import Any, Final
 
 from toolpalette._agents.ranking import ToolDocument
 
-__all__ = ["MAX_BUNDLE_DESCRIPTION", "Bundle", "bundle_name", "catalog_items", "entries"]
+__all__ = [
+    "MAX_BUNDLE_DESCRIPTION",
+    "Bundle",
+    "bundle_name",
+    "catalog_items",
+    "entries",
+    "skill_items",
+]
 
 MAX_BUNDLE_DESCRIPTION: Final = 1024
 """The most characters of a bundle's description the model reads."""
@@ -30,9 +37,11 @@ class Bundle:
     description: str
     """One line: the pack's own, else its distribution's summary, else its tools' names."""
     tools: tuple[str, ...]
-    """The names of its deferred tools, in the selector's order."""
+    """The names of its deferred tools, in the selector's order (a skilljar's: the full
+    ids of its skills)."""
     source: str
-    """What the selector named: ``"package:x"``, ``"distribution:x"`` or ``"server:x"``."""
+    """What the selector named: ``"package:x"``, ``"distribution:x"``, ``"server:x"``, or
+    ``"skilljar:x"``."""
 
     def document(self, providers: Mapping[str, Any]) -> ToolDocument:
         """What the ranker reads: the bundle's name and description, and its tools' words.
@@ -58,6 +67,20 @@ def bundle_name(target: str) -> str:
     return name or "bundle"
 
 
+def skill_items(
+    skills: Sequence[Any], bundles: Sequence[Bundle]
+) -> tuple[list[Any], list[ToolDocument]]:
+    """:func:`catalog_items` for skills: loose skills by id and description, then each jar."""
+    bundled = {skill_id for bundle in bundles for skill_id in bundle.tools}
+    by_id = {s.id: s for s in skills}
+    items: list[Any] = [s for s in skills if s.id not in bundled]
+    documents = [ToolDocument(s.id, s.description, {}) for s in items]
+    for bundle in bundles:
+        items.append(bundle)
+        documents.append(bundle.document(by_id))
+    return items, documents
+
+
 def catalog_items(
     deferred: Sequence[Any], bundles: Sequence[Bundle]
 ) -> tuple[list[Any], list[ToolDocument]]:
@@ -77,10 +100,10 @@ def catalog_items(
 
 
 def entries(catalog: Mapping[str, Any], bundles: Iterable[Bundle]) -> list[tuple[str, str]]:
-    """``request_tools``'s enum: each loose tool of ``catalog``, then each bundle left."""
+    """A request's enum: each loose item of ``catalog``, then each bundle with items left."""
     bundles = list(bundles)
     bundled = {name for bundle in bundles for name in bundle.tools}
-    listed = [(p.name, p.description) for n, p in catalog.items() if n not in bundled]
+    listed = [(n, p.description) for n, p in catalog.items() if n not in bundled]
     for bundle in bundles:
         if bundle.members(catalog) and bundle.name not in catalog:
             listed.append((bundle.name, bundle.description))

@@ -153,8 +153,25 @@ _SKILLS_FOUND: Final[dict[str, Any]] = {
                         "description": "Attached once a person approves it.",
                     },
                     "instructions": {"type": "string"},
+                    "bundle": {
+                        "type": "string",
+                        "description": "The skilljar this skill came with.",
+                    },
                 },
                 "required": ["name", "description"],
+            },
+        },
+        "bundles": {
+            "type": "array",
+            "description": "The skilljars found whole (their skills are attached together).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "skills": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["name", "description", "skills"],
             },
         },
         "matches": _MATCHES,

@@ -142,6 +142,8 @@ class Reconciler:
         """The skills the thinker may still ask for, by id."""
         self.bundles: dict[str, Bundle] = {}
         """The bundles of the declared tools, by name (``bundles.py``)."""
+        self.skill_bundles: dict[str, Bundle] = {}
+        """The skilljars declared whole, by bundle id."""
         self.catalog_version = 0
         """Grows whenever the catalogs change."""
 
@@ -265,6 +267,7 @@ class Reconciler:
             )
             self.skill_catalog = {s.id: s for s in resolved.skills if s.id not in attached}
             self.bundles = {b.name: b for b in resolved.tools.bundles}
+            self.skill_bundles = {b.name: b for b in resolved.skill_bundles}
             self.catalog_version += 1
             meta = [self._tools_meta(), self._skills_meta(), _read_skill_file(conversation)]
             scope = None
@@ -305,7 +308,8 @@ class Reconciler:
         if kind == "tool":
             listed = entries(self.requestable, self.bundles.values())
             return mode != "auto" or len(listed) > ENUM_LIMIT
-        return mode == "search" or len(self.skill_catalog) > SKILL_ENUM_LIMIT
+        listed_skills = entries(self.skill_catalog, self.skill_bundles.values())
+        return mode == "search" or len(listed_skills) > SKILL_ENUM_LIMIT
 
     def _tools_meta(self) -> ToolProvider | None:
         """``request_tools`` or ``search_tools`` over the catalog; None when it is empty."""
@@ -325,7 +329,7 @@ class Reconciler:
             return None
         if self.searches("skill"):
             return SearchSkillsProvider()
-        return RequestSkillProvider([(s.id, s.description) for s in self.skill_catalog.values()])
+        return RequestSkillProvider(entries(self.skill_catalog, self.skill_bundles.values()))
 
     def _offer_extra(self, extra: Sequence[ToolProvider]) -> None:
         """Offer ``extra`` for this turn only, in place of the last turn's per-turn tools.

@@ -13,9 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolpalette._agents.bundles import Bundle
 from toolpalette._agents.links import linked_skills, requirement_problems, unmet
 from toolpalette._agents.search import CatalogIndexes
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
+from toolpalette._plugins.catalog import distribution_summary
 
 if TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord
@@ -40,6 +42,8 @@ class ResolvedPalette:
     class's thinkers (``search.py``)."""
     links: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     """The skills each of the class's tools names, by tool name (``links.py``)."""
+    skill_bundles: tuple[Bundle, ...] = ()
+    """The skilljars declared whole (``prefix(..., bundle=True)``): one entry each."""
     withheld: tuple[Problem, ...] = ()
     """The declared skills not offered, because what they require is not among the
     class's tools: one ``skill-requirement`` problem each."""
@@ -128,7 +132,25 @@ def resolve_palette(source: PaletteSource, cls: Declaring) -> ResolvedPalette:
     # list it before the others that match as well.
     named = {skill_id for found in links.values() for skill_id in found}
     kept.sort(key=lambda s: s.id not in named)
-    return ResolvedPalette(tools, tuple(kept), links=links, withheld=tuple(withheld))
+    jars = _jars(cls.declare_skills().jars(source.skills()), kept)
+    return ResolvedPalette(
+        tools, tuple(kept), links=links, skill_bundles=jars, withheld=tuple(withheld)
+    )
+
+
+def _jars(declared: Mapping[str, list[str]], kept: list[Skill]) -> tuple[Bundle, ...]:
+    """The skilljars kept whole, each with its skills that are offered."""
+    by_id = {s.id: s for s in kept}
+    jars = []
+    for jar, ids in declared.items():
+        members = [by_id[i] for i in ids if i in by_id]
+        if not members:
+            continue
+        summary = distribution_summary(members[0].distribution)
+        names = ", ".join(s.name for s in members)
+        description = " ".join(summary.split()) if summary else f"Skills of {jar}: {names}."
+        jars.append(Bundle(jar, description, tuple(s.id for s in members), f"skilljar:{jar}"))
+    return tuple(jars)
 
 
 def _system_tools(source: Any) -> list[ToolProvider]:

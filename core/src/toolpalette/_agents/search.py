@@ -27,11 +27,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
-from toolpalette._agents.bundles import Bundle, catalog_items
+from toolpalette._agents.bundles import Bundle, catalog_items, skill_items
 from toolpalette._agents.ranking import (
     LexicalRanker,
     TermCache,
-    ToolDocument,
     ToolIndex,
     ToolRanker,
 )
@@ -144,14 +143,14 @@ class CatalogIndexes:
             self._built[key] = (chosen, built)  # the ranker held: its id stays its own
             return built
 
-    def skills(self, skills: Sequence[Skill]) -> Indexed:
-        """The index of the class's skills, by full id and description."""
+    def skills(self, skills: Sequence[Skill], bundles: Sequence[Bundle] = ()) -> Indexed:
+        """The index of the class's skills, by full id and description (a jar: one item)."""
         with self._lock:
             held = self._built.get(("skill",))
             if held is not None:
                 return held[1]
-            documents = [ToolDocument(s.id, s.description, {}) for s in skills]
-            built = Indexed(DEFAULT_RANKER.build(documents), tuple(skills))
+            items, documents = skill_items(skills, bundles)
+            built = Indexed(DEFAULT_RANKER.build(documents), tuple(items))
             self._built[("skill",)] = (None, built)
             return built
 
@@ -375,28 +374,49 @@ def answer(
         answered.update(_counts(len(found), total, more))
         answered["note"] = note
         return answered
-    skills = []
+    skills: list[dict[str, Any]] = []
+    jars: list[dict[str, Any]] = []
     for match in found:
-        skill = match.item
-        entry = {"name": skill.id, "description": skill.description}
-        if match.how == "pending":
-            entry["approval"] = "pending"
-        if match.instructions is not None:
-            entry["instructions"] = match.instructions
-        skills.append(entry)
+        if isinstance(match.item, Bundle):
+            members = match.members
+            jars.append(
+                {
+                    "name": match.item.name,
+                    "description": match.item.description,
+                    "skills": [m.item.id for m in members],
+                }
+            )
+            skills.extend(_skill_entry(m, match.item.name) for m in members)
+        else:
+            skills.append(_skill_entry(match))
     if not skills:
         return {"skills": [], "matches": 0, "more": False, "note": _NO_SKILL}
-    note = _counted(len(found), total, more, "skills") + " "
+    note = _counted(len(found), total, more, "entries" if jars else "skills") + " "
     if keep:
         note += "These skills are added to your instructions from your next turn"
         note += (
             " (a pending one once a person approves it)."
-            if any(m.how == "pending" for m in found)
+            if any(s.get("approval") == "pending" for s in skills)
             else "."
         )
     else:
         note += "Follow these skills' instructions."
-    return {"skills": skills, **_counts(len(found), total, more), "note": note}
+    listed: dict[str, Any] = {"skills": skills}
+    if jars:
+        listed["bundles"] = jars
+    return {**listed, **_counts(len(found), total, more), "note": note}
+
+
+def _skill_entry(match: Found, bundle: str | None = None) -> dict[str, Any]:
+    skill = match.item
+    entry: dict[str, Any] = {"name": skill.id, "description": skill.description}
+    if bundle is not None:
+        entry["bundle"] = bundle
+    if match.how == "pending":
+        entry["approval"] = "pending"
+    if match.instructions is not None:
+        entry["instructions"] = match.instructions
+    return entry
 
 
 _NO_TOOL: Final = "No tool matched: try other words."

@@ -330,7 +330,7 @@ class Thinker:
             catalog: Mapping[str, Any] = palette.requestable
             key: Callable[[Any], str] = _name_of
         else:
-            indexed = resolved.search.skills(resolved.skills)
+            indexed = resolved.search.skills(resolved.skills, resolved.skill_bundles)
             catalog, key = palette.skill_catalog, _id_of
         found_in = _search.ranked(indexed, query, catalog, key, limit, diverse=kind == "tool")
         if kind != "tool" and resolved.links:
@@ -580,7 +580,7 @@ class Thinker:
 def _linked_first(found: Iterator[Any], linked: frozenset[str], limit: int) -> Iterator[Any]:
     """``found`` with, among its first matches, the skills in ``linked`` moved first."""
     head = list(itertools.islice(found, limit * 4))
-    head.sort(key=lambda skill: skill.id not in linked)
+    head.sort(key=lambda item: getattr(item, "id", None) not in linked)
     yield from head
     yield from found
 

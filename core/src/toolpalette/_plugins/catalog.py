@@ -502,7 +502,7 @@ class PackCatalog:
             if isinstance(declared, str) and declared.strip():
                 return declared
         for pack in chosen:
-            summary = _summary(pack.distribution)
+            summary = distribution_summary(pack.distribution)
             if summary:
                 return summary
         return None
@@ -637,7 +637,7 @@ BUNDLE_ATTRIBUTE = "TOOLPALETTE_BUNDLE"
 """The hooks module's attribute that describes its pack when deferred as a bundle."""
 
 
-def _summary(distribution: str | None) -> str | None:
+def distribution_summary(distribution: str | None) -> str | None:
     """The installed distribution's summary (its ``description`` in pyproject), or None."""
     if not distribution:
         return None
