@@ -122,7 +122,8 @@ def resolve_palette(source: PaletteSource, cls: Declaring) -> ResolvedPalette:
         if found:
             links[provider.name] = found
     reachable = (*tools.offered, *tools.deferred, *_system_tools(source))
-    chosen = cls.declare_skills().get_skills(source.skills())
+    declared_skills = cls.declare_skills()
+    chosen = declared_skills.get_skills(source.skills())
     kept = [s for s in chosen if not unmet(s, reachable)]
     name = getattr(cls, "__qualname__", type(cls).__name__)
     withheld = requirement_problems(
@@ -132,7 +133,7 @@ def resolve_palette(source: PaletteSource, cls: Declaring) -> ResolvedPalette:
     # list it before the others that match as well.
     named = {skill_id for found in links.values() for skill_id in found}
     kept.sort(key=lambda s: s.id not in named)
-    jars = _jars(cls.declare_skills().jars(source.skills()), kept)
+    jars = _jars(declared_skills.jars(source.skills()), kept)
     return ResolvedPalette(
         tools, tuple(kept), links=links, skill_bundles=jars, withheld=tuple(withheld)
     )
