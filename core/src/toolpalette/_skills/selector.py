@@ -78,6 +78,8 @@ class SkillSelector:
         A skill also selected on its own (``skill``) or by a prefix without
         ``bundle`` stays out of its jar's entry.
         """
+        if not any(entry.bundle for entry in self._entries):
+            return {}
         loose = {
             s.id
             for entry in self._entries
