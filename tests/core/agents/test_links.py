@@ -105,6 +105,17 @@ async def test_a_granted_tool_names_its_skill_from_the_next_turn():
     assert "Bind values." in preamble
 
 
+def test_search_tools_names_a_found_tools_skills():
+    hub = hub_with(WRITE_SQL)
+    selector = ToolSelector().tool(run_query, deferred=True).tool(send_note, deferred=True)
+    thinker = hub.bind(thinker_class(selector, SkillSelector().all(), mode="search"))
+    thinker.begin_turn()
+    found = thinker.search("tool", "run a SQL query", 5)
+    skills = {t["name"]: t.get("skills") for t in found["tools"]}
+    assert skills["run_query"] == ["io.example.db/write-sql"]
+    assert skills.get("send_note") is None
+
+
 def test_a_packs_hooks_module_links_its_tools_to_skills():
     module = types.ModuleType("acme_sql_hooks")
 

@@ -109,6 +109,11 @@ _TOOLS_FOUND: Final[dict[str, Any]] = {
                         "type": "string",
                         "description": "The bundle this tool came with.",
                     },
+                    "skills": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Skills that teach this tool's use (ask for them).",
+                    },
                 },
                 "required": ["name", "description", "input_schema"],
             },

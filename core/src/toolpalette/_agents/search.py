@@ -342,12 +342,14 @@ def answer(
     *,
     total: int | None = None,
     more: bool = False,
+    skills_of: Callable[[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """What a search answers: the matches in rank order, how many, and a note on using them.
 
     ``total`` is how many items the query matches (None: unknown), ``more`` whether
     ranked items were left unread past the limit; the answer says both (``matches``,
-    ``more``, and the note's first sentence).
+    ``more``, and the note's first sentence). ``skills_of`` names the skills that go
+    with a tool (the model may ask for them): a tool entry lists them under ``skills``.
 
     A bundle's tools are listed where the bundle ranks, each marked with its name
     (``"bundle"``), and the bundle itself in ``bundles`` with its tools' guidance.
@@ -361,6 +363,11 @@ def answer(
                 tools.extend(_tool_entry(m, match.item.name) for m in match.members)
             else:
                 tools.append(_tool_entry(match))
+        if skills_of is not None:
+            for entry in tools:
+                linked = skills_of(entry["name"])
+                if linked:
+                    entry["skills"] = list(linked)
         if not tools:
             return {"tools": [], "matches": 0, "more": False, "note": _NO_TOOL}
         note = _counted(len(found), total, more, "entries" if bundles else "tools")

@@ -340,7 +340,14 @@ class Thinker:
         grants = binding.grants
         found = grants.search(kind, reading, limit)
         more = not reading.exhausted
-        return _search.answer(kind, found, grants.keep, total=total, more=more)
+        links, skills = resolved.links, palette.skill_catalog
+
+        def skills_of(name: str) -> list[str]:
+            return [s for s in links.get(name, ()) if s in skills]
+
+        return _search.answer(
+            kind, found, grants.keep, total=total, more=more, skills_of=skills_of if links else None
+        )
 
     def deferred_tools(self) -> tuple[ToolProvider, ...]:
         """The thinker's deferred catalog: the tools it may reach but is not offered.
