@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from toolpalette._agents.bundles import Bundle, catalog_items, skill_items
 from toolpalette._agents.ranking import (
+    LexicalIndex,
     LexicalRanker,
     TermCache,
     ToolIndex,
@@ -45,6 +46,7 @@ __all__ = [
     "Found",
     "Indexed",
     "Reading",
+    "absent",
     "answer",
     "count_matches",
     "diversified",
@@ -212,13 +214,17 @@ def ranked(
     limit: int,
     *,
     diverse: bool = False,
+    counted: list[int] | None = None,
+    left_out: frozenset[int] = frozenset(),
 ) -> Iterator[Any]:
     """The items of ``catalog`` the query finds, best first (lazily: read as needed).
 
     An item counts only if it is the very one the catalog holds under its name. Reads
     ``limit`` and :data:`_SLACK` more results, then four times more each time the
     caller wants more, until the index has no more. ``diverse`` reorders each read
-    by name prefix (:func:`diversified`).
+    by name prefix (:func:`diversified`). With ``counted``, the first read appends to it
+    how many items the query matches but ``left_out`` (the default index counts them as
+    it searches; another's, through :func:`count_matches`).
     """
     items = indexed.items
     seen: set[int] = set()
@@ -227,8 +233,18 @@ def ranked(
     def group_of(position: int) -> str:
         return name_prefix(key(items[position]))
 
+    index = indexed.index
     while True:
-        read = indexed.index.search(query, wanted)
+        if counted is not None and not counted:
+            if isinstance(index, LexicalIndex):
+                read, matched = index.search_counted(query, wanted, left_out)
+                counted.append(matched)
+            else:
+                read = index.search(query, wanted)
+                total = count_matches(indexed, query, left_out)
+                counted.append(-1 if total is None else total)
+        else:
+            read = index.search(query, wanted)
         hits = _positions(read, len(items))
         for position, _score in diversified(hits, group_of) if diverse else hits:
             if position in seen:
@@ -288,28 +304,37 @@ class Reading(Iterator[Any]):
             raise
 
 
-def count_matches(
-    indexed: Indexed, query: str, catalog: Mapping[str, Any], key: Callable[[Any], str]
-) -> int | None:
-    """How many items of ``catalog`` the query matches at all; None if the index cannot say.
+def absent(
+    indexed: Indexed, catalog: Mapping[str, Any], key: Callable[[Any], str]
+) -> frozenset[int]:
+    """The positions of the index whose item ``catalog`` does not hold (granted, hidden).
 
-    The default index can (``LexicalIndex.matching``); another ranker's index can
-    by having a ``matching(query)`` method that returns positions.
+    What :func:`count_matches` leaves out; one pass over the index, which a thinker
+    keeps while its catalog stays as it is (most of a class's index is in it).
+    """
+    missing = []
+    for position, item in enumerate(indexed.items):
+        if isinstance(item, Bundle):
+            if not item.members(catalog):
+                missing.append(position)
+        elif catalog.get(key(item)) is not item:
+            missing.append(position)
+    return frozenset(missing)
+
+
+def count_matches(indexed: Indexed, query: str, left_out: frozenset[int]) -> int | None:
+    """How many items the query matches at all, but ``left_out``; None if the index cannot say.
+
+    The default index can (``LexicalIndex.matching``; a search counts them itself,
+    ``search_counted``); another ranker's index can by having a ``matching(query)``
+    method that returns positions.
     """
     matching = getattr(indexed.index, "matching", None)
     if not callable(matching):
         return None
-    items = indexed.items
-    total = 0
-    for position in matching(query):
-        if not (isinstance(position, int) and 0 <= position < len(items)):
-            continue
-        item = items[position]
-        if isinstance(item, Bundle):
-            total += bool(item.members(catalog))
-        elif catalog.get(key(item)) is item:
-            total += 1
-    return total
+    size = len(indexed.items)
+    found = {p for p in matching(query) if isinstance(p, int) and 0 <= p < size}
+    return len(found) - len(found & left_out) if left_out else len(found)
 
 
 def _counted(shown: int, total: int | None, more: bool, noun: str) -> str:

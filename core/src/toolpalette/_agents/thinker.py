@@ -181,6 +181,7 @@ class Thinker:
         self._turn: Turn | None = None
         self._fragments: dict[tuple[str, bool], dict[int, tuple[Any, bytes]]] = {}
         self._deferred: tuple[int, tuple[ToolProvider, ...]] = (-1, ())
+        self._absent_at: dict[str, tuple[Any, int, frozenset[int]]] = {}
         binding = make_binding(
             self,
             read_only=bool(cls.read_only),
@@ -332,13 +333,24 @@ class Thinker:
         else:
             indexed = resolved.search.skills(resolved.skills, resolved.skill_bundles)
             catalog, key = palette.skill_catalog, _id_of
-        found_in = _search.ranked(indexed, query, catalog, key, limit, diverse=kind == "tool")
+        # Counted by the first read, before the search's grants shrink the catalog.
+        counted: list[int] = []
+        found_in = _search.ranked(
+            indexed,
+            query,
+            catalog,
+            key,
+            limit,
+            diverse=kind == "tool",
+            counted=counted,
+            left_out=self._absent(kind, indexed, catalog, key),
+        )
         if kind != "tool" and resolved.links:
             found_in = _linked_first(found_in, self._linked_skills(resolved), limit)
         reading = _search.Reading(found_in)
-        total = _search.count_matches(indexed, query, catalog, key)  # before grants shrink it
         grants = binding.grants
         found = grants.search(kind, reading, limit)
+        total = counted[0] if counted and counted[0] >= 0 else None
         more = not reading.exhausted
         links, skills = resolved.links, palette.skill_catalog
 
@@ -387,6 +399,21 @@ class Thinker:
                 if order[-1:] != [name]:
                     order.append(name)
         return [(name, texts[name]) for name in order]
+
+    def _absent(
+        self, kind: str, indexed: Any, catalog: Mapping[str, Any], key: Callable[[Any], str]
+    ) -> frozenset[int]:
+        """The index's positions this thinker's catalog lacks, kept per catalog version.
+
+        Read before a search's grants shrink the catalog: the count is of what it found.
+        """
+        version = _binding(self).palette.catalog_version
+        held = self._absent_at.get(kind)
+        if held is not None and held[0] is indexed and held[1] == version:
+            return held[2]
+        left_out = _search.absent(indexed, catalog, key)
+        self._absent_at[kind] = (indexed, version, left_out)
+        return left_out
 
     def _linked_skills(self, resolved: ResolvedPalette) -> frozenset[str]:
         """The skills the tools this thinker holds now name."""
