@@ -90,3 +90,42 @@ def test_a_prefix_alone_keeps_its_order():
     thinker = ToolHub(autoload=False).bind(searching(CROWD))
     found = search(thinker, "list", 5)
     assert [t["name"] for t in found["tools"]] == plain
+
+
+class Plain:
+    """A ranker of its own: every tool whose name holds a query word, in catalog order."""
+
+    def __init__(self, matching: bool) -> None:
+        self.with_matching = matching
+
+    def build(self, documents: Any) -> Any:
+        names = [d.name for d in documents]
+
+        class Index:
+            def search(self, query: str, limit: int) -> list[tuple[int, float]]:
+                return [(i, 1.0) for i, n in enumerate(names) if query in n][:limit]
+
+        index = Index()
+        if self.with_matching:
+            index.matching = lambda query: {i for i, n in enumerate(names) if query in n}  # type: ignore[attr-defined]
+        return index
+
+
+def test_another_rankers_index_counts_through_matching_or_says_it_cannot():
+    for with_matching, expected in ((True, 30), (False, None)):
+        cls = searching(INVOICES)
+        cls.tool_ranker = Plain(with_matching)  # type: ignore[assignment]
+        found = search(ToolHub(autoload=False).bind(cls), "invoice", 5)
+        assert (len(found["tools"]), found["matches"], found["more"]) == (5, expected, True)
+        assert found["note"].startswith("5 of 30" if expected else "5 matching tools. More")
+
+
+def test_the_default_index_counts_what_it_searched():
+    from toolpalette import LexicalRanker, ToolDocument
+
+    documents = [ToolDocument(t.name, t.description, {}) for t in [*INVOICES, *OTHERS]]
+    index = LexicalRanker().build(documents)
+    hits, matched = index.search_counted("invoice", 5, left_out=frozenset({0, 1, 31}))
+    assert len(hits) == 5
+    assert matched == 28  # 30 invoices, two of them left out (31 is no invoice)
+    assert index.search_counted("zebra", 5) == ([], 0)
