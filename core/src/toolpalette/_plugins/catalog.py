@@ -498,7 +498,7 @@ class PackCatalog:
             return None
         for pack in chosen:
             plugin = self.pm.get_plugin(pack.plugin_name) if pack.plugin_name else None
-            declared = getattr(plugin, BUNDLE_ATTRIBUTE, None)
+            declared = _declared(plugin, BUNDLE_ATTRIBUTE)
             if isinstance(declared, str) and declared.strip():
                 return declared
         for pack in chosen:
@@ -515,13 +515,14 @@ class PackCatalog:
         """
         record = self._packs.get(pack)
         name = record.plugin_name if record is not None else None
-        declared = getattr(self.pm.get_plugin(name), LINKS_ATTRIBUTE, None) if name else None
-        if not isinstance(declared, Mapping):
-            return {}
+        declared = _declared(self.pm.get_plugin(name), LINKS_ATTRIBUTE) if name else None
         links: dict[str, tuple[str, ...]] = {}
-        for tool, skills in declared.items():
-            if isinstance(tool, str) and isinstance(skills, (list, tuple)):
-                links[tool] = tuple(s for s in skills if isinstance(s, str))
+        try:
+            for tool, skills in declared.items() if isinstance(declared, Mapping) else ():
+                if isinstance(tool, str) and isinstance(skills, (list, tuple)):
+                    links[tool] = tuple(s for s in skills if isinstance(s, str))
+        except Exception:  # a pack's odd mapping: its links are not read
+            return {}
         return links
 
     def origin_of(self, pack: str) -> Origin:
@@ -635,6 +636,16 @@ LINKS_ATTRIBUTE = "TOOLPALETTE_SKILLS"
 
 BUNDLE_ATTRIBUTE = "TOOLPALETTE_BUNDLE"
 """The hooks module's attribute that describes its pack when deferred as a bundle."""
+
+
+def _declared(plugin: object, attribute: str) -> object:
+    """A hooks module's (or plugin object's) attribute, or None when reading it fails."""
+    if plugin is None:
+        return None
+    try:
+        return getattr(plugin, attribute, None)
+    except Exception:  # a property that raises: the pack declares nothing
+        return None
 
 
 def distribution_summary(distribution: str | None) -> str | None:
