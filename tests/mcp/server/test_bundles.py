@@ -1,7 +1,8 @@
 """Bundles over MCP: one ``search_tools`` call finds a pack deferred whole and loads its tools.
 
-Through the SDK's own client in its default mode and the 2025-era session, and
-without sessions: the bundle's tools come back in the answer, each callable at once.
+Through the SDK's own client in its default mode, the 2025-era session and without
+sessions, and over HTTP from ``toolpalette serve --workers 2`` with the installed packs:
+the bundle's tools come back in the answer, each callable at once.
 """
 
 from __future__ import annotations
@@ -78,3 +79,27 @@ async def test_one_search_finds_a_bundle_and_its_tools_are_called(
     assert called.content[0].text == '{"void":true}'
     decided = [(r.name, r.decision) for r in hub.grants() if r.name == "void_invoice"]
     assert ("void_invoice", "granted") in decided
+
+
+async def test_two_http_workers_find_an_installed_pack_and_call_its_tool(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+):
+    pytest.importorskip("toolpalette_files", reason="the test serves the first-party packs")
+    pytest.importorskip("toolpalette_sqlite", reason="the test serves the first-party packs")
+    import test_serve_http_workers as workers
+
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    monkeypatch.setitem(workers.ENV, "TOOLPALETTE_FILES_ROOT", str(tmp_path))
+    with workers.serving("--thinker", "bundle_fixture:TwoPacks", "--workers", "2") as served:
+        async with Client(workers.fresh_connections(served.url)) as client:
+            found = await client.call_tool(
+                "search_tools", {"query": "list the files of a directory", "limit": 1}
+            )
+            assert not found.is_error, found.content[0].text
+            answer = found.structured_content
+            assert answer is not None
+            assert [b["name"] for b in answer["bundles"]] == ["toolpalette_files"]
+            assert "list_directory" in [t["name"] for t in answer["tools"]]
+            listed = await client.call_tool("list_directory", {"path": "."})
+    assert not listed.is_error, listed.content[0].text
+    assert "notes.txt" in listed.content[0].text
