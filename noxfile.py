@@ -31,8 +31,11 @@ PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 # core claims (its requires-python and classifiers).
 MAIN_PYTHON = "3.11"
 OTHER_PYTHONS = ["3.10", "3.12", "3.13"]
-# The guides' examples (tests/docs) run once, on MAIN_PYTHON: CI stays under 30 minutes.
+# The guides' examples (tests/docs) run once, on MAIN_PYTHON.
 CORE_TESTS = ["tests/core", "tests/faults"]
+# pytest-xdist: the tests run in one worker process per CPU, each taking the next test
+# file's tests as it frees up. Many tests wait on deadlines rather than on the CPU.
+PARALLEL = ["-n", "auto", "--dist", "worksteal"]
 
 nox.options.sessions = [
     "lint",
@@ -156,6 +159,7 @@ def tests(session: nox.Session) -> None:
     session.install(*WITH_MCP)
     session.run(
         "pytest",
+        *PARALLEL,
         "-m",
         "not dists",
         "-p",
@@ -223,6 +227,7 @@ def _core_tests(version: str) -> Callable[[nox.Session], None]:
         env = {**_mcp_peers(session), "TOOLPALETTE_TEST_MISSING_PEERS": ",".join(missing)}
         session.run(
             "pytest",
+            *PARALLEL,
             *CORE_TESTS,
             "-m",
             "not dists",
@@ -258,7 +263,14 @@ def dists(session: nox.Session) -> None:
     if NO_DEPS:
         session.install("--no-deps", *NO_DEPS)
     session.run(
-        "pytest", "tests/integration", "-m", "dists", "-p", "no:cacheprovider", *session.posargs
+        "pytest",
+        *PARALLEL,
+        "tests/integration",
+        "-m",
+        "dists",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
     )
 
 
@@ -291,6 +303,7 @@ def docs(session: nox.Session) -> None:
     MkDocs (``mkdocs.yml``) with Material; the API reference is read from the core's
     sources by mkdocstrings, nothing imported, so only the ``docs`` group is installed.
     Open ``site/index.html``, or run ``mkdocs serve`` in that environment to write docs.
+    Then tests/docs/test_built_site.py checks the built pages.
     """
     _install_group(session, "docs")
     session.run(
@@ -300,6 +313,18 @@ def docs(session: nox.Session) -> None:
         "--clean",
         *session.posargs,
         env={"NO_MKDOCS_2_WARNING": "1"},
+    )
+    # The built pages themselves: no raw reStructuredText role, search readable from files.
+    session.install("pytest>=8.0", "pytest-timeout>=2.3", "pytest-asyncio>=0.24")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests/docs/test_built_site.py",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        env={"TOOLPALETTE_SITE": "site"},
     )
 
 

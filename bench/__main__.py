@@ -27,6 +27,7 @@ MODULES: tuple[str, ...] = (
     "bench_schema",
     "bench_serve",
     "bench_mcp_client",
+    "bench_mcp_http_bounds",
     "bench_scale",
     "bench_search",
     "bench_deferral",

@@ -12,7 +12,7 @@ import random
 import re
 from typing import NamedTuple
 
-from toolpalette._agents.ranking import ToolDocument
+from toolpalette._search.ranking import ToolDocument
 
 SEED = 7
 PER_TOOL = 10

@@ -43,7 +43,7 @@ import toolpalette
 
 from bench._summary import record
 
-BEFORE = "e8a9802"
+BEFORE = "96cd06d"
 """The main of before this wave: the core every figure here is compared with."""
 # Many short rounds: a burst of the machine's other work then spoils a few rounds of
 # both cores, which the median drops, rather than part of every long round.

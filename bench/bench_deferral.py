@@ -55,7 +55,7 @@ from toolpalette import (
     ToolProvider,
     ToolSelector,
 )
-from toolpalette._agents.ranking import LexicalRanker, TermCache, ToolDocument
+from toolpalette._search.ranking import LexicalRanker, TermCache, ToolDocument
 from toolpalette.testing import FakeTool
 
 from bench import _catalog

@@ -6,7 +6,7 @@ a refined one) goes through ``check_schema`` when the tool is defined: valid Dra
 be jsonschema's metaschema check alone, milliseconds per schema (the 2020-12
 metaschema's ``$dynamicRef`` sends each subschema through every vocabulary), so a
 thousand-tool server took seconds to bind; it is now decided by a walk of the common
-keywords (``toolpalette._tools.metaschema``), jsonschema only on doubt.
+keywords (``toolpalette._schema.metaschema``), jsonschema only on doubt.
 
 The schemas are the Berkeley Function Calling Leaderboard's functions (``bench/_bfcl.py``,
 its type names made JSON Schema's), each timed per schema, in interleaved rounds:
@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from toolpalette._tools.metaschema import surely_valid
-from toolpalette._tools.schema import check_schema
+from toolpalette._schema.checks import check_schema
+from toolpalette._schema.metaschema import surely_valid
 
 from bench import _bfcl
 from bench._summary import record

@@ -8,7 +8,7 @@ in the first k results. Recall at 1, 5 and 10, per category and overall, beside
 ``bm25s`` over the same tools (name, description, parameter names and descriptions
 joined as text) with its default tokenizer and parameters, in the same run. Goal:
 recall@5 at or above the anchor's. Our figures are the ranking as ``search_tools``
-reads it, diversified by name prefix (``toolpalette._agents.search.diversified``),
+reads it, diversified by name prefix (``toolpalette._search.search.diversified``),
 beside the same ranking as is (goal: no drop). Without the data (``bfcl-eval`` not installed, or
 its files not where this module reads them), quality is skipped, saying why, and
 nothing is recorded for it.
@@ -26,7 +26,7 @@ tools' index.
 
 - building the index, against ``bm25s`` tokenizing and indexing the same tools
   (goal: at most 300 ms). A term's scores are computed by the first search that uses
-  it (see ``toolpalette._agents.ranking``), so building then scoring every term
+  it (see ``toolpalette._search.ranking``), so building then scoring every term
   (``warm()``, what an index that computes everything up front would cost) is recorded
   too, for information;
 - one search (``limit`` 5) of 500 seeded questions, p50, against ``bm25s`` tokenizing
@@ -58,14 +58,14 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from toolpalette._agents.ranking import (
+from toolpalette._search.ranking import (
     FieldWeights,
     LexicalIndex,
     LexicalRanker,
     ToolDocument,
     fields_of,
 )
-from toolpalette._agents.search import _SLACK, diversified, name_prefix
+from toolpalette._search.search import _SLACK, diversified, name_prefix
 
 from bench import _bfcl, _catalog, _prefixed
 from bench._summary import record
@@ -152,7 +152,7 @@ FINDABLE_TOOLS = 2_000
 
 def findable() -> None:
     """``check --findable`` over 2,000 generated tools: two own queries per tool, searched."""
-    from toolpalette._agents.findable import unfound
+    from toolpalette._search.findable import unfound
 
     docs = [ToolDocument(*t) for t in _catalog.catalog(FINDABLE_TOOLS)]
     start = time.perf_counter()

@@ -69,3 +69,18 @@ def test_the_readme_says_how_to_build_the_site_and_its_guide_links_work() -> Non
     links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", readme)
     assert links
     assert [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_the_reference_lists_every_public_name_once_in_the_order_a_user_meets_them() -> None:
+    import toolpalette
+
+    page = (DOCS / "reference" / "toolpalette.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^ {8}- (\w+)$", page, re.M)
+    assert listed[:5] == ["tool", "ToolHub", "Thinker", "ToolSelector", "SkillSelector"]
+    assert len(listed) == len(set(listed))
+    assert sorted(listed) == sorted(set(toolpalette.__all__) - {"__version__"})
+
+
+def test_the_readme_says_how_to_serve_the_site_for_its_search() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "python -m http.server --bind 127.0.0.1 --directory site" in readme

@@ -1,4 +1,4 @@
-"""Every Python example of the host guide runs as written, as a program of its own.
+"""Every Python example of the host guide's pages runs as written, as a program of its own.
 
 Each ``python`` block is written to a file and run by a fresh interpreter, in a scratch
 folder that holds a ``README.md`` and a SQLite database, with the first-party packs'
@@ -20,14 +20,28 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 DEADLINE = 60.0
 
 
-def examples() -> list[tuple[int, str]]:
-    text = GUIDE.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in BLOCK.finditer(text)]
+def examples() -> list[tuple[str, str]]:
+    """Each page's ``python`` blocks, as ("page:line", body), the quickstart first."""
+    found = []
+    pages = sorted(GUIDE.glob("*.md"), key=lambda page: (page.stem != "quickstart", page.name))
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for m in BLOCK.finditer(text):
+            found.append((f"{page.stem}:{text.count(chr(10), 0, m.start()) + 1}", m.group(1)))
+    return found
+
+
+def test_the_quickstart_is_one_short_example_of_a_thinker_a_turn_and_a_call() -> None:
+    text = (GUIDE / "quickstart.md").read_text(encoding="utf-8")
+    (body,) = BLOCK.findall(text)
+    assert len(body.splitlines()) <= 40
+    for needed in ("class ", "(Thinker)", "hub.bind(", ".begin_turn(", ".schemas(", ".call("):
+        assert needed in body, needed
 
 
 def _needs(body: str) -> list[str]:
@@ -40,8 +54,8 @@ def _needs(body: str) -> list[str]:
     return [name for name in needed if importlib.util.find_spec(name) is None]
 
 
-@pytest.mark.parametrize(("line", "body"), examples(), ids=[f"line-{n}" for n, _ in examples()])
-def test_the_example_runs_as_written(tmp_path: Path, line: int, body: str) -> None:
+@pytest.mark.parametrize(("line", "body"), examples(), ids=[where for where, _ in examples()])
+def test_the_example_runs_as_written(tmp_path: Path, line: str, body: str) -> None:
     missing = _needs(body)
     if missing:
         pytest.skip(f"the example at line {line} needs {', '.join(missing)}, not installed here")
@@ -53,7 +67,7 @@ def test_the_example_runs_as_written(tmp_path: Path, line: int, body: str) -> No
     with contextlib.closing(sqlite3.connect(tmp_path / "data.db")) as db, db:
         db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
         db.execute("INSERT INTO notes (text) VALUES ('first')")
-    script = tmp_path / f"example_line_{line}.py"
+    script = tmp_path / f"example_{line.replace(':', '_line_')}.py"
     script.write_text(body, encoding="utf-8")
     env = {
         **os.environ,

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide-bundles.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide" / "bundles.md"
 
 
 def test_the_example_prints_what_its_comments_say(tmp_path: Path) -> None:
@@ -30,5 +30,5 @@ def test_the_example_prints_what_its_comments_say(tmp_path: Path) -> None:
 
 
 def test_the_host_guide_links_the_page() -> None:
-    host_guide = GUIDE.with_name("host-guide.md").read_text(encoding="utf-8")
-    assert "(host-guide-bundles.md)" in host_guide
+    thinkers = GUIDE.with_name("thinkers.md").read_text(encoding="utf-8")
+    assert "(bundles.md)" in thinkers

@@ -1,4 +1,4 @@
-"""The host guide's "Deploying" section: its example runs, its commands and settings exist.
+"""The host guide's "Deploying" page: its example runs, its commands and settings exist.
 
 The Python example (two callers, two palettes) runs as written and prints what its
 comment says; every option of its ``toolpalette serve`` commands is one ``serve``
@@ -15,15 +15,14 @@ from pathlib import Path
 import pytest
 import toolpalette
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide" / "deploying.md"
 CODE = "import sys; from toolpalette._cli import main; sys.exit(main())"
 
 
 def section() -> str:
     text = GUIDE.read_text(encoding="utf-8")
-    start = text.index("\n## Deploying\n")
-    following = text.find("\n## ", start + 1)
-    return text[start : following if following != -1 else len(text)]
+    assert text.startswith("# Deploying\n")
+    return text
 
 
 def blocks(language: str) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide" / "mcp-servers.md"
 EXAMPLE = re.compile(r"^```python\n# file: mixed_palette\.py\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 

@@ -26,8 +26,8 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._agents.meta",),
         "builds read_skill_file's provider to test its path check past schema validation",
     ),
-    "tests/core/agents/test_ranking.py": (
-        ("toolpalette._agents.ranking",),
+    "tests/core/search/test_ranking.py": (
+        ("toolpalette._search.ranking",),
         "unit tests of the ranker; the public face is the search_tools meta-tool (next)",
     ),
     "tests/core/cli/test_cli_call_host.py": (
@@ -98,12 +98,12 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ),
         "stands in installed packs for the pack catalog's scan, to test what gets imported",
     ),
-    "tests/core/formats/test_strict.py": (
-        ("toolpalette._formats.export", "toolpalette._formats.strict"),
+    "tests/core/schema/test_strict.py": (
+        ("toolpalette._formats.export", "toolpalette._schema.strict"),
         "unit tests of the strict subsets and their normalization",
     ),
     "tests/mcp/client/test_quick_check.py": (
-        ("toolpalette._mcp_client.quick_check",),
+        ("toolpalette._schema.quick_check",),
         "differential test of MCP tools' quick input check against the bounded validator",
     ),
     "tests/integration/test_cli_dists.py": (
@@ -126,21 +126,21 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._formats.export",),
         "unit tests of the schema export and the strict-mode check",
     ),
-    "tests/core/tools/test_json.py": (
-        ("toolpalette._tools.strict_json",),
+    "tests/core/schema/test_strict_json.py": (
+        ("toolpalette._schema.strict_json",),
         "unit tests of the strict JSON loader and its limits",
     ),
-    "tests/core/tools/test_metaschema.py": (
-        ("toolpalette._tools.metaschema", "toolpalette._tools.schema"),
+    "tests/core/schema/test_metaschema.py": (
+        ("toolpalette._schema.metaschema", "toolpalette._schema.checks"),
         "differential tests of the fast metaschema walk against jsonschema, and check_schema "
         "with the walk switched off (its outcome before the walk)",
     ),
-    "tests/core/tools/test_schema.py": (
+    "tests/core/schema/test_checks.py": (
         (
-            "toolpalette._tools.bounded",
-            "toolpalette._tools.budget",
-            "toolpalette._tools.schema",
-            "toolpalette._tools.schema_paths",
+            "toolpalette._schema.bounded",
+            "toolpalette._schema.budget",
+            "toolpalette._schema.checks",
+            "toolpalette._schema.paths",
             "toolpalette._tools.signature",
         ),
         "unit tests of the schema helpers providers are built with",

@@ -174,3 +174,15 @@ def test_titles_and_descriptions_are_checked_for_length_and_controls(
     assert run_cli(["show", "loud"], hub=hub) == 1  # not offered: nothing of it printed
     out = capsys.readouterr()
     assert "\x1b" not in out.out + out.err
+
+
+async def test_the_cap_on_a_stdio_message_is_set_per_server(make_hub: Any) -> None:
+    calls = {"mid": {"do": "big", "bytes": 2 * MIB}, "ping": {"do": "text", "text": "pong"}}
+    tools = [tool(name) for name in calls]
+    hub = make_hub(narrow=({"tools": tools, "calls": calls}, {"max_message": MIB}))
+    registry = await asyncio.to_thread(hub.catalog)
+    executor = Executor(registry, output_cap=64 * MIB)
+    cut = await executor.execute("mid", {})
+    assert (cut.status, cut.code) == (413, "output_too_large"), cut
+    assert f"{MIB} bytes" in cut.text
+    assert (await executor.execute("ping", {})).text == "pong"

@@ -210,6 +210,28 @@ def test_strict_catalog_raises_the_collision_naming_both_distributions():
     assert "toolpalette-testpack-beta" in caught.value.second
 
 
+def test_selecting_a_contested_name_is_the_collision_with_its_fix():
+    from toolpalette import Thinker, ToolSelector
+
+    class Searcher(Thinker):
+        @classmethod
+        def declare_compatible_tools(cls) -> ToolSelector:
+            return ToolSelector().tool("search")
+
+    for select in (
+        lambda hub: ToolSelector().tool("search").resolve(hub),
+        lambda hub: hub.bind(Searcher).begin_turn(),
+    ):
+        with pytest.raises(ToolCollisionError) as caught:
+            select(ToolHub())
+        error = caught.value
+        assert error.tool_name == "search"
+        claimants = f"{error.first} {error.second}"
+        assert "toolpalette-testpack-alpha 0.1.0" in claimants
+        assert "toolpalette-testpack-beta 0.1.0" in claimants
+        assert all(fix in error.hint for fix in ("rename", "prefix", "exclude"))
+
+
 def _outcome(hub: ToolHub) -> tuple[list[str], list[str]]:
     catalog = hub.catalog()
     return [p.name for p in catalog], [str(p) for p in hub.problems()]

@@ -46,7 +46,6 @@ if _typing.TYPE_CHECKING:
     from toolpalette._agents.meta_search import SearchSkillsProvider, SearchToolsProvider
     from toolpalette._agents.palette import ReadOnlyPalette
     from toolpalette._agents.policy import Decision, ToolPolicy
-    from toolpalette._agents.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
     from toolpalette._agents.turn import Approval, Overhead, Turn
@@ -59,6 +58,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._run.telemetry import configure_telemetry
+    from toolpalette._search.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
     from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
@@ -169,7 +169,7 @@ _LAZY: dict[str, str] = {
     "FunctionToolProvider": "toolpalette._tools.provider",
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
-    "LexicalRanker": "toolpalette._agents.ranking",
+    "LexicalRanker": "toolpalette._search.ranking",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "Origin": "toolpalette._tools.origin",
     "Overhead": "toolpalette._agents.turn",
@@ -193,14 +193,14 @@ _LAZY: dict[str, str] = {
     "Tool": "toolpalette._tools.tool",
     "ToolCall": "toolpalette._formats.calls",
     "ToolContext": "toolpalette._tools.tool",
-    "ToolDocument": "toolpalette._agents.ranking",
+    "ToolDocument": "toolpalette._search.ranking",
     "ToolErrorReport": "toolpalette._run.reports",
     "ToolHub": "toolpalette._hub",
-    "ToolIndex": "toolpalette._agents.ranking",
+    "ToolIndex": "toolpalette._search.ranking",
     "ToolInfo": "toolpalette._tools.info",
     "ToolPolicy": "toolpalette._agents.policy",
     "ToolProvider": "toolpalette._tools.provider",
-    "ToolRanker": "toolpalette._agents.ranking",
+    "ToolRanker": "toolpalette._search.ranking",
     "ToolRegistry": "toolpalette._tools.registry",
     "ToolResult": "toolpalette._tools.result",
     "ToolSelector": "toolpalette._agents.selector",

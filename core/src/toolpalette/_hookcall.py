@@ -22,6 +22,7 @@ imports none of them, so every layer can use it.
 from __future__ import annotations
 
 import logging
+import reprlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -80,8 +81,12 @@ def call_each(
             raise
         except BaseException as exc:
             logger.debug("%s of %s raised", hook_name, impl.plugin_name, exc_info=True)
+            if tracing:
+                trace_logger.debug("%s raised %s", hook_name, type(exc).__name__)
             yield Called(impl, None, exc)
             continue
+        if tracing:
+            trace_logger.debug("%s returned %s", hook_name, reprlib.repr(result))
         yield Called(impl, result, None)
 
 

@@ -38,6 +38,7 @@ from toolpalette._run.reports import Reporter
 from toolpalette._skills import Conversation, SkillRegistry
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
+from toolpalette.errors import ToolCollisionError
 
 __all__ = ["PackStatus", "PluginInfo", "ToolHub"]
 
@@ -50,8 +51,9 @@ class ToolHub:
 
     Args:
         autoload: Discover installed packs through their entry points. False starts
-            empty (add plugins with :meth:`add_plugin`); the environment can also turn
-            autoload off (``TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD``).
+            empty (add plugins with [`add_plugin()`][toolpalette.ToolHub.add_plugin]);
+            the environment can also turn autoload off
+            (``TOOLPALETTE_DISABLE_PLUGIN_AUTOLOAD``).
         config: The host configuration: a mapping, a path to a ``toolpalette.toml``
             or ``pyproject.toml``, or None to look in the current directory.
         rename: Tool renames, merged over the configuration's (see the host guide).
@@ -169,6 +171,13 @@ class ToolHub:
         else its distribution's summary; None otherwise (the bundle then lists its tools).
         """
         return self._host.bundle_description(kind, target)
+
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """Why tool ``name`` is not in the catalog when packs claim it alike, else None.
+
+        The error names every claimant's distribution and version, and the fix.
+        """
+        return self._packs.collision(name)
 
     def loaded_packs(self) -> list[str]:
         """The names of the packs imported and registered so far, sorted."""
@@ -298,7 +307,7 @@ class ToolHub:
         return self._host.on_tool_error(callback)
 
     def tool_error_reporters(self) -> Iterable[Reporter]:
-        """The callbacks registered with :meth:`on_tool_error`."""
+        """The callbacks registered with [`on_tool_error()`][toolpalette.ToolHub.on_tool_error]."""
         return self._host.tool_error_reporters()
 
     def __repr__(self) -> str:

@@ -1,10 +1,10 @@
 """Every exception and warning toolpalette raises.
 
 Developer mistakes (a bad ``@tool`` declaration, an invalid schema, a broken skill
-manifest) derive from :class:`UserError`; refusals a running host meets (an unknown tool,
-invalid model input, a collision between installed packs) derive from their own
-branches. Each class carries structured fields as well as a readable message, so hosts
-can act on them without parsing text::
+manifest) derive from [`UserError`][toolpalette.UserError]; refusals a running host
+meets (an unknown tool, invalid model input, a collision between installed packs) derive
+from their own branches. Each class carries structured fields as well as a readable
+message, so hosts can act on them without parsing text::
 
     ToolpaletteError
     ├── UserError                       a developer mistake, fixed in code
@@ -27,9 +27,10 @@ can act on them without parsing text::
     ├── SkillWarning                    a skill loaded leniently, or was skipped
     └── ToolpaletteDeprecationWarning   (also DeprecationWarning)
 
-Messages never quote a value a model sent: :class:`InvalidInputError` names the field
-path and the declared type only, and keeps the validator's own complaint as its
-``__cause__``, for logs.
+Messages never quote a value a model sent:
+[`InvalidInputError`][toolpalette.InvalidInputError] names the field path and the
+declared type only, and keeps the validator's own complaint as its ``__cause__``, for
+logs.
 """
 
 from __future__ import annotations
@@ -197,7 +198,8 @@ class ToolCollisionError(ToolpaletteError, ValueError):
         """The provider that was refused, likewise."""
         self.hint = hint or (
             "rename or prefix one of them in the host configuration "
-            "([tool.toolpalette] rename / prefix, or ToolHub(rename=..., prefix=...))"
+            "([tool.toolpalette] rename / prefix, or ToolHub(rename=..., prefix=...)), "
+            "or exclude one pack (TOOLPALETTE_BLOCK_PLUGINS)"
         )
         """How to resolve the collision."""
         super().__init__(

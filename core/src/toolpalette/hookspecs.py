@@ -79,9 +79,14 @@ def toolpalette_reconcile(thinker: Any, registry: Any) -> None:
     """Called each turn, after a thinker's palette is assembled and before the read-only sweep.
 
     thinker: the bound thinker whose palette is being reconciled.
-    registry: its ``ToolRegistry``; the hook may register or unregister tools.
+    registry: a ``ToolRegistry`` staged with this turn's palette; the hook may register
+        or unregister tools, and what it leaves is what the turn offers.
 
     Returns nothing; the return value is ignored.
+
+    Each turn stages the palette afresh, so what a hook changes lasts one turn: a tool
+    it stops adding is gone next turn, one it removed once comes back. A hook that
+    makes the same change every turn leaves the palette's version unchanged.
 
     Every implementation runs, in pluggy's order; one that raises is logged and
     skipped. A read-only thinker's sweep and per-call check run after (and regardless

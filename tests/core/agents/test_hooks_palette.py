@@ -70,7 +70,7 @@ async def test_hook_toolpalette_reconcile(hub: ToolHub, caplog: pytest.LogCaptur
         @hookimpl
         def toolpalette_reconcile(self, thinker: Thinker, registry: ToolRegistry) -> None:
             calls.append(("first", registry.tool_names()))
-            assert registry is thinker.palette
+            assert registry is not thinker.palette  # a staged copy of this turn's palette
             registry.register(extra)
 
     class Second:
@@ -100,6 +100,49 @@ async def test_hook_toolpalette_reconcile(hub: ToolHub, caplog: pytest.LogCaptur
     again = agent.begin_turn()
     assert [c[0] for c in calls] == ["second", "first", "second", "first"]
     assert (again.version, again.schemas_json()) == (turn.version, turn.schemas_json())
+
+
+def test_a_tool_a_hook_stops_adding_drops_out_next_turn(hub: ToolHub) -> None:
+    adding = [True]
+
+    class Adds:
+        @hookimpl
+        def toolpalette_reconcile(self, registry: ToolRegistry) -> None:
+            if adding[0]:
+                registry.register(extra)
+
+    hub.add_plugin(Adds(), name="adds")
+    agent = hub.bind(Agent)
+    assert "extra" in agent.begin_turn().tool_names
+    kept = agent.begin_turn()
+    assert "extra" in kept.tool_names
+    adding[0] = False
+    dropped = agent.begin_turn()
+    assert "extra" not in dropped.tool_names
+    assert dropped.version > kept.version
+    assert not agent.palette.has_tool("extra")
+
+
+async def test_a_tool_a_hook_removes_once_comes_back_next_turn(hub: ToolHub) -> None:
+    removing = [True]
+
+    class RemovesOnce:
+        @hookimpl
+        def toolpalette_reconcile(self, registry: ToolRegistry) -> None:
+            if removing[0]:
+                registry.unregister("base")
+                removing[0] = False
+
+    hub.add_plugin(RemovesOnce(), name="removes-once")
+    agent = hub.bind(Agent)
+    first = agent.begin_turn()
+    assert "base" not in first.tool_names
+    assert (await agent.call("base", {})).status == 404
+    second = agent.begin_turn()
+    assert "base" in second.tool_names
+    assert (await agent.call("base", {})).status == 200
+    # And a hook that changes nothing leaves the palette, and its version, alone.
+    assert agent.begin_turn().version == second.version
 
 
 def test_a_reconcile_hook_that_rebuilds_a_meta_tool_replaces_the_stale_one(hub: ToolHub) -> None:

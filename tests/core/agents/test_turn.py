@@ -75,22 +75,35 @@ def echo(name: str, guidance: str | None = None, description: str = "Echo a text
 
 
 class Hooked:
-    """A reconcile hook that puts what the test says in the palette at the next turn."""
+    """A reconcile hook that keeps, every turn, the changes the test has asked of it so far.
+
+    A hook's changes last one turn (the palette is staged afresh each turn), so it
+    makes them all again: what the test adds or replaces stays until it is removed.
+    """
 
     def __init__(self) -> None:
         self.add: list[Any] = []
         self.remove: list[str] = []
         self.replace: list[Any] = []
+        self._kept: dict[str, tuple[Any, Any]] = {}
+        self._gone: set[str] = set()
 
     @hookimpl
     def toolpalette_reconcile(self, registry: ToolRegistry) -> None:
         for provider in self.add:
-            registry.register(provider)
+            self._kept[provider.name] = (ToolRegistry.register, provider)
+            self._gone.discard(provider.name)
         for name in self.remove:
-            registry.unregister(name)
+            self._kept.pop(name, None)
+            self._gone.add(name)
         for provider in self.replace:
-            registry.replace(provider)
+            self._kept[provider.name] = (ToolRegistry.replace, provider)
+            self._gone.discard(provider.name)
         self.add, self.remove, self.replace = [], [], []
+        for name in self._gone:
+            registry.unregister(name)
+        for change, provider in self._kept.values():
+            change(registry, provider)
 
 
 @pytest.fixture

@@ -136,7 +136,7 @@ def test_check_fails_on_a_collision(hub: ToolHub, capsys: pytest.CaptureFixture[
 def _json_blocks() -> list[Any]:
     from pathlib import Path
 
-    guide = Path(__file__).resolve().parents[3] / "docs" / "host-guide.md"
+    guide = Path(__file__).resolve().parents[3] / "docs" / "host-guide" / "discovering-packs.md"
     text = guide.read_text(encoding="utf-8")
     blocks = [part.split("```", 1)[0] for part in text.split("```json\n")[1:]]
     return [json.loads(block) for block in blocks]

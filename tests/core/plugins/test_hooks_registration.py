@@ -53,6 +53,27 @@ def test_hook_toolpalette_register_skills() -> None:
     assert skill.origin.pack == "ops"
 
 
+@pytest.mark.parametrize("hook", ["toolpalette_register_tools", "toolpalette_register_skills"])
+def test_a_register_hook_whose_result_raises_mid_way_keeps_what_came_before(hook: str) -> None:
+    def produced() -> Any:
+        if hook == "toolpalette_register_tools":
+            yield echo
+        else:
+            yield Skill("triage", "Sort incoming bugs.", bundle="io.example.ops", body="Steps.")
+        raise RuntimeError("sk-canary-4242")
+
+    pack = type("Pack", (), {hook: hookimpl(lambda self: produced())})
+    hub = ToolHub(autoload=False, config={})
+    hub.add_plugin(pack(), name="ops")
+    if hook == "toolpalette_register_tools":
+        assert hub.catalog().has_tool("echo")
+    else:
+        assert hub.skills().skill("io.example.ops/triage").body() == "Steps."
+    [problem] = [p for p in hub.problems() if p.kind == "hook"]
+    assert (problem.pack, problem.kind) == ("ops", "hook")
+    assert f"iterating what {hook} returned raised RuntimeError" in problem.reason
+
+
 def test_hook_toolpalette_register_mcp_servers() -> None:
     class Good:
         @hookimpl

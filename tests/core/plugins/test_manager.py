@@ -6,7 +6,7 @@ import logging
 
 import pluggy
 import pytest
-from toolpalette import hookimpl
+from toolpalette import ToolHub, hookimpl
 from toolpalette._plugins.manager import ToolpaletteManager
 
 
@@ -105,15 +105,15 @@ def test_blocked_names_are_not_registered(pm: ToolpaletteManager):
     assert pm.hooks_of("good") == []
 
 
-def test_tracing_logs_hook_calls(caplog: pytest.LogCaptureFixture):
-    pm = ToolpaletteManager(trace=True)
-    pm.register(Good(), name="good")
+def test_tracing_logs_every_hook_call_the_hub_makes(caplog: pytest.LogCaptureFixture):
+    hub = ToolHub(autoload=False, config={})
     with caplog.at_level(logging.DEBUG, logger="toolpalette.trace"):
-        pm.hook.toolpalette_register_tools()
+        hub.add_plugin(Good(), name="good")
+        hub.catalog()
     messages = [r.getMessage() for r in caplog.records if r.name == "toolpalette.trace"]
     assert messages == [
-        "call toolpalette_register_tools() on [good]",
-        "toolpalette_register_tools returned [[]]",
+        "call toolpalette_register_tools on good",
+        "toolpalette_register_tools returned []",
     ]
 
 

@@ -6,6 +6,9 @@ a child behind, ignore the end of its input. The plan is one JSON object, in the
 the first argument names; every key is optional:
 
 - ``tools``: the tool descriptions ``tools/list`` answers (one page);
+- ``tools_file``: a file holding those descriptions (a JSON list), read at each
+  ``tools/list`` (a server whose tools change while its command and files do not);
+- ``ttl_ms``: the ``ttlMs`` hint ``tools/list`` answers with;
 - ``endless``: ``tools/list`` answers one tool a page, each with a new ``nextCursor``;
 - ``calls``: what ``tools/call`` of each tool name does (a ``{"do": ...}`` object):
   ``text`` answers the text given; ``structured`` answers ``structured`` with a text;
@@ -16,6 +19,7 @@ the first argument names; every key is optional:
   ``change`` sends ``notifications/tools/list_changed`` and answers, and from then
   on every ``tools/list`` goes unanswered;
 - ``log``: a file each ``tools/list`` request appends a line to;
+- ``calls_log``: a file each ``tools/call`` appends the tool's name to, on a line;
 - ``stderr``: bytes of noise written to stderr before serving, then ``last_words``;
 - ``exit``: exit with this status before serving (after the noise);
 - ``child``: a file to write the pid of a child (``sleep 600``) started at once into;
@@ -70,11 +74,20 @@ def on_list(request_id: Any, params: dict[str, Any]) -> None:
         }
         answer(request_id, {"tools": [tool], "nextCursor": str(page + 1)})
         return
-    answer(request_id, {"tools": PLAN.get("tools", [])})
+    tools = PLAN.get("tools", [])
+    if PLAN.get("tools_file"):
+        tools = json.loads(Path(PLAN["tools_file"]).read_text())
+    page: dict[str, Any] = {"tools": tools}
+    if "ttl_ms" in PLAN:
+        page["ttlMs"] = PLAN["ttl_ms"]
+    answer(request_id, page)
 
 
 def on_call(request_id: Any, params: dict[str, Any]) -> None:
     global CHANGED
+    if PLAN.get("calls_log"):
+        with open(PLAN["calls_log"], "a") as log:
+            log.write(f"{params.get('name')}\n")
     plan = PLAN.get("calls", {}).get(params.get("name"), {"do": "text", "text": "ok"})
     kind = plan["do"]
     if kind == "text":

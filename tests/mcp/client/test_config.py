@@ -99,6 +99,9 @@ def test_a_desktop_block_and_a_json_path_in_code(make_hub: Callable[..., ToolHub
         ({"command": "x", "prefix": "bad prefix"}, "prefix"),
         ({"command": "x", "rename": {"a": "not valid!"}}, "not a valid tool name"),
         ({"command": "x", "colour": "blue"}, "unknown keys 'colour'"),
+        ({"command": "x", "max_message": 10}, "'max_message' must be a number of bytes"),
+        ({"url": "http://h/mcp", "max_stream": "big"}, "'max_stream' must be a number of bytes"),
+        ({"url": "http://h/mcp", "stream_idle": -1}, "'stream_idle' must be a positive number"),
     ],
 )
 def test_a_bad_table_is_a_problem_and_the_others_stay(
@@ -262,3 +265,14 @@ def test_a_collision_names_each_servers_source_and_its_own_prefix(
         "the JSON file's entry)"
     ) in problem.reason
     assert 'set [mcp_servers.twin] prefix = "twin_"' in problem.reason
+
+
+def test_the_bounds_on_what_a_server_sends_are_read_from_its_table(
+    make_hub: Callable[..., ToolHub],
+):
+    table = {"url": "http://127.0.0.1:9/mcp", "max_message": 2048, "stream_idle": 5}
+    hub = make_hub(mcp_servers={"remote": table})
+    assert hub.problems() == []
+    found = hub.mcp().config("remote")
+    assert found is not None
+    assert (found.max_message, found.max_stream, found.stream_idle) == (2048, 64 << 20, 5)

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toolpalette import InvalidInputError, ToolHub, function_tool
-from toolpalette._mcp_client.quick_check import MAX_WORK, compile_check
+from toolpalette._schema.quick_check import MAX_WORK, compile_check
 
 from .conftest import PROGRESS_SERVER, peer
 

@@ -266,8 +266,9 @@ def test_a_killed_server_is_restarted_on_the_next_call(make_hub: Callable[..., T
 
 
 def test_closing_the_hub_ends_every_server_process(
-    make_hub: Callable[..., ToolHub], git_repo: Path
+    make_hub: Callable[..., ToolHub], git_repo: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    monkeypatch.setenv("TOOLPALETTE_NO_CACHE", "1")  # listed live: both servers start
     hub = make_hub(
         mcp_servers={
             "time": time_server(),

@@ -40,13 +40,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolpalette._agents.approvals import Approvals, Notify
-from toolpalette._agents.bundles import Bundle
 from toolpalette._agents.grants import GrantDecision, GrantRecord
 from toolpalette._agents.links import required_tools
-from toolpalette._agents.search import Found
 from toolpalette._agents.turn import Approval
 from toolpalette._hookcall import first_result, in_call_order
 from toolpalette._run.consent import Decision, contained, read_decision
+from toolpalette._search.bundles import Bundle
+from toolpalette._search.search import Found
 
 if TYPE_CHECKING:
     from toolpalette._agents.policy import ToolPolicy

@@ -25,13 +25,14 @@ from toolpalette._plugins.catalog import PackCatalog
 from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
 from toolpalette._plugins.listing import Listing
 from toolpalette._plugins.packs import Pack
-from toolpalette._plugins.problems import Problem, describe_exception
+from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.servers import MCPServerSpec, parse_server
 from toolpalette._run.reports import Reporter
 from toolpalette._skills import SkillRegistry
 from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import ToolProvider, as_provider
 from toolpalette._tools.registry import ToolRegistry
+from toolpalette.errors import ToolCollisionError
 
 __all__ = ["Host"]
 
@@ -63,6 +64,8 @@ class Host:
         self._server_problems: list[Problem] = []
         self._withheld: dict[str, Problem] = {}
         """The skills a thinker class did not offer (what they require is missing)."""
+        self._hook_problems: list[Problem] = []
+        """What ``toolpalette_register_skills`` implementations raised."""
         self._mcp_code = mcp_servers
         self._mcp: _mcp.MCPServers | None = None
         self._mcp_claims: dict[str, Pack] = {}
@@ -90,13 +93,15 @@ class Host:
     def problems(self) -> list[Problem]:
         """The host side's problems so far.
 
-        Configuration keys nothing reads, skills (once used) and MCP server descriptions.
+        Configuration keys nothing reads, skills (once used), what the skill hooks
+        raised, and MCP server descriptions.
         """
         with self._lock:
             found = [
                 *self._catalog.config.problems,
                 *self._server_problems,
                 *self._withheld.values(),
+                *self._hook_problems,
             ]
             if self._skills is not None:
                 found.extend(self._skills.problems())
@@ -104,16 +109,14 @@ class Host:
 
     def _collect_skills(self, pack: str, registry: SkillRegistry) -> None:
         origin = self._catalog.origin_of(pack)
-        hook = "toolpalette_register_skills"
-        for _impl, result, exc in _collect.call_each(self._catalog.pm, hook, pack):
-            if exc is not None:
-                reason = describe_exception(exc)
-                logger.warning("%s of %s raised %s", hook, pack, reason)
-                continue
-            items, _error = _collect.items_of(result)
-            registry.add_skills(
-                items, pack=pack, distribution=origin.distribution, version=origin.version
-            )
+        found, problems = _collect.registered(
+            self._catalog.pm, "toolpalette_register_skills", pack, origin
+        )
+        self._hook_problems.extend(problems)
+        items = [item for _impl, _position, item in found]
+        registry.add_skills(
+            items, pack=pack, distribution=origin.distribution, version=origin.version
+        )
 
     # -- MCP servers -------------------------------------------------------------------
 
@@ -139,18 +142,15 @@ class Host:
         for pack in self._catalog.loaded_packs():
             origin = self._catalog.origin_of(pack)
             label = distribution_label(origin.distribution, origin.version)
-            for _impl, result, exc in _collect.call_each(self._catalog.pm, hook, pack):
-                items, error = _collect.items_of(result) if exc is None else ([], exc)
-                if error is not None:
-                    reason = f"{hook} raised {describe_exception(error)}"
-                    problems.append(Problem("hook", reason, pack, label))
-                for item in items:
-                    try:
-                        spec = parse_server(item, pack)
-                    except ValueError as invalid:
-                        problems.append(Problem("garbage", str(invalid), pack, label))
-                        continue
-                    claims.setdefault(spec.name, []).append(spec)
+            found, hook_problems = _collect.registered(self._catalog.pm, hook, pack, origin)
+            problems.extend(hook_problems)
+            for _impl, _position, item in found:
+                try:
+                    spec = parse_server(item, pack)
+                except ValueError as invalid:
+                    problems.append(Problem("garbage", str(invalid), pack, label))
+                    continue
+                claims.setdefault(spec.name, []).append(spec)
         for name, specs in claims.items():
             if len(specs) > 1:  # like tools: neither is used, whatever the load order
                 packs = ", ".join(sorted(s.pack for s in specs))
@@ -277,6 +277,10 @@ class Host:
     def catalog(self) -> ToolRegistry:
         """The catalog's registry of every available tool."""
         return self._catalog.registry()
+
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """The collision that keeps tool ``name`` out of the catalog, or None."""
+        return self._catalog.collision(name)
 
     def known_provider(self, provider: ToolProvider) -> ToolProvider:
         """The loaded pack's own provider of ``provider``'s tool, else ``provider`` itself.

@@ -62,9 +62,10 @@ one search's answer at the default limit (five definitions), in ``openai_chat`` 
 
 SKILL_ENUM_LIMIT: Final = 5
 """The most skills the ``auto`` mode offers as ``request_skill``'s enum (then
-``search_skills``), picked the same way as :data:`ENUM_LIMIT`: with skills' longer
-descriptions the enum reaches ``search_skills`` and one answer of five skills at five
-skills, in both formats."""
+``search_skills``), picked the same way as [`ENUM_LIMIT`][toolpalette.ENUM_LIMIT]: with
+skills' longer descriptions the enum reaches ``search_skills`` and one answer of five
+skills at five skills, in both formats.
+"""
 
 MAX_REQUESTED: Final = 256
 """The most names one request may carry (duplicates included: each is decided once)."""

@@ -16,11 +16,13 @@ __all__ = ["ReadOnlyPalette"]
 class ReadOnlyPalette:
     """The two halves of the read-only guarantee.
 
-    :meth:`sweep` keeps mutating tools out of what the model is offered; at call time
-    they are refused, because a registry can be widened after the sweep (by a reconcile
-    hook, a system-wide tool, a grant, a direct registration). A thinker's executor
-    refuses them itself, from its binding's read-only flag (``_run/rules.py``);
-    :meth:`require_read_only` is the same check for an executor built by hand
+    [`sweep()`][toolpalette.ReadOnlyPalette.sweep] keeps mutating tools out of what the
+    model is offered; at call time they are refused, because a registry can be widened
+    after the sweep (by a reconcile hook, a system-wide tool, a grant, a direct
+    registration). A thinker's executor refuses them itself, from its binding's
+    read-only flag (``_run/rules.py``);
+    [`require_read_only()`][toolpalette.ReadOnlyPalette.require_read_only] is the same
+    check for an executor built by hand
     (``Executor(require_read_only=ReadOnlyPalette.require_read_only)``). Both run
     outside every hook.
     """

@@ -16,7 +16,9 @@ class ToolPolicy:
     """Decides what a run is offered and whether a call or a grant may proceed.
 
     The default allows everything. Hosts either pass options or subclass and override
-    :meth:`offers`, :meth:`decide_call` and :meth:`decide_grant`.
+    [`offers()`][toolpalette.ToolPolicy.offers],
+    [`decide_call()`][toolpalette.ToolPolicy.decide_call] and
+    [`decide_grant()`][toolpalette.ToolPolicy.decide_grant].
 
     Args:
         deny: tool names never offered, called or granted.
@@ -47,7 +49,7 @@ class ToolPolicy:
 
         A meta-tool call (``request_tools``, ``search_tools`` and their skill
         counterparts) is not asked about: each grant it requests is decided (and asked
-        about) on its own by :meth:`decide_grant`.
+        about) on its own by [`decide_grant()`][toolpalette.ToolPolicy.decide_grant].
         """
         if isinstance(provider, META_TOOLS):
             return Decision.DENY if provider.name in self.deny else Decision.ALLOW

@@ -1,26 +1,4 @@
-"""A thinker's palette brought, each turn, to what the turn offers: one reconcile.
-
-What a turn offers, in order: the system-wide tools, the declared tools, the tools
-admitted through grants (in the order granted), and the meta-tools (``request_tools``
-or ``search_tools`` over the tools left to ask for, ``request_skill`` or
-``search_skills`` over the skills, as the thinker's ``tool_search`` mode and each
-catalog's size say; ``read_skill_file`` over the attached skills' files), each only if
-the policy offers it; then whatever the ``toolpalette_reconcile`` hooks add or remove;
-then, for a read-only thinker, the sweep of every mutating tool.
-
-:meth:`Reconciler.reconcile` computes that palette (:meth:`Reconciler._desired`) and
-brings the registry to it with ``registry.sync``, which keeps the position of what
-stays, so an unchanged palette keeps its version and its serialized schemas. The tools
-granted since the last turn are an input of the one computation: when they are all
-that changed (nothing else moved, and no hook touched the palette since the last whole
-reconcile), the palette is computed for what they change alone (the granted tools,
-appended, and ``request_tools`` over the smaller catalog) and synced within those
-names; the sweep then looks at those names only. So a grant costs what it changes, not
-what the palette holds, and the result is the palette the whole computation makes
-(tests/core/agents/test_thinker_grant_reconcile.py, ``bench/bench_scale.py``). A grant
-made during a turn is added the same way at once (:meth:`Reconciler.add_granted`), so
-the granted tool can be called in that turn.
-"""
+"""A thinker's palette brought, each turn, to what the turn offers: one reconcile."""
 
 from __future__ import annotations
 
@@ -29,7 +7,6 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
-from toolpalette._agents.bundles import Bundle, entries
 from toolpalette._agents.meta import (
     ENUM_LIMIT,
     REQUEST_TOOLS,
@@ -46,7 +23,8 @@ from toolpalette._agents.meta_search import (
 )
 from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._hookcall import call_each, in_call_order
-from toolpalette._tools.registry import lookup, sync
+from toolpalette._search.bundles import Bundle, entries
+from toolpalette._tools.registry import ToolRegistry, lookup, sync
 from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
@@ -54,7 +32,6 @@ if TYPE_CHECKING:
     from toolpalette._agents.resolved import ResolvedPalette, ThinkerHub
     from toolpalette._skills import Conversation, Skill
     from toolpalette._tools.provider import ToolProvider
-    from toolpalette._tools.registry import ToolRegistry
 
 __all__ = ["SearchMode", "Reconciler"]
 
@@ -118,6 +95,12 @@ class Reconciler:
         mode: SearchMode = "auto",
     ) -> None:
         self.registry = registry
+        """The palette the thinker's executor looks names up in: published, not worked on."""
+        self._work = registry
+        """The palette before the reconcile hooks: the live one while no hook is
+        implemented, a private registry while hooks are, so that what they change is
+        staged each turn on a copy of it and never builds up (:meth:`_publish`)."""
+        self._published_at = -1
         self._hub = hub
         self._policy = policy
         self._read_only = read_only
@@ -178,7 +161,12 @@ class Reconciler:
         granted: Sequence[str],
         extra: Sequence[ToolProvider],
     ) -> None:
-        registry = self.registry
+        hooks = in_call_order(self._hub.pm.hook.toolpalette_reconcile)
+        staged = bool(hooks)
+        if staged != (self._work is not self.registry):  # hooks came or went: start over
+            self._work = ToolRegistry() if staged else self.registry
+            self._resolved, self._extra, self._swept_at = None, {}, -1
+        registry = self._work
         # Compare the resolved palette by identity, holding it: a freed palette's id can
         # be reused by the next one (as after register_system_tool clears the hub's
         # cache). A palette changed directly since the last turn is reconciled again.
@@ -186,6 +174,7 @@ class Reconciler:
             resolved is self._resolved
             and key == self._key
             and registry.version == self._reconciled_at
+            and self.registry.version == self._published_at
         )
         if not current or granted:
             planned = self._desired(thinker, resolved, admitted, granted) if current else None
@@ -199,14 +188,35 @@ class Reconciler:
                 self._swept_at = registry.version
         if extra or self._extra:
             self._offer_extra(extra)
-        before_hooks = registry.version
-        self._run_hooks(thinker)
-        if registry.version != before_hooks:
-            self._pristine = False  # the next grant cannot be added to what a hook made
         if self._read_only and registry.version != self._swept_at:
             ReadOnlyPalette.sweep(registry)
             self._swept_at = registry.version
         self._reconciled_at = registry.version
+        if staged:
+            self._publish(thinker, hooks)
+        self._published_at = self.registry.version
+
+    def _publish(self, thinker: Any, hooks: Sequence[Any]) -> None:
+        """Run the hooks on a copy of this turn's palette, then bring the live one to it.
+
+        Each turn starts from the palette the turn computes, so a tool a hook stopped
+        adding is gone and one it removed once is back; a hook that makes the same
+        change every turn leaves the live palette, and its version, as they were.
+        """
+        stage = ToolRegistry()
+        for provider in self._work.providers():
+            stage.replace(provider)  # a copy: held as they are, nothing re-checked
+        kwargs = {"thinker": thinker, "registry": stage}
+        for called in call_each(hooks, "toolpalette_reconcile", kwargs):
+            if called.error is not None:
+                logger.error(
+                    "toolpalette_reconcile in %s raised; skipped",
+                    called.impl.plugin_name,
+                    exc_info=called.error,
+                )
+        if self._read_only:
+            ReadOnlyPalette.sweep(stage)
+        sync(self.registry, stage.providers(), same=_same_surface)
 
     @overload
     def _desired(
@@ -276,7 +286,7 @@ class Reconciler:
                 return None
             for name in dict.fromkeys(granted):
                 admitted_tool = admitted.get(name)
-                held = lookup(self.registry, name)
+                held = lookup(self._work, name)
                 if admitted_tool is None or (held is not None and held is not admitted_tool):
                     return None
                 if held is None and policy.offers(admitted_tool):
@@ -285,7 +295,7 @@ class Reconciler:
                 (REQUEST_TOOLS, RequestToolsProvider),
                 (SEARCH_TOOLS, SearchToolsProvider),
             ):
-                held_meta = lookup(self.registry, name)
+                held_meta = lookup(self._work, name)
                 if held_meta is not None and not isinstance(held_meta, kind):
                     return None
             # In place: a catalog of ten thousand tools is not copied for each grant.
@@ -344,7 +354,7 @@ class Reconciler:
         (and none, now and last turn, not even the call).
         """
         held = self._extra
-        registry = self.registry
+        registry = self._work
         wanted: dict[str, ToolProvider] = {}
         for provider in extra:
             if self._policy.offers(provider):
@@ -406,41 +416,44 @@ class Reconciler:
         whole palette.
         """
         with self._lock:
-            registry = self.registry
-            resolved = self._resolved
-            names = set(granted)
-            if resolved is not None and registry.version == self._reconciled_at:
-                planned = self._desired(thinker, resolved, admitted, granted)
-                if planned is not None:
-                    tools = [p for p in planned[0] if p.name in names]
-                    added = {p.name for p in tools}  # those held already stay as they are
-                    swept = registry.version == self._swept_at
-                    sync(registry, tools, same=_same_surface, within=added)
-                    if swept and self._read_only:
-                        ReadOnlyPalette.sweep(registry, added)
-                        self._swept_at = registry.version
-                    self._reconciled_at = registry.version
-                    return
-            for name in dict.fromkeys(granted):
-                self.tool_catalog.pop(name, None)
-                self.requestable.pop(name, None)
-                provider = admitted.get(name)
-                if provider is None or lookup(registry, name) is not None:
-                    continue
-                if self._policy.offers(provider) and (provider.read_only or not self._read_only):
-                    registry.register(provider)
-            self.catalog_version += 1
+            live = self.registry
+            untouched = live.version == self._published_at
+            self._add_granted(thinker, admitted, granted)
+            if self._work is not live:  # the hooks ran this turn: add to what they left
+                for name in dict.fromkeys(granted):
+                    provider = lookup(self._work, name)
+                    if provider is not None and lookup(live, name) is None:
+                        live.replace(provider)
+            if untouched:  # else changed directly since the turn: reconciled whole next turn
+                self._published_at = live.version
 
-    def _run_hooks(self, thinker: Any) -> None:
-        impls = in_call_order(self._hub.pm.hook.toolpalette_reconcile)
-        kwargs = {"thinker": thinker, "registry": self.registry}
-        for called in call_each(impls, "toolpalette_reconcile", kwargs):
-            if called.error is not None:
-                logger.error(
-                    "toolpalette_reconcile in %s raised; skipped",
-                    called.impl.plugin_name,
-                    exc_info=called.error,
-                )
+    def _add_granted(
+        self, thinker: Any, admitted: Mapping[str, ToolProvider], granted: Sequence[str]
+    ) -> None:
+        registry = self._work
+        resolved = self._resolved
+        names = set(granted)
+        if resolved is not None and registry.version == self._reconciled_at:
+            planned = self._desired(thinker, resolved, admitted, granted)
+            if planned is not None:
+                tools = [p for p in planned[0] if p.name in names]
+                added = {p.name for p in tools}  # those held already stay as they are
+                swept = registry.version == self._swept_at
+                sync(registry, tools, same=_same_surface, within=added)
+                if swept and self._read_only:
+                    ReadOnlyPalette.sweep(registry, added)
+                    self._swept_at = registry.version
+                self._reconciled_at = registry.version
+                return
+        for name in dict.fromkeys(granted):
+            self.tool_catalog.pop(name, None)
+            self.requestable.pop(name, None)
+            provider = admitted.get(name)
+            if provider is None or lookup(registry, name) is not None:
+                continue
+            if self._policy.offers(provider) and (provider.read_only or not self._read_only):
+                registry.register(provider)
+        self.catalog_version += 1
 
 
 def _read_skill_file(conversation: Conversation) -> ToolProvider | None:

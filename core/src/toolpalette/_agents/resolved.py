@@ -13,11 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolpalette._agents.bundles import Bundle
 from toolpalette._agents.links import linked_skills, requirement_problems, unmet
-from toolpalette._agents.search import CatalogIndexes
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
 from toolpalette._plugins.catalog import distribution_summary
+from toolpalette._search.bundles import Bundle
+from toolpalette._search.search import CatalogIndexes
 
 if TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord

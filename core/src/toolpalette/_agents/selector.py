@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Union
 
 from typing_extensions import Self
 
-from toolpalette._agents.bundles import MAX_BUNDLE_DESCRIPTION, Bundle, bundle_name
+from toolpalette._search.bundles import MAX_BUNDLE_DESCRIPTION, Bundle, bundle_name
 from toolpalette._tools.provider import ToolProvider, as_provider
 from toolpalette.errors import ToolCollisionError, ToolNotFoundError
 
@@ -55,6 +55,10 @@ class ToolSource(Protocol):
 
     def catalog(self) -> ToolRegistry:
         """The registry of every available tool."""
+        ...
+
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """The collision that keeps tool ``name`` out of the catalog, or None."""
         ...
 
 
@@ -150,7 +154,7 @@ class ToolSelector:
     def distribution(self, dist_name: str, *, deferred: Deferral = False) -> Self:
         """Select every tool of the installed distribution ``dist_name``.
 
-        ``deferred`` is as :meth:`package` says.
+        ``deferred`` is as ``package`` says.
         """
         return self._add("distribution", dist_name, deferred)
 
@@ -161,7 +165,7 @@ class ToolSelector:
     def mcp_server(self, name: str, *, deferred: Deferral = False) -> Self:
         """Select every tool of the MCP server ``name`` (configured by the host or a pack).
 
-        ``deferred="bundle"`` defers the server whole, as :meth:`package` says.
+        ``deferred="bundle"`` defers the server whole, as ``package`` says.
 
         The server is started when the selector is resolved; if it cannot be used, the
         selection is empty and ``hub.problems()`` says why.
@@ -189,6 +193,8 @@ class ToolSelector:
         Raises:
             ToolCollisionError: two different providers resolve to one name.
             ToolDefinitionError: an entry cannot become a tool.
+            ToolCollisionError: a tool selected by name is claimed by two packs (or
+                servers): the error names both, with the fix.
             ToolNotFoundError: a tool selected by name is not available.
         """
         found = [(entry, p) for entry in self._entries for p in self._providers(entry, hub)]
@@ -234,6 +240,9 @@ def _by_name(hub: ToolSource, name: str) -> ToolProvider:
     for provider in hub.catalog().providers() if info is not None else ():
         if provider.name == name:  # a tool the listing knows but its pack does not hold
             return provider
+    contested = hub.collision(name)
+    if contested is not None:
+        raise contested
     raise ToolNotFoundError(tool_name=name, available=sorted(t.name for t in listing.tools))
 
 

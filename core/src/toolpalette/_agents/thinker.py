@@ -24,7 +24,7 @@ keep it alive exactly as long as itself: the binding holds the thinker's tools, 
 hold the thinker, so a binding held here would keep every thinker alive for ever.
 Tearing that reference out (through ``__dict__``) leaves a thinker that raises
 ``RuntimeError`` on use; it never widens what it offers or runs. What bind time fixes
-and what it guarantees is stated in docs/host-guide.md ("The read-only binding").
+and what it guarantees is stated in docs/host-guide/thinkers.md ("The read-only binding").
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from toolpalette._agents import search as _search
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
@@ -52,19 +51,20 @@ from toolpalette._agents.resolved import (
 )
 from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
-from toolpalette._formats.strict import restore_input
+from toolpalette._schema.strict import restore_input
+from toolpalette._schema.strict_json import InputPolicyError, load_input
+from toolpalette._search import search as _search
 from toolpalette._skills import Conversation, SkillSelector
 from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
-from toolpalette._tools.strict_json import InputPolicyError, load_input
 from toolpalette._tools.tool import ProgressSink, ToolContext
 from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
-    from toolpalette._agents.ranking import ToolRanker
     from toolpalette._formats.export import Namespace
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._search.ranking import ToolRanker
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
 
@@ -105,11 +105,13 @@ def _binding(thinker: Thinker) -> Binding:
 class Thinker:
     """Base class of a host's agent kinds.
 
-    Subclasses set the class attributes :attr:`read_only` and :attr:`grade` and override
-    the classmethods :meth:`declare_compatible_tools` and :meth:`declare_skills`. Bind
-    with ``hub.bind(Cls, conversation=None)``; the read-only binding is latched then and
-    nothing (a tool, a hook, an attribute assignment, a class attribute changed later, a
-    second ``__init__``) can widen it afterwards.
+    Subclasses set the class attributes [`read_only`][toolpalette.Thinker.read_only] and
+    [`grade`][toolpalette.Thinker.grade] and override the classmethods
+    [`declare_compatible_tools()`][toolpalette.Thinker.declare_compatible_tools] and
+    [`declare_skills()`][toolpalette.Thinker.declare_skills]. Bind with ``hub.bind(Cls,
+    conversation=None)``; the read-only binding is latched then and nothing (a tool, a
+    hook, an attribute assignment, a class attribute changed later, a second
+    ``__init__``) can widen it afterwards.
     """
 
     read_only: ClassVar[bool] = False
@@ -285,7 +287,7 @@ class Thinker:
         return turn
 
     async def abegin_turn(self, *, extra: Iterable[object] = ()) -> Turn:
-        """:meth:`begin_turn` for a host on an event loop: MCP listings are awaited first.
+        """`begin_turn()` for a host on an event loop: MCP listings are awaited first.
 
         ``begin_turn`` never waits for an MCP server's refresh (the last good listing
         serves while it runs in the background); this awaits, without blocking the
@@ -312,9 +314,10 @@ class Thinker:
 
         The meta-tools ``search_tools`` and ``search_skills`` call this. The best
         matches of the thinker's catalog, in rank order, are each admitted (as
-        :meth:`admit` admits): refused ones are left out, granted ones can be called at
-        once, a tool that needs a person is returned with ``"approval": "required"``
-        and each call of it is approved. Every decision is recorded.
+        [`admit()`][toolpalette.Thinker.admit] admits): refused ones are left out,
+        granted ones can be called at once, a tool that needs a person is returned with
+        ``"approval": "required"`` and each call of it is approved. Every decision is
+        recorded.
         """
         binding = _binding(self)
         cls = type(self)
@@ -465,10 +468,12 @@ class Thinker:
         Never raises for anything the model sent: every failure is a ``ToolResult``.
         ``call_id`` (the provider's id for the call) reaches the tool's context and the
         failure report; ``abort`` ends the call at once when the host gives up on it.
-        When the policy asks for approval the call pauses: an :class:`Approval` appears
-        in :meth:`pending_approvals` (and goes to the ``approver`` callback, if the host
-        gave one), and the call resumes or is refused when the host calls
-        :meth:`resolve_approval`.
+        When the policy asks for approval the call pauses: an
+        [`Approval`][toolpalette.Approval] appears in
+        [`pending_approvals()`][toolpalette.Thinker.pending_approvals] (and goes to the
+        ``approver`` callback, if the host gave one), and the call resumes or is refused
+        when the host calls
+        [`resolve_approval()`][toolpalette.Thinker.resolve_approval].
 
         ``on_progress`` receives ``(done, total, message)`` each time the tool calls
         ``ctx.report_progress`` (from the tool's own thread for a sync tool); aborting
@@ -480,13 +485,14 @@ class Thinker:
         ``deny`` still refuses.
 
         ``deferred=True`` (automatic in a ``native`` turn) lets a name of the deferred
-        catalog (:meth:`deferred_tools`) that this turn does not offer be admitted for
-        this one call, at call time: the ``toolpalette_admit`` hooks and the policy's
-        ``decide_grant`` decide, the decision is recorded, and an admitted call runs
-        through the pipeline like an offered one. A grant the policy asks about makes
-        the call ask a person (the approver, or ``approved=True``), and the answer is
-        recorded as the grant. Nothing is kept. A name the policy denies or the catalog
-        lacks is answered exactly as an unknown name (no existence oracle).
+        catalog ([`deferred_tools()`][toolpalette.Thinker.deferred_tools]) that this
+        turn does not offer be admitted for this one call, at call time: the
+        ``toolpalette_admit`` hooks and the policy's ``decide_grant`` decide, the
+        decision is recorded, and an admitted call runs through the pipeline like an
+        offered one. A grant the policy asks about makes the call ask a person (the
+        approver, or ``approved=True``), and the answer is recorded as the grant.
+        Nothing is kept. A name the policy denies or the catalog lacks is answered
+        exactly as an unknown name (no existence oracle).
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
         binding = _binding(self)
@@ -539,10 +545,11 @@ class Thinker:
     ) -> list[ToolResult]:
         """Run the calls of one model turn; results come back in the order of ``calls``.
 
-        Each call is a :class:`~toolpalette.ToolCall` (from ``turn.calls_from``) or a
-        tuple ``(name, input)`` or ``(name, input, call_id)``. Concurrency-safe calls run
-        together, others alone, as ``Executor.execute_many`` runs them. ``deferred``
-        is :meth:`call`'s: a call decided at call time runs alone, in its place.
+        Each call is a [`ToolCall`][toolpalette.ToolCall] (from ``turn.calls_from``) or
+        a tuple ``(name, input)`` or ``(name, input, call_id)``. Concurrency-safe calls
+        run together, others alone, as ``Executor.execute_many`` runs them. ``deferred``
+        is [`call()`][toolpalette.Thinker.call]'s: a call decided at call time runs
+        alone, in its place.
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
         batch: list[tuple[object, Any, str | None]] = []

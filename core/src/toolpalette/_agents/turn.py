@@ -72,7 +72,7 @@ class Overhead:
     """What a turn's tool definitions and preamble take of a model's context, in one format.
 
     Bytes as sent; tokens estimated as a quarter of the bytes, rounded up
-    (:data:`BYTES_PER_TOKEN` says how far that is from real tokenizers). A provider
+    (`BYTES_PER_TOKEN` says how far that is from real tokenizers). A provider
     renders the definitions its own way before the model reads them, so the figures
     are of what the host sends, not what the provider bills.
     """
@@ -166,8 +166,9 @@ class Turn:
     def guidance(self) -> Guidance:
         """The offered tools' guidance, as ``(name, text)`` in the palette's order.
 
-        The same text as :attr:`preamble`'s ``<tool name="...">`` sections (after the
-        skills), apart, for a host that needs it so (a server's instructions, say).
+        The same text as [`preamble`][toolpalette.Turn.preamble]'s ``<tool name="...">``
+        sections (after the skills), apart, for a host that needs it so (a server's
+        instructions, say).
         """
         return self._guidance
 
@@ -191,7 +192,8 @@ class Turn:
         """What the tool definitions in ``fmt`` and the preamble take of the context.
 
         Measured once per palette version and preamble (a thinker's turns share it, so
-        an unchanged turn costs a look-up); the definitions are :meth:`schemas_json`'s.
+        an unchanged turn costs a look-up); the definitions are
+        [`schemas_json()`][toolpalette.Turn.schemas_json]'s.
 
         Raises:
             ValueError: ``fmt`` is not a supported format.
@@ -231,7 +233,7 @@ class Turn:
         return [p for p in self.surface.providers if not isinstance(p, SearchToolsProvider)]
 
     def schemas_json(self, fmt: Format = "openai_chat") -> bytes:
-        """:meth:`schemas` as canonical JSON bytes, computed once per turn and format.
+        """`schemas()` as canonical JSON bytes, computed once per turn and format.
 
         Raises:
             ValueError: ``fmt`` is not a supported format.
@@ -288,7 +290,7 @@ class Turn:
         return strict_report(self.surface.providers, fmt, strict=self.strict)
 
     def calls_from(self, fmt: Format, payload: Any) -> list[ToolCall]:
-        """The tool calls in a provider's response (see :func:`toolpalette.calls_from`).
+        """The tool calls in a provider's response (see `toolpalette.calls_from()`).
 
         Raises:
             ValueError: ``fmt`` is unknown, or ``payload`` is not that format's response.

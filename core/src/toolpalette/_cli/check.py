@@ -18,9 +18,10 @@ import dataclasses
 import json
 from typing import Any
 
-from toolpalette._agents import findable, links
+from toolpalette._agents import links
 from toolpalette._cli.list import add_config_option, hub_from_args, is_fatal, problem_entry
 from toolpalette._plugins.problems import Problem
+from toolpalette._search import findable
 
 __all__ = ["register"]
 

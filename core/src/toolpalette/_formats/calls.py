@@ -48,7 +48,7 @@ class ToolCall(NamedTuple):
     """One tool call a model made; a tuple ``(name, input, id)`` as ``execute_many`` takes.
 
     Pass it to ``thinker.call_many([...])`` (or unpack it into ``thinker.call``), and
-    turn its result into the provider's shape with :meth:`reply`.
+    turn its result into the provider's shape with [`reply()`][toolpalette.ToolCall.reply].
     """
 
     name: object
@@ -61,10 +61,10 @@ class ToolCall(NamedTuple):
     """The provider format the call came in."""
 
     def reply(self, result: ToolResult) -> dict[str, Any]:
-        """``result`` as the provider's answer to this call (see :func:`render_result`).
+        """``result`` as the provider's answer to this call (see `render_result()`).
 
         Raises:
-            ValueError: the call has no format (it was not made by :func:`calls_from`).
+            ValueError: the call has no format (it was not made by `calls_from()`).
         """
         if self.format is None:
             raise ValueError("this call has no provider format; use render_result(fmt, ...)")
@@ -201,7 +201,7 @@ def render_result(fmt: Format, result: ToolResult, call_id: str | None = None) -
     """``result`` in ``fmt``'s own result shape, answering the call ``call_id``.
 
     Every content block reads the same in every format: as its
-    :func:`~toolpalette._tools.result.block_text` (a text block its text, a text file
+    `block_text()` (a text block its text, a text file
     a line naming it and its text, a link or a binary block one line naming it),
     except an image, which goes as the format's own image part where it has one.
     ``openai_chat``: a ``tool`` message, its content the blocks' text one per line

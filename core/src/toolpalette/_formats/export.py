@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
-from toolpalette._formats import strict as _strict
-from toolpalette._formats.strict import Dialect
+from toolpalette._schema import strict as _strict
+from toolpalette._schema.strict import Dialect
 from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import ToolProvider
 
@@ -140,7 +140,7 @@ def export(
 
     ``strict=True`` normalizes each schema into the provider's strict subset where it
     can (see :func:`strict_report` for the tools it could not); the model's input must
-    then pass through :func:`~toolpalette._formats.strict.restore_input` on the way in,
+    then pass through :func:`~toolpalette._schema.strict.restore_input` on the way in,
     as a strict thinker's calls do.
 
     Raises:

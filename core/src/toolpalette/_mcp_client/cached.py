@@ -2,7 +2,8 @@
 
 Every listing a hub reads from a stdio or HTTP server is stored, as the hub offers it
 (each tool's offered name, texts and schemas, and the problems), in the listing cache
-(``mcp-NAME.json``, see :mod:`toolpalette._plugins.listing`). A later hub whose
+(``mcp-NAME-DIGEST.json``, the digest of the server's configuration: see
+:func:`file_name` and :mod:`toolpalette._plugins.listing`). A later hub whose
 server has the same fingerprint takes its tools from there until the server starts
 for another reason (a call), when the live listing replaces them. So
 ``toolpalette call`` of a pack's tool, ``list`` and ``show`` beside configured servers
@@ -15,8 +16,11 @@ trust; the environment and headers it gets, hashed, never stored), the program i
 and every argument that names a file (path, size, modification time), and toolpalette
 itself (:func:`~toolpalette._plugins.listing.server_key`). A server can change its
 tools without any of that changing, so a stored listing is also stale after the
-server's ``ttlMs`` hint, or :data:`MAX_AGE` without one. In-process servers are never
-stored, and ``TOOLPALETTE_NO_CACHE`` turns the cache off.
+server's ``ttlMs`` hint, or :data:`DEFAULT_TTL` without a useful one; and it is a hint,
+never the truth: its tools pass the checks of a live listing again when read, and each
+one's first call waits for the live listing to confirm it (the provider's
+``from_disk``). In-process servers are never stored, and ``TOOLPALETTE_NO_CACHE`` turns
+the cache off.
 
 The ``answer`` stored: ``stored`` (seconds since the epoch), ``ttl`` (seconds, or
 null), ``tools`` (each the fields of an :class:`~toolpalette._mcp_client.provider.MCPToolProvider`:
@@ -33,18 +37,25 @@ import shutil
 import time
 from typing import Any, Final
 
+from toolpalette._mcp_client import offered as _offered
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection
+from toolpalette._mcp_client.listing import MIN_TTL, Fetched
 from toolpalette._mcp_client.offered import Offer
-from toolpalette._mcp_client.provider import MCPToolProvider
 from toolpalette._plugins import listing as _listing
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.switches import Switches
+from toolpalette._tools.tool import CONTROL_CHARACTERS
 
-__all__ = ["MAX_AGE", "Stored", "fingerprint", "load", "store"]
+__all__ = ["DEFAULT_TTL", "MAX_AGE", "Stored", "file_name", "fingerprint", "load", "store"]
 
-MAX_AGE: Final = 3600.0
-"""Seconds a stored listing serves when the server gave no ``ttlMs`` hint."""
+DEFAULT_TTL: Final = 600.0
+"""Seconds a stored listing serves when the server gave no ``ttlMs`` hint, or one of a
+second or less (0 included)."""
+MAX_AGE: Final = DEFAULT_TTL
+"""The former name of :data:`DEFAULT_TTL`."""
+_PROBLEM_KINDS: Final = frozenset({"server", "invalid-tool", "collision"})
+_PROBLEM_TEXT: Final = 4096
 _FIELDS: Final = (
     "name",
     "remote_name",
@@ -68,7 +79,7 @@ class Stored:
         found = fingerprint(config)
         if found is None:
             return
-        self.path = _listing.cache_file(switches, f"mcp-{config.name}")
+        self.path = _listing.cache_file(switches, file_name(config, found))
         if self.path is not None:
             self.key = _listing.server_key(switches, found)
 
@@ -76,7 +87,11 @@ class Stored:
 def load(stored: Stored, connection: Connection) -> tuple[Offer, float] | None:
     """The stored listing's offer and when it goes stale (``time.monotonic``), or None.
 
-    None on any doubt: another key, a stale or unreadable file, another shape.
+    The stored tools go through the checks of a live listing (:func:`~.offered.offer`:
+    names, texts, schemas, sizes); each provider is marked :attr:`from_disk`, so that
+    its first call waits for the live listing to confirm it. None on any doubt:
+    another key, a stale or unreadable file, another shape, a tool stored under
+    another name than its server's would give it, a stored problem that is not one.
     """
     if stored.path is None or stored.key is None:
         return None
@@ -85,18 +100,84 @@ def load(stored: Stored, connection: Connection) -> tuple[Offer, float] | None:
         return None
     try:
         age = time.time() - float(answer["stored"])
-        ttl = answer.get("ttl")
-        life = float(ttl) if ttl is not None else MAX_AGE
+        life = _life(answer.get("ttl"))
         if not 0 <= age < life:
             return None
-        providers = tuple(
-            MCPToolProvider(connection, **{name: entry[name] for name in _FIELDS})
-            for entry in answer["tools"]
-        )
-        problems = tuple(Problem(**entry) for entry in answer["problems"])
+        entries = answer["tools"]
+        kept = [_Kept(entry, stored.config) for entry in entries]
+        problems = tuple(_problem(entry) for entry in answer["problems"])
     except (KeyError, TypeError, ValueError):
         return None
-    return Offer(providers, problems), time.monotonic() + life - age
+    made = _offered.offer(connection, Fetched(list(kept), None))
+    for provider in made.providers:
+        provider.from_disk = True
+    return Offer(made.providers, problems + made.problems), time.monotonic() + life - age
+
+
+def _life(ttl: Any) -> float:
+    """Seconds a listing stored with hint ``ttl`` serves (see :data:`DEFAULT_TTL`)."""
+    if ttl is None:
+        return DEFAULT_TTL
+    seconds = float(ttl)
+    return seconds if seconds > MIN_TTL else DEFAULT_TTL
+
+
+class _Kept:
+    """A stored tool, read by :func:`~.offered.offer` as it reads the SDK's ``Tool``.
+
+    Raises:
+        ValueError: a field has the wrong type, or the stored name is not the one the
+            server's configuration gives the tool.
+    """
+
+    execution = None
+
+    def __init__(self, entry: Any, config: MCPServerConfig) -> None:
+        if not isinstance(entry, dict) or set(entry) != set(_FIELDS):
+            raise ValueError("not a stored tool")
+        self.name = _typed(entry["remote_name"], str)
+        if entry["name"] != config.name_for(self.name):
+            raise ValueError("stored under another name")
+        self.description = _typed(entry["description"], str)
+        self.input_schema = _typed(entry["input_schema"], dict)
+        output = entry["output_schema"]
+        self.output_schema = None if output is None else _typed(output, dict)
+        title = entry["title"]
+        self.title = None if title is None else _typed(title, str)
+        self.annotations = _Annotations(_typed(entry["annotations"], dict))
+
+
+class _Annotations:
+    """Stored annotations, as ``offered`` reads the SDK's ``ToolAnnotations``."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self._fields = fields
+
+    def model_dump(self, **_options: Any) -> dict[str, Any]:
+        return {key: value for key, value in self._fields.items() if value is not None}
+
+
+def _typed(value: Any, kind: type) -> Any:
+    if not isinstance(value, kind):
+        raise ValueError(f"expected {kind.__name__}")
+    return value
+
+
+def _problem(entry: Any) -> Problem:
+    """A stored problem, if it is one a listing makes (plain text within bounds)."""
+    if not isinstance(entry, dict):
+        raise ValueError("not a stored problem")
+    problem = Problem(**entry)
+    if problem.kind not in _PROBLEM_KINDS:
+        raise ValueError("not a listing's problem")
+    for text in vars(problem).values():
+        if text is not None and (
+            not isinstance(text, str)
+            or len(text) > _PROBLEM_TEXT
+            or any(c in CONTROL_CHARACTERS for c in text)
+        ):
+            raise ValueError("not a listing's problem")
+    return problem
 
 
 def store(stored: Stored, offer: Offer, ttl: float | None) -> None:
@@ -122,6 +203,20 @@ def store(stored: Stored, offer: Offer, ttl: float | None) -> None:
         "problems": [vars(problem) for problem in offer.problems],
     }
     _listing.store_answer(stored.path, stored.key, answer)
+
+
+def file_name(config: MCPServerConfig, found: dict[str, Any]) -> str:
+    """``mcp-NAME-DIGEST``: the cache file of a server, from its fingerprint ``found``.
+
+    The digest is of the server's configuration (what :func:`fingerprint` holds but the
+    files' sizes and times) and, for a stdio server, the folder its relative arguments
+    are read from: two projects with a server of one name keep a file each.
+    """
+    configured = {key: value for key, value in found.items() if key != "files"}
+    if config.command is not None:
+        configured["folder"] = os.path.abspath(config.cwd or os.getcwd())
+    text = json.dumps(configured, sort_keys=True, default=str)
+    return f"mcp-{config.name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
 def fingerprint(config: MCPServerConfig) -> dict[str, Any] | None:

@@ -38,6 +38,8 @@ __all__ = [
     "BASE_ENV",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_MESSAGE",
+    "DEFAULT_MAX_STREAM",
     "KNOWN_KEYS",
     "MCPServerConfig",
     "from_desktop_block",
@@ -53,6 +55,12 @@ DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 """Seconds a server may take to start and answer the handshake."""
 DEFAULT_CALL_TIMEOUT: Final = 30.0
 """Seconds a call to a server's tool may run when the server sets no ``timeout``."""
+DEFAULT_MAX_MESSAGE: Final = 4 * 1024 * 1024
+"""The most bytes of one message a server may send (a line on stdio, a body or an event on
+HTTP) when it sets no ``max_message``."""
+DEFAULT_MAX_STREAM: Final = 64 * 1024 * 1024
+"""The most bytes of one HTTP response (a whole SSE stream) when the server sets no
+``max_stream``."""
 DESCRIBED: Final = 200
 """The longest account of how a server is reached that a problem gives (characters)."""
 
@@ -71,6 +79,9 @@ KNOWN_KEYS: Final = frozenset(
         "trusted",
         "timeout",
         "connect_timeout",
+        "max_message",
+        "max_stream",
+        "stream_idle",
         "prefix",
         "rename",
         "type",
@@ -97,7 +108,7 @@ class MCPServerConfig:
     args: tuple[str, ...] = ()
     """Its arguments."""
     env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
-    """Variables given to the process besides :data:`BASE_ENV` (``${VAR}`` expanded)."""
+    """Variables given to the process besides `BASE_ENV` (``${VAR}`` expanded)."""
     cwd: str | None = None
     """The working directory of the process (default: the host's)."""
     url: str | None = None
@@ -113,6 +124,13 @@ class MCPServerConfig:
     """Seconds a call may run (the tool's own timeout in the pipeline)."""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     """Seconds the server may take to start and answer the handshake."""
+    max_message: int = DEFAULT_MAX_MESSAGE
+    """The most bytes of one message the server may send (stdio and HTTP)."""
+    max_stream: int = DEFAULT_MAX_STREAM
+    """The most bytes of one HTTP response, a whole SSE stream included."""
+    stream_idle: float | None = None
+    """The most seconds an HTTP request's response may go without a whole message
+    (default: ``timeout``)."""
     prefix: str = ""
     """Put in front of every tool name of this server."""
     rename: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
@@ -150,6 +168,14 @@ class MCPServerConfig:
         ):
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
                 raise ValueError(f"{where}: {label!r} must be a positive number of seconds")
+        for label, size in (("max_message", self.max_message), ("max_stream", self.max_stream)):
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1024:
+                raise ValueError(f"{where}: {label!r} must be a number of bytes, at least 1024")
+        idle = self.stream_idle
+        if idle is not None and (
+            isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle <= 0
+        ):
+            raise ValueError(f"{where}: 'stream_idle' must be a positive number of seconds")
         if self.prefix and not _PREFIX.match(self.prefix):
             raise ValueError(f"{where}: prefix {self.prefix!r}: use letters, digits, '_' and '-'")
         if not _str_pairs(self.rename):
@@ -205,7 +231,7 @@ class MCPServerConfig:
     def describe(self) -> str:
         """How the server is reached, without headers or environment values (secrets).
 
-        Cut at :data:`DESCRIBED` characters: it goes into problems and ``check``.
+        Cut at `DESCRIBED` characters: it goes into problems and ``check``.
         """
         if self.command is not None:
             text = " ".join([self.command, *self.args])
@@ -226,7 +252,8 @@ def from_spec(spec: MCPServerSpec, overrides: Mapping[str, Any] | None = None) -
     """The configuration of a server a pack describes, with the host's overrides.
 
     The host's ``[mcp_servers.NAME]`` table for a pack's server may set ``trusted``,
-    ``env``, ``cwd``, ``headers``, ``timeout``, ``prefix`` and ``rename``; how to start
+    ``env``, ``cwd``, ``headers``, ``timeout``, the bounds (``max_message``,
+    ``max_stream``, ``stream_idle``), ``prefix`` and ``rename``; how to start
     the server stays the pack's.
 
     Raises:
@@ -273,7 +300,17 @@ def from_table(
         raise ValueError(f"{where}: 'args' must be a list of strings")
     options: dict[str, Any] = {
         key: table[key]
-        for key in ("cwd", "url", "trusted", "timeout", "connect_timeout", "prefix")
+        for key in (
+            "cwd",
+            "url",
+            "trusted",
+            "timeout",
+            "connect_timeout",
+            "max_message",
+            "max_stream",
+            "stream_idle",
+            "prefix",
+        )
         if key in table
     }
     for key in ("env", "headers", "rename"):

@@ -82,6 +82,10 @@ class Connection:
         """How many times the server was started (or connected to)."""
         self.server_info: tuple[str, str] | None = None
         """The server's own ``(name, version)``, once connected."""
+        self.mismatches: dict[str, str] = {}
+        """Tools offered from a listing kept on disk that the live listing contradicted at
+        their first call: the offered name, and how it differed (at most
+        :data:`~.listing.MAX_TOOLS`)."""
         self._client: Any = None
         self._gone = True
         self._failures = 0
@@ -251,6 +255,26 @@ class Connection:
         fetched = await _listing.fetch(await self.client(), self.config.name)
         self.listing.keep(fetched.tools, fetched.ttl)
         return fetched
+
+    async def live_tools(self) -> list[Any]:
+        """The tools (SDK ``Tool`` objects) of a live listing, listing them when needed.
+
+        The listing kept while fresh, else a new one (starting the server if needed).
+
+        Raises:
+            MCPServerError: the server could not be reached, or its listing is malformed.
+        """
+        tools = self.listing.tools
+        if tools is not None and self.listing.fresh() and not self._gone:
+            return tools
+        return (await self.tools()).tools
+
+    def mismatch(self, name: str, reason: str) -> None:
+        """Record that the live listing contradicts tool ``name`` as kept; list again."""
+        if name in self.mismatches or len(self.mismatches) < _listing.MAX_TOOLS:
+            self.mismatches[name] = reason
+        logger.warning("MCP server %r: tool %r was refused: %s", self.config.name, name, reason)
+        self.listing.changed()
 
     async def call_tool(
         self,

@@ -16,7 +16,6 @@ loop the sessions share (:mod:`.refresh`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -24,7 +23,7 @@ from toolpalette._mcp_client import provider as _provider
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection
 from toolpalette._mcp_client.listing import Fetched
-from toolpalette._mcp_client.provider import MCPToolProvider
+from toolpalette._mcp_client.provider import MAX_TOOL_BYTES, MCPToolProvider, tool_bytes
 from toolpalette._plugins.problems import Problem
 from toolpalette.errors import InvalidToolSchemaError
 
@@ -32,13 +31,13 @@ __all__ = [
     "MAX_LISTING_BYTES",
     "MAX_TOOL_BYTES",
     "Offer",
+    "mismatch_problem",
     "offer",
     "problem_pack",
     "server_problem",
+    "tool_bytes",
 ]
 
-MAX_TOOL_BYTES: Final = 256 * 1024
-"""The most bytes one tool's description, title and schemas may take, as JSON."""
 MAX_LISTING_BYTES: Final = 4 * 1024 * 1024
 """The most bytes all of one server's tools may take together, as JSON."""
 
@@ -68,6 +67,18 @@ def server_problem(config: MCPServerConfig, reason: str) -> Problem:
     )
 
 
+def mismatch_problem(config: MCPServerConfig, name: str, reason: str) -> Problem:
+    """An ``invalid-tool`` problem: a tool kept on disk that its live listing contradicted."""
+    return Problem(
+        "invalid-tool",
+        f"tool {name!r} of MCP server {config.name!r} was offered from the listing kept on "
+        f"disk and refused at its first call: {reason}",
+        problem_pack(config.name),
+        None,
+        name,
+    )
+
+
 def offer(connection: Connection, fetched: Fetched) -> Offer:
     """The providers and problems of one listing of ``connection``'s server (see above)."""
     config = connection.config
@@ -75,7 +86,7 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
     problems: list[Problem] = []
     total = 0
     for position, tool in enumerate(fetched.tools):
-        size = _size(tool)
+        size = tool_bytes(tool)
         if size > MAX_TOOL_BYTES:
             problems.append(
                 _refused(
@@ -105,21 +116,6 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
         problems.append(_over(config, f"{fetched.over}; only those within it are offered"))
     problems.extend(_duplicates(config.name, providers))
     return Offer(tuple(providers), tuple(problems))
-
-
-def _size(tool: Any) -> int:
-    """The bytes of a tool's texts and schemas, as JSON (a schema that is not JSON: all)."""
-    size = 0
-    for text in (tool.description, tool.title):
-        if isinstance(text, str):
-            size += len(text)
-    for schema in (tool.input_schema, tool.output_schema):
-        if schema is not None:
-            try:
-                size += len(json.dumps(schema))
-            except (TypeError, ValueError, RecursionError):
-                return MAX_TOOL_BYTES + 1
-    return size
 
 
 def _refused(config: MCPServerConfig, tool: Any, reason: str) -> Problem:

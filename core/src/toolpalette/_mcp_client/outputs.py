@@ -5,8 +5,8 @@ A tool that publishes an output schema promises structured content that conforms
 with jsonschema, whose work no bound limits (``uniqueItems`` compares every pair: 6,000
 objects held the loop for seconds), on the one loop every connection shares; the
 connection turns that off (:mod:`.connection`). :class:`OutputCheck` checks instead,
-with the bounded validator input validation uses (:mod:`toolpalette._tools.bounded`)
-and the same bounds (:mod:`toolpalette._tools.budget`):
+with the bounded validator input validation uses (:mod:`toolpalette._schema.bounded`)
+and the same bounds (:mod:`toolpalette._schema.budget`):
 
 - on the caller's event loop, the loop's share only (10,000 steps, 10 ms, 10,000 arrays
   and objects); a result that needs more is checked in a worker thread while the loop
@@ -30,7 +30,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._tools import budget as _budget
+from toolpalette._schema import budget as _budget
 from toolpalette.errors import ToolError
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class OutputCheck:
             ValidationDeferred: on the loop, past its share.
             ValidationStopped: apart, past the deadline or once stopped.
         """
-        from toolpalette._tools.bounded import compile_validator
+        from toolpalette._schema.bounded import compile_validator
 
         problem = _budget.container_problem(structured)
         if problem is not None:

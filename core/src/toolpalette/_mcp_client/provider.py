@@ -32,22 +32,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from toolpalette._mcp_client import quick_check as _quick_check
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
 from toolpalette._mcp_client.outputs import OutputCheck
-from toolpalette._mcp_client.stdio import too_large
-from toolpalette._tools import schema as _schema
+from toolpalette._mcp_client.stdio import past_bound, too_large
+from toolpalette._schema import checks as _schema
+from toolpalette._schema import quick_check as _quick_check
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
 from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError
 
-__all__ = ["MAX_DESCRIPTION", "MAX_TITLE", "MCPToolProvider", "build", "text_problem"]
+__all__ = [
+    "MAX_DESCRIPTION",
+    "MAX_TITLE",
+    "MAX_TOOL_BYTES",
+    "MCPToolProvider",
+    "build",
+    "text_problem",
+    "tool_bytes",
+]
 
 MAX_DESCRIPTION: Final = 8192
 """The longest description a server's tool may have, in characters."""
@@ -55,12 +64,14 @@ _UNCOMPILED: Final = object()
 """The quick input check before the first call compiles it (None: the schema has none)."""
 MAX_TITLE: Final = 256
 """The longest title a server's tool may have, in characters."""
+MAX_TOOL_BYTES: Final = 256 * 1024
+"""The most bytes one tool's description, title and schemas may take, as JSON."""
 
 
 class MCPToolProvider(ToolProvider):
     """One tool of an MCP server, routed through the hub's client pool.
 
-    Built by :func:`build` from a tool description the server listed. Two providers are
+    Built by `build()` from a tool description the server listed. Two providers are
     equal when they stand for the same tool of the same server under the same name
     with the same description and schemas.
     """
@@ -106,6 +117,10 @@ class MCPToolProvider(ToolProvider):
             }
         )
         self.origin = Origin(pack=config.pack, server=config.name)
+        self.from_disk = False
+        """Whether the tool comes from a listing kept on disk (:mod:`.cached`): its first
+        call waits until the server's live listing confirms it (:func:`confirm`)."""
+        self._confirmed = False
 
     name = property(lambda self: self._name)
     description = property(lambda self: self._description)
@@ -174,6 +189,8 @@ class MCPToolProvider(ToolProvider):
         check, server = self._output_check, connection.config.name
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
+            if self.from_disk and not self._confirmed:
+                await self._confirm()
             progress = _relay(context) if context.on_progress is not None else None
             try:
                 result = await loop.run_async(
@@ -200,6 +217,8 @@ class MCPToolProvider(ToolProvider):
                     limit = too_large(getattr(exc, "error", None))
                     if limit is not None:
                         raise _too_large(name, limit) from exc
+                    if past_bound(getattr(exc, "error", None)):
+                        raise _past_bound(name, connection.config.name) from exc
                     raise _results.json_rpc_failure(name, connection.config.name) from exc
                 raise
             if check is not None and not result.is_error:
@@ -211,6 +230,37 @@ class MCPToolProvider(ToolProvider):
         # It takes the context for its abort event: set when the pipeline gives up on a
         # call it cannot cancel (a sync caller's worker), which cancels the request.
         return BoundTool(call, is_async=True, takes_context=True)
+
+    async def _confirm(self) -> None:
+        """Run only what the server's live listing still lists as it was kept on disk.
+
+        Raises:
+            ToolError: 409 ``tool_changed`` when the live listing differs (the kept
+                listing is then forgotten, and a problem says what changed); 503 when the
+                server cannot be listed.
+        """
+        connection = self.connection
+        try:
+            tools = await connection.loop.run_async(connection.live_tools())
+        except MCPServerError as exc:
+            raise ToolError(
+                f"Tool '{self._name}' cannot run now: its MCP server '{self.server}' "
+                "is not available. Try again later.",
+                code="server_unavailable",
+                status=503,
+            ) from exc
+        live = next((tool for tool in tools if tool.name == self.remote_name), None)
+        reason = await asyncio.to_thread(_difference, self, live)
+        if reason is None:
+            self._confirmed = True
+            return
+        connection.mismatch(self._name, reason)
+        raise ToolError(
+            f"Tool '{self._name}' changed on its MCP server '{self.server}' since its listing "
+            "was kept, so it was not run. List the tools again before calling it.",
+            code="tool_changed",
+            status=409,
+        )
 
     def describe(self) -> str:
         """Who provides this tool, for collision reports: the server and its tool."""
@@ -226,10 +276,53 @@ class MCPToolProvider(ToolProvider):
             self._key() == other._key()
             and self._input_schema == other._input_schema
             and self._output_schema == other._output_schema
+            and self._annotations == other._annotations
+            and self._title == other._title
         )
 
     def __hash__(self) -> int:
         return hash((MCPToolProvider, *self._key()))
+
+
+def _difference(kept: MCPToolProvider, live: Any) -> str | None:
+    """How the server's live tool differs from the one kept on disk, or None (a worker's)."""
+    if live is None:
+        return "the server no longer lists it"
+    if tool_bytes(live) > MAX_TOOL_BYTES:
+        return "the server now lists it over the bound on one tool's bytes"
+    try:
+        now = build(kept.connection, live)
+    except (InvalidToolSchemaError, ValueError) as exc:
+        return f"the server now lists it as a tool that is not offered ({refusal(exc)})"
+    if now != kept or now.read_only != kept.read_only:
+        changed = [
+            label
+            for label, before, after in (
+                ("description", kept.description, now.description),
+                ("input schema", kept.input_schema, now.input_schema),
+                ("output schema", kept.output_schema, now.output_schema),
+                ("annotations", dict(kept.annotations), dict(now.annotations)),
+                ("title", kept.title, now.title),
+            )
+            if before != after
+        ]
+        return "the server now lists it with another " + (", ".join(changed) or "name")
+    return None
+
+
+def tool_bytes(tool: Any) -> int:
+    """The bytes of a tool's texts and schemas, as JSON (a schema that is not JSON: all)."""
+    size = 0
+    for text in (tool.description, tool.title):
+        if isinstance(text, str):
+            size += len(text)
+    for schema in (tool.input_schema, tool.output_schema):
+        if schema is not None:
+            try:
+                size += len(json.dumps(schema))
+            except (TypeError, ValueError, RecursionError):
+                return MAX_TOOL_BYTES + 1
+    return size
 
 
 def _relay(context: ToolContext) -> Progress:
@@ -247,6 +340,15 @@ def _relay(context: ToolContext) -> Progress:
             caller.call_soon_threadsafe(report, done, total, message)
 
     return relay
+
+
+def _past_bound(tool: str, server: str) -> ToolError:
+    return ToolError(
+        f"Tool '{tool}' failed: its MCP server '{server}' sent an answer past the bounds "
+        "on what a server may send. The details were reported to the host.",
+        code="server_bound",
+        status=502,
+    )
 
 
 def _too_large(tool: str, limit: int) -> ToolError:

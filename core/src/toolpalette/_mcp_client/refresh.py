@@ -123,8 +123,19 @@ class ServerTools:
                 self._maybe_start(live=False)
 
     def problems(self) -> tuple[Problem, ...]:
-        """The problems of what is offered now (a failure, or the listing's refusals)."""
-        return self.current().problems
+        """The problems of what is offered now, and the tools a live listing contradicted.
+
+        A failure, or the listing's refusals; then each tool offered from the disk that
+        the live listing contradicted at its first call.
+        """
+        found = self.current().problems
+        mismatches = dict(self.connection.mismatches)
+        if not mismatches:
+            return found
+        return found + tuple(
+            _offered.mismatch_problem(self.connection.config, name, reason)
+            for name, reason in mismatches.items()
+        )
 
     async def settled(self) -> None:
         """Await a listing in flight or due (within its deadline), from any loop."""

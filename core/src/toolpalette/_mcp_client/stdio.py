@@ -59,9 +59,11 @@ __all__ = [
     "LOOP_PARSE",
     "MAX_MESSAGE",
     "TERM_GRACE",
+    "BOUND_PASSED",
     "TOO_LARGE",
     "ServerLog",
     "open_stdio",
+    "past_bound",
     "too_large",
 ]
 
@@ -77,6 +79,9 @@ TERM_GRACE: Final = 2.0
 """Seconds its process group is given to end after SIGTERM, before SIGKILL."""
 TOO_LARGE: Final = "toolpalette:message-too-large"
 """The ``data.reason`` of the JSON-RPC error a request gets for an answer over the cap."""
+BOUND_PASSED: Final = "toolpalette:stream-bound"
+"""The ``data.reason`` of the JSON-RPC error a request gets for an HTTP answer past another
+bound than a message's (a stream's size, a wait, an encoding; :mod:`.http_bounds`)."""
 _CHUNK: Final = 64 * 1024
 _POLL: Final = 0.01
 _HEAD: Final = 512
@@ -124,6 +129,12 @@ def too_large(error: Any) -> int | None:
         limit = data.get("limit")
         return limit if isinstance(limit, int) else MAX_MESSAGE
     return None
+
+
+def past_bound(error: Any) -> bool:
+    """Whether a JSON-RPC ``ErrorData`` is an HTTP transport's refusal of an answer past a bound."""
+    data = getattr(error, "data", None)
+    return isinstance(data, dict) and data.get("reason") == BOUND_PASSED
 
 
 @contextlib.asynccontextmanager

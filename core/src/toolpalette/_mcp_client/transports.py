@@ -64,16 +64,23 @@ def _transport(config: MCPServerConfig, log: ServerLog) -> Any:
             return stdio_client(params)
         from toolpalette._mcp_client.stdio import open_stdio
 
-        return open_stdio(config, log)
+        return open_stdio(config, log, max_message=config.max_message)
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
+    from toolpalette._mcp_client.http_bounds import BoundedTransport, Bounds
+
     assert config.url is not None
+    idle = config.stream_idle if config.stream_idle is not None else config.timeout
+    bounds = Bounds(config.max_message, config.max_stream, idle)
     http = httpx2.AsyncClient(
         headers=config.http_headers(),
         timeout=httpx2.Timeout(config.connect_timeout, read=max(300.0, config.timeout)),
+        transport=BoundedTransport(bounds, config.url),
     )
-    return _HttpTransport(streamable_http_client, config.url, http)
+    return _HttpTransport(
+        streamable_http_client, config.url, http, max_sse_event_size=config.max_message
+    )
 
 
 def describe(exc: BaseException) -> str:
@@ -95,9 +102,9 @@ def describe(exc: BaseException) -> str:
 class _HttpTransport:
     """The SDK's streamable HTTP transport over an HTTP client this transport closes."""
 
-    def __init__(self, factory: Callable[..., Any], url: str, http: Any) -> None:
+    def __init__(self, factory: Callable[..., Any], url: str, http: Any, **options: Any) -> None:
         self._http = http
-        self._cm = factory(url, http_client=http)
+        self._cm = factory(url, http_client=http, **options)
 
     async def __aenter__(self) -> Any:
         await self._http.__aenter__()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, final
 import pluggy
 
 from toolpalette._plugins import listing as _listing
-from toolpalette._plugins.collisions import by_name, duplicate_pack, resolve_claims
+from toolpalette._plugins.collisions import Collision, by_name, duplicate_pack, resolve_claims
 from toolpalette._plugins.config import HubConfig
 from toolpalette._plugins.discovery import PLUGIN_GROUP
 from toolpalette._plugins.installed import Installed, snapshot
@@ -36,7 +36,7 @@ from toolpalette._plugins.packs import Pack, PackStatus, scan
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
 from toolpalette._plugins.switches import BLOCK_ENV, Switches
 from toolpalette._tools.origin import Origin
-from toolpalette.errors import ToolpaletteError
+from toolpalette.errors import ToolCollisionError, ToolpaletteError
 
 if TYPE_CHECKING:
     from toolpalette._plugins.manager import ToolpaletteManager
@@ -121,6 +121,7 @@ class PackCatalog:
         self._version = 0
         self._registry: ToolRegistry | None = None
         self._registry_version = -1
+        self._collisions: list[Collision] = []
         self._discovered = not self.autoload  # the entry points are read on first need
 
     @property
@@ -408,12 +409,20 @@ class PackCatalog:
                 self._registry = ToolRegistry()
             extra = self._claims.claims(gather=True) if self._claims is not None else []
             offered, collisions = resolve_claims([*self._loaded(), *extra])
+            self._collisions = collisions
             if self._registry_version != self.version:
                 sync(self._registry, offered)
                 self._registry_version = self.version
             if strict and collisions:
                 raise collisions[0].error(more=len(collisions) - 1)
             return self._registry
+
+    def collision(self, name: str) -> ToolCollisionError | None:
+        """The collision that keeps ``name`` out of the catalog, or None; imports every pack."""
+        with self._lock:
+            self.registry()
+            found = next((c for c in self._collisions if c.name == name), None)
+            return found.error() if found is not None else None
 
     def listing(self) -> Listing:
         """Every available tool's name, description, read-only flag and provenance.

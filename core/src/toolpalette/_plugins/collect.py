@@ -90,35 +90,49 @@ def items_of(result: Any) -> tuple[list[Any], BaseException | None]:
     return items, None
 
 
+def registered(
+    pm: ToolpaletteManager, hook: str, plugin_name: str, origin: Origin
+) -> tuple[list[tuple[HookImpl, int, Any]], list[Problem]]:
+    """What one plugin's implementations of a register hook return, and what went wrong.
+
+    The one reader of the three register hooks (tools, skills, MCP servers). Each item
+    comes with the implementation that returned it and its position in that result; an
+    implementation that raised, and one whose result raised while it was iterated, are
+    each a ``hook`` problem (the items produced before are kept).
+    """
+    items: list[tuple[HookImpl, int, Any]] = []
+    problems: list[Problem] = []
+    for impl, result, exc in call_each(pm, hook, plugin_name):
+        if exc is not None:
+            problems.append(_problem(origin, "hook", f"{hook} raised {describe_exception(exc)}"))
+            continue
+        got, exc = items_of(result)
+        if exc is not None:
+            reason = f"iterating what {hook} returned raised {describe_exception(exc)}"
+            problems.append(_problem(origin, "hook", reason))
+        items.extend((impl, position, item) for position, item in enumerate(got))
+    return items, problems
+
+
 def tools(pm: ToolpaletteManager, plugin_name: str, origin: Origin) -> Collected:
     """The providers one plugin registers, checked and stamped with provenance.
 
     ``origin`` gives the pack, distribution and version; each provider's ``module`` is
     the module that defines its function or class (the hooks module otherwise).
     """
-    out = Collected()
-    hook = "toolpalette_register_tools"
-    for impl, result, exc in call_each(pm, hook, plugin_name):
-        if exc is not None:
-            out.problems.append(
-                _problem(origin, "hook", f"{hook} raised {describe_exception(exc)}")
-            )
+    items, problems = registered(pm, "toolpalette_register_tools", plugin_name, origin)
+    out = Collected(problems=problems)
+    for impl, position, item in items:
+        try:
+            provider = _provider(item, origin, impl, out.problems, position)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the item's own attributes raised
+            reason = f"reading a returned tool raised {describe_exception(exc)}"
+            out.problems.append(_problem(origin, "invalid-tool", reason))
             continue
-        items, exc = items_of(result)
-        if exc is not None:
-            reason = f"iterating what {hook} returned raised {describe_exception(exc)}"
-            out.problems.append(_problem(origin, "hook", reason))
-        for position, item in enumerate(items):
-            try:
-                provider = _provider(item, origin, impl, out.problems, position)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # the item's own attributes raised
-                reason = f"reading a returned tool raised {describe_exception(exc)}"
-                out.problems.append(_problem(origin, "invalid-tool", reason))
-                continue
-            if provider is not None:
-                out.items.append(provider)
+        if provider is not None:
+            out.items.append(provider)
     return out
 
 
@@ -161,7 +175,7 @@ def _provider(
 
 def _check_foreign(provider: ToolProvider) -> None:
     """Check what ``@tool`` already checks, for a ToolProvider a pack built by hand."""
-    from toolpalette._tools.schema import check_schema
+    from toolpalette._schema.checks import check_schema
     from toolpalette.errors import ToolDefinitionError
 
     name = provider.name

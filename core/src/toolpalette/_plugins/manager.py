@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import logging
 import sys
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 import pluggy
@@ -61,7 +60,7 @@ class ToolpaletteManager(pluggy.PluginManager):
         self.tracing = Switches.from_environ().trace if trace is None else trace
         """Whether hook calls are logged (the hub also logs each register-hook call)."""
         if self.tracing:
-            _enable_trace(self)
+            _enable_trace()
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> HookimplOpts | None:
         """Pick ``toolpalette_*`` attributes marked with ``@hookimpl``; skip unknown hooks.
@@ -170,22 +169,10 @@ class ToolpaletteManager(pluggy.PluginManager):
         return "the hooks are: " + ", ".join(sorted(names))
 
 
-def _enable_trace(pm: ToolpaletteManager) -> None:
+def _enable_trace() -> None:
+    """Send ``toolpalette.trace`` (each hook call, logged by ``_hookcall``) to stderr."""
     if not trace_logger.handlers and not logging.getLogger().handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("toolpalette trace: %(message)s"))
         trace_logger.addHandler(handler)
     trace_logger.setLevel(logging.DEBUG)
-
-    def before(hook_name: str, impls: Sequence[HookImpl], kwargs: Mapping[str, Any]) -> None:
-        plugins = ", ".join(i.plugin_name for i in impls)
-        trace_logger.debug("call %s(%s) on [%s]", hook_name, ", ".join(kwargs), plugins)
-
-    def after(outcome: Any, hook_name: str, impls: Sequence[HookImpl], kwargs: Any) -> None:
-        exc = outcome.exception
-        if exc is not None:
-            trace_logger.debug("%s raised %s", hook_name, type(exc).__name__)
-        else:
-            trace_logger.debug("%s returned %r", hook_name, outcome.get_result())
-
-    pm.add_hookcall_monitoring(before, after)

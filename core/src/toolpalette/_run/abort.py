@@ -35,7 +35,7 @@ class AbortSignal:
 
     @property
     def reason(self) -> str | None:
-        """The reason given to :meth:`abort`, or None before it fires."""
+        """The reason given to `abort()`, or None before it fires."""
         return self._reason
 
     def abort(self, reason: str = "The call was cancelled by the caller.") -> None:
@@ -54,8 +54,9 @@ class AbortSignal:
     def subscribe(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call ``callback(reason)`` when the signal fires (now, if it already has).
 
-        The callback may run on whichever thread calls :meth:`abort`. Returns a
-        function that unsubscribes; the executor unsubscribes when its call ends.
+        The callback may run on whichever thread calls
+        [`abort()`][toolpalette.AbortSignal.abort]. Returns a function that
+        unsubscribes; the executor unsubscribes when its call ends.
         """
         with self._lock:
             reason = self._reason

@@ -21,7 +21,7 @@ from toolpalette._run import handoff as _handoff
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
 from toolpalette._run.call import Refusal, refuse
-from toolpalette._tools import budget as _budget
+from toolpalette._schema import budget as _budget
 from toolpalette.errors import InvalidInputError
 
 if TYPE_CHECKING:

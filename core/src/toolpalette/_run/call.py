@@ -36,8 +36,8 @@ UNCHECKED: Final = object()
 class Running(NamedTuple):
     """A call whose tool did not finish at once: what the run step waits for.
 
-    ``work`` is a sync tool's call, to run in the worker pool, or an async tool that
-    suspended in its first step (``running.Suspended``), to continue in a task.
+    ``work`` is a sync tool's call, to run in the worker pool, or an async tool's task,
+    started and still running.
     """
 
     provider: ToolProvider

@@ -38,6 +38,7 @@ one call crosses no module boundary the steps themselves do not need.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -66,7 +67,7 @@ from toolpalette._run.reports import (
 from toolpalette._run.rules import KeywordRules, Rules, check_read_only
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import WorkerPool, shared_pool
-from toolpalette._tools import budget as _budget
+from toolpalette._schema import budget as _budget
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import InvalidInputError
@@ -258,7 +259,7 @@ class Executor:
                     )
                 since = None  # a pause for a person is not run time
             run = self._start(name, provider, value, ctx, abort, call_id, since)
-            # Most async tools finish in their first step: then nothing is awaited.
+            # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
             return self._report(name, input, value, refusal, ctx, started, call_id)
@@ -297,7 +298,7 @@ class Executor:
         abort: AbortSignal | None = None,
         call_id: str | None = None,
     ) -> ToolResult:
-        """:meth:`execute` for a thread with no event loop (scripts, the command line).
+        """`execute()` for a thread with no event loop (scripts, the command line).
 
         The tool runs in the worker pool (an async tool on an event loop of its own
         there) and this thread blocks until it ends, times out or is aborted.
@@ -455,10 +456,10 @@ class Executor:
     ) -> ToolResult | Running:
         """Step 5, begun: the rendered result when the tool is done, else what to wait for.
 
-        An async tool runs its first step at once, in the caller's task: most finish
-        there and are settled here, with no task, no timer and no coroutine frame (this
-        is a plain function). A tool that suspends, and a sync tool (it runs in the
-        worker pool), come back as a :class:`Running` for :meth:`_finish`. ``since`` is
+        An async tool starts in a task of its own, eagerly where Python allows (3.12+):
+        one that never suspends is settled here, with no timer and no loop round trip.
+        A tool still running, and a sync tool (it runs in the worker pool), come back as
+        a :class:`Running` for :meth:`_finish`. ``since`` is
         when the call began, when nothing paused it since (it saves reading the clock).
         """
         if abort is not None and abort.aborted:
@@ -496,7 +497,7 @@ class Executor:
         timer from firing, and the watchdog names the tool that held it.
         """
         work = run.work
-        if type(work) is _running.Suspended:
+        if isinstance(work, asyncio.Task):
             outcome = await _running.finish_async(work, run.timeout, abort, run.abort_event)
         else:
             outcome = await _handoff.run_sync(work, self.pool, run.timeout, abort, run.abort_event)
@@ -598,7 +599,7 @@ async def execute(
     abort: AbortSignal | None = None,
     **options: Any,
 ) -> ToolResult:
-    """Run one call through a throwaway :class:`Executor` (options as its keywords)."""
+    """Run one call through a throwaway `Executor` (options as its keywords)."""
     return await Executor(registry, **options).execute(name, input, context=context, abort=abort)
 
 
@@ -610,5 +611,5 @@ async def execute_many(
     abort: AbortSignal | None = None,
     **options: Any,
 ) -> list[ToolResult]:
-    """Run one turn's calls through a throwaway :class:`Executor` (options as its keywords)."""
+    """Run one turn's calls through a throwaway `Executor` (options as its keywords)."""
     return await Executor(registry, **options).execute_many(calls, context=context, abort=abort)

@@ -1,34 +1,19 @@
-"""How a call's run ends (the outcome markers), and async tools under a deadline.
-
-Every way of running a tool reports how it ended as an :class:`Outcome`: its ``kind``
-(:data:`OK`, :data:`RAISED`, :data:`TIMEOUT`, :data:`BUSY`, :data:`PENDING` or an
-:class:`Aborted`) and its ``value``. Sync tools run in the worker pool
-(``handoff.py``); this module runs async ones.
-
-Async tools start *eagerly*: their first step runs at once in the caller's task (in a
-context of their own), so a tool that never suspends costs no task, no timer and no
-loop round trip. A tool that suspends continues in a task watched by a single
-``loop.call_later`` timer; at the deadline the task is cancelled and the caller gets
-control back at once, even if the tool swallows the cancellation (the leftover task is
-tracked until it ends). :func:`run_apart` and :func:`run_to_end` run a coroutine from
-code with no loop of its own (the blocking path, a worker thread).
-"""
+"""How a call's run ends (the outcome markers), and async tools in tasks of their own."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
+import sys
 import threading
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from functools import partial
-from typing import Any, Final, NamedTuple, final
+from typing import Any, Final, NamedTuple
 
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.watchdog import UNNAMED, board
-from toolpalette._run.watchdog import local as _local
 
 __all__ = [
     "BUSY",
@@ -73,7 +58,7 @@ TIMEOUT: Final = Marker("TIMEOUT")
 BUSY: Final = Marker("BUSY")
 """The worker pool refused the call."""
 PENDING: Final = Marker("PENDING")
-"""An async tool suspended in its first step; it continues in a task."""
+"""An async tool's task did not end when started; the payload is the task."""
 _DONE: Final = Marker("DONE")
 
 
@@ -92,7 +77,7 @@ class Outcome(NamedTuple):
     kind: Any
     """OK, RAISED, TIMEOUT, BUSY, PENDING (an async tool suspended) or an Aborted."""
     value: Any = None
-    """The tool's value (OK), its exception (RAISED), the suspended state (PENDING)."""
+    """The tool's value (OK), its exception (RAISED), its running task (PENDING)."""
 
 
 _LEFTOVER: set[asyncio.Task[Any]] = set()
@@ -113,9 +98,9 @@ def abandoned_tasks_total() -> int:
 
 
 class _Carried(Exception):
-    """Carries a tool's own ``SystemExit`` or ``CancelledError`` out of its task.
+    """Carries a tool's own ``SystemExit``, ``KeyboardInterrupt`` or ``CancelledError`` out.
 
-    asyncio re-raises ``SystemExit`` from a task into the loop, and turns a task's own
+    asyncio re-raises the first two from a task into the loop, and turns a task's own
     ``CancelledError`` into a cancelled task (losing the original on Python 3.10).
     """
 
@@ -124,71 +109,48 @@ class _Carried(Exception):
         self.original = original
 
 
-@final
-class Suspended:
-    """An async tool that suspended in its first step: what :func:`finish_async` resumes."""
+class _Marked(Coroutine[Any, Any, Any]):
+    """A tool's coroutine as its task drives it, each step marked for the watchdog.
 
-    __slots__ = ("context", "coro", "first", "name")
-
-    def __init__(self, coro: Any, first: Any, context: contextvars.Context) -> None:
-        self.coro = coro
-        """The tool's coroutine, one step in."""
-        self.first = first
-        """What its first step yielded (the future it waits on)."""
-        self.context = context
-        """The context it runs in, its own copy."""
-        self.name = UNNAMED
-        """The tool's name, for the loop-stall watchdog."""
-
-
-class _Resume:
-    """Continues a coroutine that already ran its first step, inside its own context.
-
-    Each step is marked on the thread's watchdog board (``watchdog.py``) while it runs.
+    Transparent to the tool: the task sends and throws (a cancellation, the tool's own
+    timeout's) straight into it, so the tool runs in that one task from start to end.
+    A coroutine object of its own rather than a wrapping coroutine: one call per step.
     """
 
-    __slots__ = ("_state",)
+    __slots__ = ("_coro", "_marks", "_name")
 
-    def __init__(self, state: Suspended) -> None:
-        self._state = state
+    def __init__(self, coro: Any, name: str) -> None:
+        self._coro = coro
+        self._name = name
+        self._marks = board()  # made on the loop's thread, where each step runs
+
+    def send(self, value: Any) -> Any:
+        marks = self._marks
+        outer, marks.name = marks.name, self._name
+        marks.steps += 1
+        try:
+            return self._coro.send(value)
+        except (SystemExit, KeyboardInterrupt, asyncio.CancelledError) as own:
+            raise _Carried(own) from None  # the tool's own: nothing was thrown in
+        finally:
+            marks.name = outer
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        marks = self._marks
+        outer, marks.name = marks.name, self._name
+        marks.steps += 1
+        try:
+            return self._coro.throw(typ if val is None else val)
+        except (SystemExit, KeyboardInterrupt) as own:
+            raise _Carried(own) from None
+        finally:
+            marks.name = outer
+
+    def close(self) -> None:
+        self._coro.close()
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        state = self._state
-        coro, run, name = state.coro, state.context.run, state.name
-        value, state.first = state.first, None
-        marks = board()  # a task runs on its loop's thread: one board for every step
-        while True:
-            try:
-                sent = yield value
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # thrown in by the task (e.g. cancellation)
-                outer, marks.name = marks.name, name
-                marks.steps += 1
-                try:
-                    value = run(coro.throw, exc)
-                except StopIteration as stop:
-                    return stop.value
-                except SystemExit as exit_:
-                    raise _Carried(exit_) from None
-                finally:
-                    marks.name = outer
-            else:
-                outer, marks.name = marks.name, name
-                marks.steps += 1
-                try:
-                    value = run(coro.send, sent)
-                except StopIteration as stop:
-                    return stop.value
-                except (SystemExit, asyncio.CancelledError) as own:  # not our cancel
-                    raise _Carried(own) from None
-                finally:
-                    marks.name = outer
-
-
-async def _resume(state: Suspended) -> Any:
-    return await _Resume(state)
+        raise TypeError("a tool's task drives it; it is not awaited")
 
 
 async def _await_any(awaitable: Awaitable[Any]) -> Any:
@@ -231,63 +193,63 @@ def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -
     task.add_done_callback(_forget)
 
 
-def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
-    """Run an async tool's first step now, in a context of its own.
+if sys.version_info >= (3, 12):
 
-    Returns an OK or RAISED outcome when the tool finished without suspending (no
-    task, no timer), else a PENDING one whose value :func:`finish_async` continues.
-    A plain function, not a coroutine: the common case costs no coroutine frame.
-    ``name`` is the tool's, for the watchdog.
-    """
-    coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
-    context = contextvars.copy_context()
-    try:
-        marks = _local.board
-    except AttributeError:
-        marks = board()
-    outer, marks.name = marks.name, name  # a tool's step that calls a tool nests
-    marks.steps += 1
-    try:
-        first = context.run(coro.send, None)
-    except StopIteration as stop:
-        return Outcome(OK, stop.value)
-    except KeyboardInterrupt:
-        raise  # on the loop's thread this may be a real Ctrl-C: the process decides
-    except BaseException as exc:
-        return Outcome(RAISED, exc)
-    finally:
-        marks.name = outer
-    suspended = Suspended(coro, first, context)
-    suspended.name = name
-    return Outcome(PENDING, suspended)
+    def _task_of(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
+        return asyncio.Task(coro, loop=loop, eager_start=True)
+
+else:
+
+    def _task_of(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
+        return loop.create_task(coro)
 
 
-async def finish_async(
-    state: Suspended,
-    timeout: float | None,
-    abort: AbortSignal | None,
-    abort_event: threading.Event | None,
-) -> Outcome:
-    """Continue a suspended tool in a task, under ``timeout`` and ``abort``.
-
-    A ``timeout`` of None waits without a deadline (used for approvals). On the
-    caller's own cancellation the task is abandoned and ``CancelledError`` propagates.
-    """
-    loop = asyncio.get_running_loop()
-    task = loop.create_task(_resume(state))
-    signal = await _wait(loop, task, timeout, abort, abort_event)
-    if signal is not _DONE:
-        abandon_task(task, abort_event)
-        return Outcome(signal)
-    if task.cancelled():  # the tool cancelled itself: not our deadline, not the caller
+def _ended(task: asyncio.Task[Any]) -> Outcome:
+    """How a task that ended on its own ended (not cancelled by its caller)."""
+    if task.cancelled():  # the tool's task was cancelled by the tool: it raised that
         try:
             task.result()
         except asyncio.CancelledError as exc:
             return Outcome(RAISED, exc)
     error = task.exception()
     if isinstance(error, _Carried):
+        if isinstance(error.original, KeyboardInterrupt):
+            raise error.original  # on the loop's thread this may be a real Ctrl-C
         return Outcome(RAISED, error.original)
     return Outcome(RAISED, error) if error is not None else Outcome(OK, task.result())
+
+
+def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
+    """Start an async tool in a task of its own, which runs it from start to end.
+
+    On Python 3.12 and later the task starts eagerly: a tool that never suspends ends
+    here, with an OK or RAISED outcome and no loop round trip. Otherwise (it suspended,
+    or the task could not start eagerly) a PENDING outcome holds the task, for
+    :func:`finish_async`. ``name`` is the tool's, for the watchdog.
+    """
+    coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
+    task = _task_of(asyncio.get_running_loop(), _Marked(coro, name))
+    return _ended(task) if task.done() else Outcome(PENDING, task)
+
+
+async def finish_async(
+    task: asyncio.Task[Any],
+    timeout: float | None,
+    abort: AbortSignal | None,
+    abort_event: threading.Event | None,
+) -> Outcome:
+    """Wait for a started tool's task under ``timeout`` and ``abort``.
+
+    A ``timeout`` of None waits without a deadline (used for approvals). On the
+    caller's own cancellation the task is cancelled (the host's cancellation reaches
+    the tool) and ``CancelledError`` propagates.
+    """
+    loop = asyncio.get_running_loop()
+    signal = await _wait(loop, task, timeout, abort, abort_event)
+    if signal is not _DONE:
+        abandon_task(task, abort_event)
+        return Outcome(signal)
+    return _ended(task)
 
 
 async def run_async(
@@ -296,7 +258,7 @@ async def run_async(
     abort: AbortSignal | None,
     abort_event: threading.Event | None,
 ) -> Outcome:
-    """Run an async tool's awaitable: eagerly, then under ``timeout`` and ``abort``."""
+    """Run an async tool's awaitable in its own task, under ``timeout`` and ``abort``."""
     outcome = start_async(awaitable)
     if outcome.kind is PENDING:
         return await finish_async(outcome.value, timeout, abort, abort_event)

@@ -21,7 +21,8 @@ class Conversation:
     attached, never re-sorted, so the preamble of an earlier turn stays a prefix of the
     next one (which keeps a provider's prompt cache warm); the same attachments in the
     same order always give the same text, byte for byte. A thinker's turn adds the
-    guidance of the tools it offers after the skills (:meth:`preamble_with`).
+    guidance of the tools it offers after the skills
+    ([`preamble_with()`][toolpalette.Conversation.preamble_with]).
 
     Args:
         preamble: The host's own preamble text, placed first.
@@ -72,7 +73,7 @@ class Conversation:
         return self.preamble_with(())
 
     def preamble_with(self, guidance: Iterable[tuple[str, str]]) -> str:
-        """:attr:`preamble`, then one section per tool's guidance, in the order given.
+        """`preamble`, then one section per tool's guidance, in the order given.
 
         A thinker's turn passes the guidance of the tools it offers, as ``(name, text)``
         pairs in the palette's order (``turn.preamble``); each becomes

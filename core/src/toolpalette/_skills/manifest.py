@@ -49,10 +49,10 @@ _BUNDLE_ID = re.compile(rf"{_BUNDLE_LABEL}(?:\.{_BUNDLE_LABEL})+")
 class SkillManifest(BaseModel):
     """The front matter of one skill, as the Agent Skills specification defines it.
 
-    Built from a ``SKILL.md`` after lenient coercion (see :func:`coerce_front_matter`),
-    or from the arguments of a :class:`~toolpalette.Skill` built in code. The model
+    Built from a ``SKILL.md`` after lenient coercion (see `coerce_front_matter()`),
+    or from the arguments of a [`Skill`][toolpalette.Skill] built in code. The model
     checks types only; the specification's length and character rules are checked by
-    :func:`lint_manifest`, so that a cosmetic problem can warn instead of refusing.
+    `lint_manifest()`, so that a cosmetic problem can warn instead of refusing.
     """
 
     model_config = ConfigDict(

@@ -72,9 +72,11 @@ def matches_prefix(bundle: str, prefix: str) -> bool:
 class SkillRegistry:
     """Skills by full id (``<bundle-id>/<name>``), from skilljars, folders and code.
 
-    Build it with :meth:`from_entry_points` (the hub passes the ``toolpalette.skilljars``
-    entry points), or empty and fill it with :meth:`add_directory` and
-    :meth:`add_skills`. It is thread-safe; lookups open only the jars they need.
+    Build it with [`from_entry_points()`][toolpalette.SkillRegistry.from_entry_points]
+    (the hub passes the ``toolpalette.skilljars`` entry points), or empty and fill it
+    with [`add_directory()`][toolpalette.SkillRegistry.add_directory] and
+    [`add_skills()`][toolpalette.SkillRegistry.add_skills]. It is thread-safe; lookups
+    open only the jars they need.
     """
 
     def __init__(self) -> None:
@@ -142,7 +144,7 @@ class SkillRegistry:
         """Add skills built in code (a pack's ``toolpalette_register_skills()`` result).
 
         Each skill is checked by the rules a ``SKILL.md`` is checked by; an item that is
-        not a :class:`~toolpalette.Skill`, has an invalid bundle id or an empty
+        not a [`Skill`][toolpalette.Skill], has an invalid bundle id or an empty
         description is skipped with a problem.
 
         Args:
@@ -254,8 +256,8 @@ class SkillRegistry:
     def problems(self) -> list[Problem]:
         """What was skipped or loaded leniently so far, in the order it was found.
 
-        Jars not yet opened have not been checked; call :meth:`load_all` first for a
-        complete report.
+        Jars not yet opened have not been checked; call
+        [`load_all()`][toolpalette.SkillRegistry.load_all] first for a complete report.
         """
         with self._lock:
             return list(self._problems)

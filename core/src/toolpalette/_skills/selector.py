@@ -26,8 +26,9 @@ class SkillSelector:
     """Skills by exact id, by bundle-id prefix, or everything; chainable.
 
     Nothing is looked up when the selector is built: a thinker class declares it at
-    import time, before any jar is installed or opened. :meth:`get_skills` resolves it
-    against a registry; a declared id or prefix the registry does not hold is logged
+    import time, before any jar is installed or opened.
+    [`get_skills()`][toolpalette.SkillSelector.get_skills] resolves it against a
+    registry; a declared id or prefix the registry does not hold is logged
     (``toolpalette.skills`` logger, warning level) and skipped, never raised.
 
     Example::
@@ -52,7 +53,7 @@ class SkillSelector:
         entry per jar, and asking for it attaches all of its skills.
 
         Raises:
-            ValueError: The prefix is empty (use :meth:`all`).
+            ValueError: The prefix is empty (use [`all()`][toolpalette.SkillSelector.all]).
         """
         if not bundle_prefix.strip("."):
             raise ValueError("a bundle prefix must not be empty; use SkillSelector().all()")

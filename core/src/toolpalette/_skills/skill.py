@@ -70,10 +70,11 @@ class _MemorySource:
 class Skill:
     """A skill: a name and description for listing, a body and resources when admitted.
 
-    Skills from skilljars are made by the :class:`~toolpalette.SkillRegistry`, which
-    reads only their front matter; :meth:`body` reads the rest of ``SKILL.md`` the
-    first time it is called. A pack's ``toolpalette_register_skills()`` hook builds
-    skills in code with this constructor; the registry checks them by the same rules.
+    Skills from skilljars are made by the [`SkillRegistry`][toolpalette.SkillRegistry],
+    which reads only their front matter; [`body()`][toolpalette.Skill.body] reads the
+    rest of ``SKILL.md`` the first time it is called. A pack's
+    ``toolpalette_register_skills()`` hook builds skills in code with this constructor;
+    the registry checks them by the same rules.
 
     Args:
         name: The skill's name (lowercase letters, digits and single hyphens).
@@ -180,7 +181,7 @@ class Skill:
     def requires(self) -> tuple[str, ...]:
         """What the skill needs to be useful: tool names, and ``pack:NAME`` for a pack.
 
-        Read from ``metadata`` under :data:`REQUIRES_KEY`, separated by spaces (the
+        Read from ``metadata`` under ``toolpalette.requires``, separated by spaces (the
         Agent Skills ``metadata`` map holds strings). A thinker does not offer a skill
         whose requirements it cannot reach; granting it offers the tools it requires.
         """
@@ -227,7 +228,7 @@ class Skill:
         return self._source.resource(check_relpath(relpath), limit)
 
     def read_text(self, relpath: str, encoding: str = "utf-8") -> str:
-        """One file of the skill as text; see :meth:`resource`."""
+        """One file of the skill as text; see [`resource()`][toolpalette.Skill.resource]."""
         return self.resource(relpath).decode(encoding)
 
     def resources(self) -> list[str]:

@@ -16,7 +16,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, get_type_hints
 
-from toolpalette._tools import schema as _schema
+from toolpalette._schema import checks as _schema
 from toolpalette._tools.info import ToolInfo, serving_fields
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, ToolContext, ToolSpec, check_spec

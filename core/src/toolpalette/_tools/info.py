@@ -37,8 +37,8 @@ class ToolInfo:
     Built once per provider from its properties (``provider.info``), and immutable: a
     provider whose description or schema changes is a new provider, registered in the
     old one's place (as the meta-tools are when their catalog changes). Make a variant
-    with :meth:`replace`. The schemas are the provider's own dicts, not copies: read
-    them, never change them.
+    with [`replace()`][toolpalette.ToolInfo.replace]. The schemas are the provider's own
+    dicts, not copies: read them, never change them.
     """
 
     name: str

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Any, Final, get_type_hints
 import pydantic
 from typing_extensions import Self
 
-from toolpalette._tools import bounded as _bounded
-from toolpalette._tools import budget as _budget
-from toolpalette._tools import schema as _schema
-from toolpalette._tools import schema_paths as _paths
+from toolpalette._schema import bounded as _bounded
+from toolpalette._schema import budget as _budget
+from toolpalette._schema import checks as _schema
+from toolpalette._schema import paths as _paths
+from toolpalette._schema import strict_json as _json
+from toolpalette._schema.validation import MAX_PROBLEMS, ModelInput
 from toolpalette._tools import signature as _signature
-from toolpalette._tools import strict_json as _json
 from toolpalette._tools.info import INFO_FIELDS, ToolInfo, default_display_name
 from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, Tool, ToolContext, ToolSpec, get_spec
-from toolpalette._tools.validation import MAX_PROBLEMS, ModelInput
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -59,9 +59,10 @@ class ToolProvider(abc.ABC):
     published input schema (jsonschema, no reference retrieval); providers backed by a
     pydantic model override it with a faster path that accepts exactly the same input.
 
-    The descriptive properties (the fields of :class:`ToolInfo`) are read once, into
-    :attr:`info`, so they must not change over the provider's life: a tool whose
-    description or schema changes is a new provider, registered in the old one's place.
+    The descriptive properties (the fields of [`ToolInfo`][toolpalette.ToolInfo]) are
+    read once, into [`info`][toolpalette.ToolProvider.info], so they must not change
+    over the provider's life: a tool whose description or schema changes is a new
+    provider, registered in the old one's place.
     """
 
     origin: Origin | None = None
@@ -155,7 +156,8 @@ class ToolProvider(abc.ABC):
     def info(self) -> ToolInfo:
         """Everything that describes the tool: the properties above, read once and kept.
 
-        Reading it builds the schemas; a copy made by :meth:`with_origin` shares it.
+        Reading it builds the schemas; a copy made by
+        [`with_origin()`][toolpalette.ToolProvider.with_origin] shares it.
         """
         info: ToolInfo | None = self.__dict__.get("_info")
         if info is None:
@@ -213,8 +215,9 @@ class ToolProvider(abc.ABC):
     def with_origin(self, origin: Origin) -> Self:
         """A shallow copy of this provider that knows where it comes from.
 
-        Providers of ``@tool`` objects are shared (see :func:`as_provider`); the hub
-        stamps each pack's copy, so provenance never leaks from one pack to another.
+        Providers of ``@tool`` objects are shared (see
+        [`as_provider()`][toolpalette.testing.as_provider]); the hub stamps each pack's
+        copy, so provenance never leaks from one pack to another.
         """
         clone = copy.copy(self)
         clone.origin = origin
@@ -378,7 +381,7 @@ class _SpecProvider(ToolProvider):
         return self._spec.grade_for(parent)
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
-        # pydantic alone decides, with bounded work (see toolpalette._tools.validation);
+        # pydantic alone decides, with bounded work (see toolpalette._schema.validation);
         # a refinement is then checked by the bounded JSON Schema validator.
         try:
             data, size = _json.load_sized(raw)

@@ -109,11 +109,14 @@ SurfaceCallback = Callable[[SurfaceDiff], None]
 class ToolRegistry:
     """Tool names to providers, for one palette (or the hub's whole catalog).
 
-    - Registering under a taken name (see :meth:`register`) is an upsert that keeps
-      the name's position when it is the same tool again (an equal provider) or the
-      same tool rebuilt (the same type from the same pack); anything else raises
-      :class:`ToolCollisionError` naming both. Nothing is renamed or overridden silently.
-    - ``register`` and ``unregister`` are state-idempotent; :attr:`version` grows by one
+    - Registering under a taken name (see
+    [`register()`][toolpalette.ToolRegistry.register]) is an upsert that keeps
+      the name's position when it is the same tool again (an equal provider) or the same
+      tool rebuilt (the same type from the same pack); anything else raises
+      [`ToolCollisionError`][toolpalette.ToolCollisionError] naming both. Nothing is
+      renamed or overridden silently.
+    - ``register`` and ``unregister`` are state-idempotent;
+    [`version`][toolpalette.ToolRegistry.version] grows by one
       with every real change and never otherwise.
     - Removal drains: a call that already holds a provider finishes with it; the next
       lookup of the name fails as unknown.
@@ -224,7 +227,7 @@ class ToolRegistry:
           pack, distribution and MCP server: a pack's tool rebuilt), replaces it in
           place, keeping the name's position, and is logged at DEBUG;
         - anything else (another type, another pack, a provider of unknown origin)
-          raises :class:`ToolCollisionError` naming both.
+          raises [`ToolCollisionError`][toolpalette.ToolCollisionError] naming both.
 
         Returns the provider now under that name (the existing one when nothing
         changed), or None when ``obj`` is a Tool subclass without ``@tool`` (skipped
@@ -333,7 +336,7 @@ class ToolRegistry:
         return gone
 
     def on_surface_changed(self, callback: SurfaceCallback) -> Callable[[], None]:
-        """Call ``callback`` with a name-sorted :class:`SurfaceDiff` after every change.
+        """Call ``callback`` with a name-sorted `SurfaceDiff` after every change.
 
         Returns a function that removes the callback. A callback that raises is logged.
         """

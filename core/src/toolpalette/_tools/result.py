@@ -130,7 +130,7 @@ class ToolResult:
         return [dict(block) for block in self._content]
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON-able form, with exactly the keys of :data:`RESULT_KEYS`."""
+        """The JSON-able form, with exactly the keys of `RESULT_KEYS`."""
         return {
             "is_error": self.is_error,
             "status": self.status,
@@ -141,12 +141,12 @@ class ToolResult:
         }
 
     def to_json(self) -> str:
-        """:meth:`as_dict` as JSON text (what ``toolpalette call --json`` prints)."""
+        """`as_dict()` as JSON text (what ``toolpalette call --json`` prints)."""
         return json.dumps(self.as_dict(), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResult:
-        """Rebuild a result from :meth:`as_dict` output (e.g. read back from a log)."""
+        """Rebuild a result from `as_dict()` output (e.g. read back from a log)."""
         return cls(
             str(data["text"]),
             is_error=bool(data["is_error"]),
@@ -217,7 +217,7 @@ class Image:
         return {"type": "image", "data": _b64(self.data), "mimeType": self.mime_type}
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place (see :func:`block_text`)."""
+        """What a text-only reader sees in its place (see `block_text()`)."""
         return _binary_line("image", self.mime_type, len(self.data))
 
     def __eq__(self, other: object) -> bool:
@@ -256,7 +256,7 @@ class Audio:
         return {"type": "audio", "data": _b64(self.data), "mimeType": self.mime_type}
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place (see :func:`block_text`)."""
+        """What a text-only reader sees in its place (see `block_text()`)."""
         return _binary_line("audio", self.mime_type, len(self.data))
 
     def __eq__(self, other: object) -> bool:
@@ -321,7 +321,7 @@ class File:
         return {"type": "resource", "resource": resource}
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place (see :func:`block_text`).
+        """What a text-only reader sees in its place (see `block_text()`).
 
         A line naming the file, and for a file of text, its text after that line.
         """
@@ -395,7 +395,7 @@ class ResourceLink:
         return block
 
     def summary(self) -> str:
-        """What a text-only reader sees in its place (see :func:`block_text`)."""
+        """What a text-only reader sees in its place (see `block_text()`)."""
         return _link_text(self.title or self.name, self.uri)
 
     def __eq__(self, other: object) -> bool:

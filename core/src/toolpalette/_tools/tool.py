@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, overload
 
+from toolpalette._schema.checks import SchemaRefiner
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [
@@ -57,8 +58,6 @@ _SPEC_ATTR: Final = "__toolpalette_spec__"
 T = TypeVar("T")
 ProgressSink = Callable[[float, "float | None", "str | None"], None]
 """Receives a running tool's progress: ``(done, total, message)``; see ``ToolContext``."""
-SchemaRefiner = Callable[[dict[str, Any]], "dict[str, Any] | None"]
-"""Narrows a generated input schema; returns the new schema, or None after editing in place."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ class ToolSpec:
     """The grade of a model-dependent tool; None takes its parent's."""
     guidance: str | None = None
     """A short text for the conversation's preamble while the tool is offered: when to
-    use the tool, what to do first. At most :data:`MAX_GUIDANCE` characters."""
+    use the tool, what to do first. At most `MAX_GUIDANCE` characters."""
 
     # What the declarations decide for one call: one place for every provider built
     # from a spec (``@tool`` functions and classes, ``function_tool``).
@@ -154,7 +153,7 @@ class ToolContext:
     user: Mapping[str, Any] = field(default_factory=dict)
     """Whatever the host passes about its user."""
     on_progress: ProgressSink | None = field(default=None, repr=False)
-    """Where :meth:`report_progress` goes: the host's callback for this call, if any."""
+    """Where `report_progress()` goes: the host's callback for this call, if any."""
 
     def report_progress(
         self, done: float, total: float | None = None, message: str | None = None
@@ -203,7 +202,7 @@ class Tool:
     Decorate a subclass with ``@toolpalette.tool(...)`` and define ``run(self, input)``
     (sync or ``async``), where ``input`` is annotated with a pydantic model: that model is
     the tool's input schema. ``run`` may take a second parameter, which receives the
-    :class:`ToolContext`. One instance is built per parent with ``Cls(parent)``.
+    [`ToolContext`][toolpalette.ToolContext]. One instance is built per parent with ``Cls(parent)``.
     """
 
     def __init__(self, parent: Any = None) -> None:
@@ -244,7 +243,7 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
     """Declare a function or a ``Tool`` subclass as a tool.
 
     Use bare (``@tool``) or with options (``@tool(read_only=True, timeout=5)``); the
-    options are the fields of :class:`ToolSpec`. The decorated object is returned
+    options are the fields of [`ToolSpec`][toolpalette.ToolSpec]. The decorated object is returned
     unchanged, so it stays callable and testable as plain Python; a pack returns it from
     ``toolpalette_register_tools`` and the core builds the provider.
 

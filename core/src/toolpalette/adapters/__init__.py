@@ -3,9 +3,11 @@
 Each lives in its own module, imported only when used, and needs its framework
 installed (an optional extra of ``toolpalette``):
 
-- :mod:`toolpalette.adapters.langchain` (``toolpalette[langchain]``): a bound thinker's
+- [`toolpalette.adapters.langchain`][toolpalette.adapters.langchain]
+(``toolpalette[langchain]``): a bound thinker's
   palette as LangChain tools, and LangChain tools as toolpalette providers.
-- :mod:`toolpalette.adapters.pydantic_ai` (``toolpalette[pydantic-ai]``): a bound
+- [`toolpalette.adapters.pydantic_ai`][toolpalette.adapters.pydantic_ai]
+(``toolpalette[pydantic-ai]``): a bound
   thinker as a pydantic-ai toolset, and a pydantic-ai function toolset as providers.
 
 In both directions a call made through the framework goes through toolpalette's

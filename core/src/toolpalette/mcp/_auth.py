@@ -43,7 +43,7 @@ __all__ = ["JWTAuth", "authorized"]
 
 @dataclass(frozen=True)
 class JWTAuth:
-    """Authorization by JWT bearer tokens, for :func:`toolpalette.mcp.asgi_app`.
+    """Authorization by JWT bearer tokens, for `toolpalette.mcp.asgi_app()`.
 
     Every request must carry a token signed by ``issuer``'s key (from ``jwks_url``, or
     the PEM ``public_key_file``), naming ``audience``, not expired, and granting every

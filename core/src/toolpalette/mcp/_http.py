@@ -65,16 +65,17 @@ def asgi_app(
     ``stateless`` answers every request on its own (no ``Mcp-Session-Id``), from any
     worker. ``host`` is the address it is served on: on loopback the SDK refuses
     requests whose ``Host`` or ``Origin`` is not loopback (DNS rebinding protection).
-    ``state_keys``: give every worker the same (see :func:`toolpalette.mcp.server`).
-    ``auth`` (a :class:`~toolpalette.mcp.JWTAuth`) makes it an OAuth 2.1 resource
+    ``state_keys``: give every worker the same (see
+    [`toolpalette.mcp.server()`][toolpalette.mcp.server]). ``auth`` (a
+    [`JWTAuth`][toolpalette.mcp.JWTAuth]) makes it an OAuth 2.1 resource
     server: every request needs a valid bearer token (else 401 with
     ``WWW-Authenticate``, or 403 for a missing scope), and the protected resource
     metadata is served at ``/.well-known/oauth-protected-resource{path}``.
-    ``thinker_for`` maps each request's verified :class:`~toolpalette.mcp.Principal`
-    to the thinker class it is served (or a :class:`~toolpalette.mcp.PaletteChoice`).
+    ``thinker_for`` maps each request's verified [`Principal`][toolpalette.mcp.Principal]
+    to the thinker class it is served (or a [`PaletteChoice`][toolpalette.mcp.PaletteChoice]).
     ``fast`` answers stateless ``tools/call`` and ``tools/list`` requests without the
-    SDK's transport (the same answers, see :mod:`toolpalette.mcp._fast`); False leaves
-    every request to the SDK. Other options as :func:`toolpalette.mcp.server`.
+    SDK's transport (the same answers, see `toolpalette.mcp._fast`); False leaves
+    every request to the SDK. Other options as [`toolpalette.mcp.server()`][toolpalette.mcp.server].
 
     Raises:
         ValueError: an option is out of range, or ``auth`` cannot be used.

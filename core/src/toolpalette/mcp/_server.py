@@ -55,19 +55,19 @@ def server(
 ) -> PaletteServer:
     """An MCP server (the SDK's low-level ``Server``) serving ``thinker``'s palette.
 
-    Without a thinker every installed tool (and skill) is served. ``read_only`` serves
-    a read-only binding of it (an already read-only thinker stays so). ``stateless``
-    says no request belongs to a session (stateless HTTP): every request then shares
-    one thinker that keeps no grants, and a deferred tool is decided at each call.
+    Without a thinker every installed tool (and skill) is served. ``read_only`` serves a
+    read-only binding of it (an already read-only thinker stays so). ``stateless`` says
+    no request belongs to a session (stateless HTTP): every request then shares one
+    thinker that keeps no grants, and a deferred tool is decided at each call.
     ``state_keys`` seal the request state of a 2026-07-28 approval (``keys[0]`` seals,
     every key verifies; each at least 32 bytes of secret): give every worker of a
     deployment the same keys; without them a key is made for this process alone.
     ``thinker_for`` maps the verified principal of a request (over HTTP with
-    authorization, see :func:`toolpalette.mcp.asgi_app`) to the thinker class it is
-    served, or a :class:`~toolpalette.mcp.PaletteChoice`; None serves ``thinker``
-    (with ``read_only``, every choice is read-only). Run
-    it with ``server.run(...)`` over any stream pair, or mount
-    :func:`toolpalette.mcp.asgi_app`.
+    authorization, see [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app]) to the
+    thinker class it is served, or a [`PaletteChoice`][toolpalette.mcp.PaletteChoice];
+    None serves ``thinker`` (with ``read_only``, every choice is read-only). Run it with
+    ``server.run(...)`` over any stream pair, or mount
+    [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app].
 
     Raises:
         ValueError: ``page_size``, ``list_ttl_ms`` or a state key is out of range.
@@ -153,7 +153,7 @@ def _canonical(name: str) -> str:
 
 
 class PaletteServer(Server[Any]):
-    """The low-level MCP ``Server`` for one thinker class (see :func:`server`)."""
+    """The low-level MCP ``Server`` for one thinker class (see `server()`)."""
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ host runs::
 for tests of something that happens on another thread or task: never a fixed sleep
 followed by an assert.
 
-An :class:`~toolpalette.Executor` shares one worker pool and one report queue with the
+An [`Executor`][toolpalette.Executor] shares one worker pool and one report queue with the
 whole process unless given its own: ``Executor(registry, pool=WorkerPool(max_workers=2),
 reports=ReportQueue())`` makes its counters (``executor.stats()``, ``pool.abandoned``,
 ``reports.dropped``) and ``reports.join()`` the test's alone.

@@ -29,13 +29,13 @@ def check_tool(obj: object) -> ToolProvider:
     1-64 letters, digits, ``_`` and ``-``; the description is not blank; the input
     schema (and the output schema, if any) is valid Draft 2020-12 that refers to nothing
     outside itself and is within the validation bounds, the input one an object; the
-    tool exports to every format in
-    :data:`FORMATS` as plain JSON. ``tests/contract`` runs it over every installed tool.
+    tool exports to every format in [`FORMATS`][toolpalette.testing.FORMATS] as plain
+    JSON. ``tests/contract`` runs it over every installed tool.
 
     Raises:
         AssertionError: listing every check the tool fails.
     """
-    from toolpalette._tools.schema import check_schema
+    from toolpalette._schema.checks import check_schema
     from toolpalette.errors import InvalidToolSchemaError
 
     provider = as_provider(obj)
@@ -66,7 +66,7 @@ def check_tool(obj: object) -> ToolProvider:
 
 @dataclass(frozen=True)
 class Discovered:
-    """What :func:`assert_discoverable` found for one installed distribution."""
+    """What `assert_discoverable()` found for one installed distribution."""
 
     distribution: str
     """The distribution's name, as its metadata spells it."""

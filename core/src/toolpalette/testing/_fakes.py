@@ -28,7 +28,7 @@ OPEN_OBJECT: Mapping[str, Any] = MappingProxyType({"type": "object"})
 
 @dataclass(frozen=True)
 class FakeCall:
-    """One call a :class:`FakeTool` received."""
+    """One call a [`FakeTool`][toolpalette.testing.FakeTool] received."""
 
     input: Any
     """The validated input (what ``parse_input`` returned)."""
@@ -39,12 +39,13 @@ class FakeCall:
 
 
 class FakeTool(ToolProvider):
-    """A real :class:`~toolpalette.ToolProvider` whose behaviour a test scripts.
+    """A real [`ToolProvider`][toolpalette.ToolProvider] whose behaviour a test scripts.
 
     Its input is validated against ``input_schema`` (any object by default) through the
     same code path as every provider with a hand-written schema. Each call is recorded
-    in :attr:`calls`. Two FakeTools are equal only if they are the same object, so two
-    fakes with one name collide in a registry, as two real tools would.
+    in [`calls`][toolpalette.testing.FakeTool.calls]. Two FakeTools are equal only if
+    they are the same object, so two fakes with one name collide in a registry, as two
+    real tools would.
 
     Args:
         name: The tool's name (``^[A-Za-z0-9_-]{1,64}$``).
@@ -52,7 +53,7 @@ class FakeTool(ToolProvider):
         input_schema: The input JSON Schema; an object schema.
         output_schema: The output JSON Schema, or None for text output.
         result: What a call returns: a value, or a callable taking the input (and the
-            :class:`~toolpalette.ToolContext` if it accepts two arguments).
+            [`ToolContext`][toolpalette.ToolContext] if it accepts two arguments).
         raises: An exception each call raises instead of returning.
         read_only: Whether the tool declares itself read-only.
         concurrency_safe: Whether calls may overlap; defaults to ``read_only``.
@@ -187,12 +188,12 @@ def _arity(fn: Callable[..., Any]) -> int:
 
 
 def fake_tool(name: str, *, read_only: bool = False, **options: Any) -> FakeTool:
-    """Build a :class:`FakeTool`; the keyword options are FakeTool's."""
+    """Build a [`FakeTool`][toolpalette.testing.FakeTool]; the keyword options are FakeTool's."""
     return FakeTool(name, read_only=read_only, **options)
 
 
 def make_registry(*tools: object) -> ToolRegistry:
-    """A fresh :class:`~toolpalette.ToolRegistry` holding ``tools`` in order.
+    """A fresh [`ToolRegistry`][toolpalette.ToolRegistry] holding ``tools`` in order.
 
     Each item is anything ``ToolRegistry.register`` takes (an ``@tool`` function or class,
     a provider), or a string, which becomes ``fake_tool(string)``.

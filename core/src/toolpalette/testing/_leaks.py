@@ -39,10 +39,11 @@ class LeakError(AssertionError):
 class LeakCheck:
     """Records what a test has open before it runs and fails it on anything left behind.
 
-    Compared before and after: live threads, open file descriptors, child processes,
-    the running event loop's tasks (``async with`` only), and the pending approvals of
-    every thinker passed to :meth:`watch`. Threads, descriptors and processes that are
-    still ending get until ``deadline`` seconds to go (polled, never a fixed sleep).
+    Compared before and after: live threads, open file descriptors, child processes, the
+    running event loop's tasks (``async with`` only), and the pending approvals of every
+    thinker passed to [`watch()`][toolpalette.testing.LeakCheck.watch]. Threads,
+    descriptors and processes that are still ending get until ``deadline`` seconds to go
+    (polled, never a fixed sleep).
 
     Idle worker threads of toolpalette's pool are not leaks: the pool keeps them for the
     next sync call (they retire after a minute unused). A worker still running a tool
@@ -106,7 +107,7 @@ class LeakCheck:
                 time.sleep(_POLL)  # polling what has no handle to wait on (fds, processes)
 
     def check(self) -> None:
-        """Raise :class:`LeakError` if anything is left behind."""
+        """Raise [`LeakError`][toolpalette.testing.LeakError] if anything is left behind."""
         found = self.leaks()
         if found:
             raise LeakError(found)
@@ -175,7 +176,7 @@ class LeakCheck:
 
 
 def leak_check(*, deadline: float = 5.0) -> LeakCheck:
-    """Build a :class:`LeakCheck`; ``with`` it around code that must leave nothing behind."""
+    """Build a `LeakCheck`; ``with`` it around code that must leave nothing behind."""
     return LeakCheck(deadline=deadline)
 
 

@@ -39,9 +39,10 @@ def run_tool(
     """Validate ``raw`` as a model would send it, run the tool, and return its result.
 
     ``obj`` is an ``@tool`` function or class, or a provider. An async tool is run to
-    completion with :func:`asyncio.run`; inside a running event loop use
-    :func:`arun_tool`. Refused input raises :class:`~toolpalette.InvalidInputError`.
-    This is the tool on its own: no timeout, output cap or policy applies.
+    completion with `asyncio.run()`; inside a running event loop use
+    [`arun_tool()`][toolpalette.testing.arun_tool]. Refused input raises
+    [`InvalidInputError`][toolpalette.InvalidInputError]. This is the tool on its own:
+    no timeout, output cap or policy applies.
     """
     bound, value, ctx = _prepare(obj, raw, parent, context)
     if bound.is_async and _loop_running():
@@ -70,7 +71,7 @@ async def arun_tool(
     parent: Any = None,
     context: ToolContext | None = None,
 ) -> Any:
-    """Like :func:`run_tool`, from async code; a sync tool runs in the calling thread."""
+    """Like `run_tool()`, from async code; a sync tool runs in the calling thread."""
     bound, value, ctx = _prepare(obj, raw, parent, context)
     result = bound.invoke(value, ctx)
     return await result if bound.is_async else result
@@ -85,8 +86,9 @@ def run_cli(argv: Sequence[str], *, hub: ToolHub | None = None) -> int:
 
     With ``hub``, the commands that work on a hub (``list``, ``show``, ``plugins``,
     ``check``, ``skills``, ``call``) use that one, built in the test (for example with
-    :func:`plugin_of`), instead of the installed packs and ``--config``. Output goes to
-    ``sys.stdout`` and ``sys.stderr`` as usual (pytest's ``capsys`` reads it).
+    [`plugin_of()`][toolpalette.testing.plugin_of]), instead of the installed packs and
+    ``--config``. Output goes to ``sys.stdout`` and ``sys.stderr`` as usual (pytest's
+    ``capsys`` reads it).
     """
     from toolpalette._cli import main
     from toolpalette._cli.list import using_hub

@@ -30,8 +30,9 @@ def wait_until(
 
     For a condition another thread makes true (a worker that ends, a report that
     arrives); the calling thread sleeps between looks, so inside a coroutine use
-    :func:`await_until`, which lets the event loop run. The deadline is a ceiling, not
-    a delay: the wait ends as soon as the condition holds.
+    [`await_until()`][toolpalette.testing.await_until], which lets the event loop run.
+    The deadline is a ceiling, not a delay: the wait ends as soon as the condition
+    holds.
 
     Raises:
         AssertionError: the condition still did not hold after ``timeout`` seconds; the
@@ -50,7 +51,7 @@ def wait_until(
 async def await_until(
     predicate: Callable[[], Any], *, timeout: float = 5.0, message: str | None = None
 ) -> Any:
-    """Like :func:`wait_until`, from a coroutine: the event loop runs between looks.
+    """Like `wait_until()`, from a coroutine: the event loop runs between looks.
 
     For a condition a task or a callback on the same loop makes true, such as a call
     pausing for its approval (``await await_until(thinker.pending_approvals)``).

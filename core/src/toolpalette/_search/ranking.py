@@ -1,0 +1,527 @@
+"""Ranking a thinker's deferred tools against a query: the engine behind ``search_tools``.
+
+A document is a tool as plain data (:class:`ToolDocument`: name, description, input
+schema), so this module depends on no provider class; :func:`documents_from` reads them
+from anything with ``.name``, ``.description`` and ``.input_schema``. Positions in
+results are indexes into the sequence the index was built from.
+
+The default ranker, :class:`LexicalRanker`, is BM25F over four fields: the name, the
+description, the parameters' names and the parameters' descriptions (nested ones
+included), each weighted and length-normalized on its own before one saturation per
+term. Text is cut into terms as ``terms.py`` says (:func:`terms`). The field weights
+were tuned on the Berkeley Function Calling Leaderboard's questions (bench/README.md).
+
+Building cuts each tool into terms once and groups the catalog's terms field by
+field; a term's scores in every tool are computed the first time a query uses it,
+then kept, so a catalog pays only for the terms its queries use (most of a catalog's
+words are never asked for). A :class:`TermCache` kept from one build to the next
+(a thinker class's search index keeps one) makes a rebuild after the catalog changed
+read only the tools it has not seen. Queries are model
+text, so a search's work is bounded whatever it is given: only the first
+:data:`MAX_QUERY_CHARS` characters are read and the first :data:`MAX_QUERY_TERMS`
+distinct terms count. An empty or blank query finds nothing.
+
+Writing another ranker (embeddings, a service of the host's): an object whose
+``build(documents)`` returns an index whose ``search(query, limit)`` returns
+``(position, score)`` pairs, best first, at most ``limit`` of them (see
+:class:`ToolRanker` and :class:`ToolIndex`). A sketch::
+
+    class EmbeddingRanker:
+        def build(self, documents):
+            return EmbeddingIndex([embed(f"{d.name}: {d.description}") for d in documents])
+
+    class EmbeddingIndex:
+        def __init__(self, vectors):
+            self.vectors = vectors
+
+        def search(self, query, limit):
+            if not query.strip():
+                return []
+            q = embed(query[:MAX_QUERY_CHARS])
+            scores = [dot(q, v) for v in self.vectors]
+            order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+            return [(i, scores[i]) for i in order[:limit]]
+
+``build`` runs when a catalog changes and ``search`` at every model query, so the work
+that does not depend on the query belongs in ``build`` (or is kept once done, as the
+default keeps its terms' scores). Like the default, an index should find nothing for a
+blank query, break ties by catalog order, bound its work on a long query, never repeat
+the query in an error, and allow searches from several threads at once.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from array import array
+from collections import defaultdict, deque
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import chain, compress, count, islice, repeat
+from operator import add, ge, mul, rshift, truediv
+from typing import Any, NamedTuple, Protocol
+
+from toolpalette._search.terms import fields, terms, word_terms
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_TERMS",
+    "FieldWeights",
+    "LexicalIndex",
+    "LexicalRanker",
+    "TermCache",
+    "ToolDocument",
+    "ToolIndex",
+    "ToolRanker",
+    "documents_from",
+    "fields_of",
+    "terms",
+]
+
+MAX_QUERY_CHARS = 4096
+"""The most characters of a query read; the rest is ignored."""
+
+MAX_QUERY_TERMS = 64
+"""The most distinct terms of a query that count, in the order they come (so a search
+reads at most this many postings per tool)."""
+
+
+class ToolDocument(NamedTuple):
+    """One tool as a ranker reads it: plain data, no provider class."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+class _Describes(Protocol):
+    """What :func:`documents_from` reads: a ``ToolProvider`` is one."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+
+def documents_from(providers: Iterable[_Describes]) -> list[ToolDocument]:
+    """The documents of ``providers``, in their order (positions in results follow it)."""
+    return [ToolDocument(p.name, p.description, p.input_schema) for p in providers]
+
+
+def fields_of(document: ToolDocument) -> tuple[str, str, str, str]:
+    """A tool's text as the default ranker reads it, in four fields (see ``terms.py``).
+
+    The name, the description, the parameters' names and the parameters' descriptions
+    (nested ones included), each normalized (NFKC) and the last two joined with spaces:
+    what another ranker may index too.
+    """
+    return fields(document.name, document.description, document.input_schema)
+
+
+class ToolIndex(Protocol):
+    """A catalog ready to search; built once by a [`ToolRanker`][toolpalette.ToolRanker]."""
+
+    def search(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """At most ``limit`` ``(position, score)`` pairs, best first; none for a blank query."""
+        ...
+
+
+class ToolRanker(Protocol):
+    """Builds the index a thinker's ``search_tools`` searches (the default: BM25F)."""
+
+    def build(self, documents: Sequence[ToolDocument]) -> ToolIndex:
+        """Index ``documents``; a result's position is its index in this sequence."""
+        ...
+
+
+# --- The default ranker: BM25F -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldWeights:
+    """How much a term found in each field counts (BM25F); tuned on BFCL (bench/README.md).
+
+    A weight of 0 leaves the field out of the index.
+
+    Raises:
+        ValueError: a weight is negative or not finite.
+    """
+
+    name: float = 2.0
+    description: float = 1.0
+    parameter_names: float = 0.25
+    parameter_descriptions: float = 0.6
+
+    def __post_init__(self) -> None:
+        if not all(0.0 <= w < math.inf for w in self.as_tuple()):
+            raise ValueError("field weights must be finite and at least 0")
+
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        """The weights in field order: name, description, parameter names and descriptions."""
+        return (self.name, self.description, self.parameter_names, self.parameter_descriptions)
+
+
+_FIELDS = 4
+"""Fields per tool. The fields of a catalog are numbered in one sequence,
+``4 * position + field``, so a field's number says its tool (``number >> 2``)."""
+
+_SMALL = 256
+"""Up to this many postings, a search adds them up in a dict; past it, in a list."""
+
+_FLOOR_AT = 64
+"""A term in more tools than this keeps its best scores, to skip weak hits at search."""
+
+_FLOOR_DEPTH = 20
+"""How many of its best scores such a term keeps (a larger ``limit`` goes without)."""
+
+
+class _Postings(NamedTuple):
+    """One term's postings: where it occurs, how much it scores there, its best scores."""
+
+    positions: array[int]
+    """The tools it occurs in, ascending."""
+    scores: array[float]
+    """Its BM25F score in each of them."""
+    best: tuple[float, ...]
+    """Its :data:`_FLOOR_DEPTH` best scores, best first, when in over :data:`_FLOOR_AT` tools."""
+
+
+class _Catalog(NamedTuple):
+    """What building leaves for scoring terms: the catalog's size and its fields."""
+
+    size: int
+    share: array[float]
+    """Per field number: what one occurrence of a term there adds to its frequency in
+    the tool (BM25F's field weight over the field's length normalization)."""
+    k1: float
+
+
+class LexicalIndex:
+    """A catalog indexed for BM25F. Safe to search from several threads at once.
+
+    Holds, for each term of the catalog, the fields it occurs in; the first search that
+    uses a term computes its score in each tool (:class:`_Postings`), under a lock, and
+    keeps it. A search adds up its terms' scores tool by tool and keeps the best: a term
+    in many tools knows its best scores, and the ``limit``-th of them is a floor that
+    every result reaches (those tools score at least that on that term alone), so weaker
+    tools are dropped before the final sort.
+    """
+
+    __slots__ = ("_catalog", "_lock", "_pending", "_scored")
+
+    def __init__(self, catalog: _Catalog, pending: dict[str, list[array[int]]]) -> None:
+        self._catalog = catalog
+        self._pending = pending
+        self._scored: dict[str, _Postings] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._catalog.size
+
+    def search(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """At most ``limit`` ``(position, score)`` pairs, best first, ties in catalog order.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        return self.search_counted(query, limit)[0]
+
+    def search_counted(
+        self, query: str, limit: int, left_out: Collection[int] = ()
+    ) -> tuple[list[tuple[int, float]], int]:
+        """:meth:`search`, and how many tools the query matches at all, but ``left_out``.
+
+        The count comes from the sums the search makes anyway (every tool a term of the
+        query occurs in scores above 0), so it costs a pass in C over them.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
+        if limit < 1:
+            raise ValueError("limit must be at least 1")  # never the value: a model sent it
+        found = self._found(query)
+        if not found:
+            return [], 0
+        if sum(len(p.positions) for p in found) <= _SMALL:
+            return self._search_small(found, limit, left_out)
+        return self._search_dense(found, limit, left_out)
+
+    def matching(self, query: str) -> set[int]:
+        """The positions of every tool one of the query's terms occurs in (however weakly).
+
+        What a search could return with no ``limit``: a search's answer says how many.
+        """
+        matched: set[int] = set()
+        for postings in self._found(query):
+            matched.update(postings.positions)
+        return matched
+
+    def _found(self, query: str) -> list[_Postings]:
+        """The postings of the query's terms the catalog holds (the first terms that count)."""
+        wanted: dict[str, None] = {}
+        for term in terms(query[:MAX_QUERY_CHARS]):
+            wanted[term] = None
+            if len(wanted) >= MAX_QUERY_TERMS:
+                break
+        return [p for p in map(self._postings, wanted) if p is not None]
+
+    def warm(self) -> None:
+        """Score every term now, so that no search pays for a term's first use.
+
+        For a host that would rather pay once, up front (in a background thread after
+        building, say): the index can be searched meanwhile, from any thread.
+        """
+        for term in list(self._pending):
+            self._postings(term)
+
+    def _postings(self, term: str) -> _Postings | None:
+        """The term's postings, scored now if this is the first search that uses it."""
+        postings = self._scored.get(term)
+        if postings is not None or term not in self._pending:
+            return postings
+        with self._lock:
+            postings = self._scored.get(term)
+            if postings is None:
+                # Scored before it leaves the pending terms: a search that reads both
+                # without the lock always finds the term in one of them.
+                postings = self._scored[term] = _score(self._catalog, self._pending[term])
+                del self._pending[term]
+        return postings
+
+    @staticmethod
+    def _search_small(
+        found: list[_Postings], limit: int, left_out: Collection[int]
+    ) -> tuple[list[tuple[int, float]], int]:
+        totals: dict[int, float] = {}
+        get = totals.get
+        for postings in found:
+            for position, score in zip(postings.positions, postings.scores, strict=True):
+                totals[position] = get(position, 0.0) + score
+        # Ascending positions first, so the stable sort leaves ties in catalog order.
+        ranked = sorted(sorted(totals), key=totals.__getitem__, reverse=True)[:limit]
+        matched = len(totals) - sum(1 for p in left_out if p in totals)
+        return [(p, totals[p]) for p in ranked], matched
+
+    def _search_dense(
+        self, found: list[_Postings], limit: int, left_out: Collection[int]
+    ) -> tuple[list[tuple[int, float]], int]:
+        """Many postings: added up in one list and filtered in C, not one by one.
+
+        The tools touched are kept in a set while that costs less than reading the
+        whole list at the end (fewer postings than half the catalog).
+        """
+        size = self._catalog.size
+        totals = [0.0] * size
+        read, write = totals.__getitem__, totals.__setitem__
+        touched: set[int] | None = (
+            set() if sum(len(p.positions) for p in found) < size // 2 else None
+        )
+        floor = 0.0
+        for postings in found:
+            positions = postings.positions
+            deque(map(write, positions, map(add, map(read, positions), postings.scores)), 0)
+            if touched is not None:
+                touched.update(positions)
+            if limit <= len(postings.best) and postings.best[limit - 1] > floor:
+                floor = postings.best[limit - 1]
+        if touched is None:  # every tool, in ascending order
+            kept = list(compress(count(), map(ge, totals, repeat(floor or math.ulp(0.0)))))
+        else:
+            kept = sorted(compress(touched, map(ge, map(read, touched), repeat(floor))))
+        # Ascending positions, so the stable sort leaves ties in catalog order.
+        ranked = sorted(kept, key=read, reverse=True)[:limit]
+        matched = (len(touched) if touched is not None else size - totals.count(0.0)) - sum(
+            1 for p in left_out if 0 <= p < size and totals[p] > 0.0
+        )
+        return [(p, totals[p]) for p in ranked], matched
+
+
+def _score(catalog: _Catalog, occurrences: list[array[int]]) -> _Postings:
+    """A term's BM25F score in every tool it occurs in, from the fields it occurs in.
+
+    ``occurrences`` holds one ascending list of field numbers per distinct word that
+    gives the term (a field once per occurrence). Done a term at a time in C loops, not
+    an occurrence at a time in Python.
+    """
+    size, share, k1 = catalog
+    numbers = occurrences[0] if len(occurrences) == 1 else sorted(chain.from_iterable(occurrences))
+    positions = list(map(rshift, numbers, repeat(2)))
+    frequencies = list(map(share.__getitem__, numbers))
+    if len(set(positions)) < len(positions):  # in two fields of one tool, or twice in one
+        summed = dict.fromkeys(positions, 0.0)
+        deque(
+            map(
+                summed.__setitem__,
+                positions,
+                map(add, map(summed.__getitem__, positions), frequencies),
+            ),
+            0,
+        )
+        positions = list(summed)
+        frequencies = list(summed.values())
+    df = len(positions)
+    idf = math.log(1.0 + (size - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+    saturated = map(truediv, frequencies, map(add, frequencies, repeat(k1)))
+    scores = array("d", map(mul, repeat(idf), saturated))
+    best = tuple(sorted(scores, reverse=True)[:_FLOOR_DEPTH]) if df > _FLOOR_AT else ()
+    return _Postings(array("i", positions), scores, best)
+
+
+class _WordIds(dict[str, int]):
+    """Each distinct word a number, given (and the word cut into terms) when first seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.terms: list[tuple[str, ...]] = []
+        """Each word's terms, by its number."""
+        self._pieces: dict[str, str] = {}
+
+    def forget_pieces(self) -> None:
+        """Drop what cutting words remembered (rebuilt by the next build that needs it)."""
+        self._pieces = {}
+
+    def __missing__(self, word: str) -> int:
+        self[word] = number = len(self.terms)
+        self.terms.append(tuple(word_terms(word, self._pieces)))
+        return number
+
+
+_Kept = tuple[Mapping[str, Any], str, str, "array[int]"]
+"""What the cache keeps of a tool, by its input schema's identity: the schema (so that
+identity is not reused while kept), the name and description, and the tool's words."""
+
+
+class TermCache:
+    """Each tool's words, kept from one build of the default ranker to the next.
+
+    A catalog that changes (a pack joins, a tool is renamed) is indexed again; with the
+    cache, the new build reads only the tools it has not seen (their fields, split into
+    words), takes the others' words from what it kept, and cuts into terms only the
+    words no earlier build cut. A tool is known by the identity of its input schema,
+    its name and its description (the cache holds the schema, so that identity cannot
+    be reused while kept): a provider is built once and hands out the same schema, so
+    an unchanged tool is a hit, and a changed one is read again.
+
+    Each tool is kept as one ``array`` of 32-bit numbers (its four fields' lengths in
+    words, then its words as numbers in a vocabulary the cache's tools share), a few
+    hundred bytes per tool. The cache holds the tools of the latest build only; the
+    vocabulary keeps every word seen, and is started afresh when it holds more than
+    twice the words of the latest catalog. One build at a time uses a cache
+    (:attr:`lock`).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        """Held by the build that reads and updates the cache."""
+        self._weights: tuple[float, ...] | None = None
+        self._words = _WordIds()
+        self._tools: dict[int, _Kept] = {}
+        self.used = 0
+        """How many distinct words the latest build's tools use."""
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def words(
+        self, documents: Sequence[ToolDocument], weights: tuple[float, ...]
+    ) -> list[array[int]]:
+        """Each document's field lengths and words (read now, or kept), in order.
+
+        Call with :attr:`lock` held. Keeps exactly ``documents`` afterwards.
+        """
+        if weights != self._weights or len(self._words) > 2 * self.used + 4096:
+            self._weights, self._words, self._tools = weights, _WordIds(), {}
+        known = self._tools
+        number = self._words.__getitem__
+        kept: dict[int, _Kept] = {}
+        found = []
+        for document in documents:
+            name, description, schema = document
+            held = known.get(id(schema))
+            if held is None or held[0] is not schema or held[1:3] != (name, description):
+                pairs = zip(fields_of(document), weights, strict=True)
+                texts = [text.split() if weight else [] for text, weight in pairs]
+                read = array("i", map(len, texts))
+                read.extend(map(number, chain.from_iterable(texts)))
+                held = (schema, name, description, read)
+            kept[id(schema)] = held
+            found.append(held[3])
+        self._tools = kept
+        self._words.forget_pieces()
+        return found
+
+    def terms_of(self, word: int) -> tuple[str, ...]:
+        """The terms of the word numbered ``word`` (call with :attr:`lock` held)."""
+        return self._words.terms[word]
+
+
+class LexicalRanker:
+    """The default `ToolRanker`: BM25F over name, description and parameters.
+
+    ``k1`` is the term-frequency saturation, ``b`` the length normalization (the same
+    for every field, whose length is its number of words), ``weights`` how much each
+    field counts.
+    """
+
+    def __init__(
+        self, weights: FieldWeights | None = None, *, k1: float = 1.2, b: float = 0.75
+    ) -> None:
+        if not (0.0 < k1 < math.inf and 0.0 <= b <= 1.0):
+            raise ValueError("k1 must be positive and finite, and b between 0 and 1")
+        self.weights = weights or FieldWeights()
+        self.k1 = k1
+        self.b = b
+
+    def build(
+        self, documents: Sequence[ToolDocument], *, cache: TermCache | None = None
+    ) -> LexicalIndex:
+        """Read every tool and group the catalog's terms, field by field.
+
+        Each tool is cut into terms once (each distinct word of a build once); with a
+        ``cache`` kept from the previous build of a catalog, only the tools it has not
+        seen are read, and the others' terms come from it (see `TermCache`).
+        """
+        cache = cache if cache is not None else TermCache()
+        with cache.lock:
+            found = cache.words(documents, self.weights.as_tuple())
+            # Each distinct word, and the numbers of the fields it occurs in (4 *
+            # position + field, once per occurrence): one pass, in C loops.
+            where: defaultdict[int, array[int]] = defaultdict(partial(array, "i"))
+            lengths = list(chain.from_iterable(islice(f, _FIELDS) for f in found))
+            numbers = chain.from_iterable(map(repeat, count(), lengths))
+            words = chain.from_iterable(islice(f, _FIELDS, None) for f in found)
+            deque(map(array.append, map(where.__getitem__, words), numbers), 0)
+            cache.used = len(where)
+            pending: dict[str, list[array[int]]] = {}
+            terms_of = cache.terms_of
+            for word, numbers_of_word in where.items():
+                for term in terms_of(word):
+                    lists = pending.get(term)
+                    if lists is None:
+                        pending[term] = [numbers_of_word]
+                    else:
+                        lists.append(numbers_of_word)
+        return LexicalIndex(self._catalog(len(documents), lengths), pending)
+
+    def _catalog(self, size: int, lengths: list[int]) -> _Catalog:
+        weights = self.weights.as_tuple()
+        b = self.b
+        norms = []
+        for field in range(_FIELDS):
+            average = sum(lengths[field::_FIELDS]) / size if size else 0.0
+            norms.append(b / average if average else 0.0)
+        # BM25's length normalization, 1 - b + b * length / average (never 0: an empty
+        # field, whose share no term reads, counts as 1).
+        share = array(
+            "d",
+            [
+                weights[n & 3] / ((1.0 - b + norms[n & 3] * length) or 1.0)
+                for n, length in enumerate(lengths)
+            ],
+        )
+        return _Catalog(size, share, self.k1)
