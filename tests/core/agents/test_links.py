@@ -194,3 +194,12 @@ def test_the_policy_still_decides_a_required_tool():
     assert "describe_table" in offered
     assert "run_query" not in offered
     assert ("run_query", "refused") in [(r.name, r.decision) for r in hub.grants()]
+
+
+def test_request_skill_lists_the_skills_the_classs_tools_name_first():
+    first = Skill("aaa-notes", "Keep notes.", bundle="io.example.aaa", body="x")
+    hub = hub_with(first, WRITE_SQL)
+    cls = thinker_class(ToolSelector().tool(run_query), SkillSelector().all(), mode="enum")
+    [request] = [t for t in hub.bind(cls).begin_turn().tools if t.name == "request_skill"]
+    choices = request.input_schema["properties"]["skills"]["items"]["anyOf"]
+    assert [c["enum"][0] for c in choices] == ["io.example.db/write-sql", "io.example.aaa/aaa-notes"]
