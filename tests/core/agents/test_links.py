@@ -202,4 +202,5 @@ def test_request_skill_lists_the_skills_the_classs_tools_name_first():
     cls = thinker_class(ToolSelector().tool(run_query), SkillSelector().all(), mode="enum")
     [request] = [t for t in hub.bind(cls).begin_turn().tools if t.name == "request_skill"]
     choices = request.input_schema["properties"]["skills"]["items"]["anyOf"]
-    assert [c["enum"][0] for c in choices] == ["io.example.db/write-sql", "io.example.aaa/aaa-notes"]
+    listed = [c["enum"][0] for c in choices]
+    assert listed == ["io.example.db/write-sql", "io.example.aaa/aaa-notes"]
