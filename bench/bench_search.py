@@ -7,9 +7,19 @@ user's turn) a query; a question is a hit at k when every function its answer ca
 in the first k results. Recall at 1, 5 and 10, per category and overall, beside
 ``bm25s`` over the same tools (name, description, parameter names and descriptions
 joined as text) with its default tokenizer and parameters, in the same run. Goal:
-recall@5 at or above the anchor's. Without the data (``bfcl-eval`` not installed, or
+recall@5 at or above the anchor's. Our figures are the ranking as ``search_tools``
+reads it, diversified by name prefix (``toolpalette._search.search.diversified``),
+beside the same ranking as is (goal: no drop). Without the data (``bfcl-eval`` not installed, or
 its files not where this module reads them), quality is skipped, saying why, and
 nothing is recorded for it.
+
+**Diversity**, on a crafted prefix-heavy catalog (``bench/_prefixed.py``: thirty
+``github_...`` tools, and four others each the right answer to ten questions worded
+mostly in the crowd's words): recall@5 diversified against the same ranking as is.
+
+**check --findable** over 2,000 generated tools (two queries per tool, each searched
+as ``search_tools`` searches): its time, for information, beside building the same
+tools' index.
 
 **Speed and size** at 10,000 tools (a seeded catalog of realistic definitions,
 ``bench/_catalog.py``), wall-clock medians:
@@ -55,8 +65,9 @@ from toolpalette._search.ranking import (
     ToolDocument,
     fields_of,
 )
+from toolpalette._search.search import _SLACK, diversified, name_prefix
 
-from bench import _bfcl, _catalog
+from bench import _bfcl, _catalog, _prefixed
 from bench._summary import record
 
 TOOLS = 10_000
@@ -91,6 +102,79 @@ def _ours(docs: Sequence[ToolDocument], cases: Sequence[_bfcl.Case], **kw: Any) 
     return _recall(cases, [[p for p, _ in index.search(c.query, max(KS))] for c in cases])
 
 
+def _diverse(
+    docs: Sequence[ToolDocument], cases: Sequence[_bfcl.Case], decay: float | None = None
+) -> Recall:
+    """Recall with the results diversified by name prefix, as ``search_tools`` reads them.
+
+    For each k, the search reads k and ``_SLACK`` more (as a search whose ``limit`` is
+    k), diversifies them, and keeps k.
+    """
+    index = LexicalRanker().build(docs)
+    kw = {} if decay is None else {"decay": decay}
+
+    def group(position: int) -> str:
+        return name_prefix(docs[position].name)
+
+    hits: dict[str, dict[int, list[bool]]] = {}
+    for case in cases:
+        for k in KS:
+            found = diversified(index.search(case.query, k + _SLACK), group, **kw)[:k]
+            hit = case.expected <= {p for p, _ in found}
+            for key in (case.category, "all"):
+                hits.setdefault(key, {}).setdefault(k, []).append(hit)
+    return {key: {k: sum(v) / len(v) for k, v in by_k.items()} for key, by_k in hits.items()}
+
+
+def prefixed() -> None:
+    """The prefix-heavy catalog: the right tool's recall@5, plain ranking and diversified."""
+    docs, crafted = _prefixed.catalog()
+    cases = [_bfcl.Case("prefixed", c.query, frozenset({c.expected})) for c in crafted]
+    plain = _ours(docs, cases)["all"][5] * 100
+    diverse = _diverse(docs, cases)["all"][5] * 100
+    print(
+        f"\nPrefix-heavy catalog ({len(docs)} tools, {len(cases)} questions whose right tool "
+        f"is not a github_ one): recall@5 {plain:.1f}% ranked as is, {diverse:.1f}% "
+        "diversified by name prefix."
+    )
+    record(
+        f"search recall@5, prefix-heavy catalog ({len(cases)} questions), diversified",
+        diverse,
+        "the same ranking, not diversified",
+        plain,
+        unit="%",
+        goal=">= 1",
+    )
+
+
+FINDABLE_TOOLS = 2_000
+
+
+def findable() -> None:
+    """``check --findable`` over 2,000 generated tools: two own queries per tool, searched."""
+    from toolpalette._search.findable import unfound
+
+    docs = [ToolDocument(*t) for t in _catalog.catalog(FINDABLE_TOOLS)]
+    start = time.perf_counter()
+    missed = unfound(docs)
+    took = time.perf_counter() - start
+    start = time.perf_counter()
+    LexicalRanker().build(docs)
+    build = time.perf_counter() - start
+    print(
+        f"\ncheck --findable over {len(docs)} generated tools: {took:.2f} s "
+        f"({len({m.tool for m in missed})} tools missed by one of their own queries); "
+        f"building their index alone: {build * 1000:.0f} ms."
+    )
+    record(
+        f"check --findable, {len(docs)} tools",
+        took * 1000,
+        "building the same tools' index",
+        build * 1000,
+        unit="ms",
+    )
+
+
 def _bm25s(docs: Sequence[ToolDocument], cases: Sequence[_bfcl.Case]) -> Recall | None:
     try:
         import bm25s
@@ -112,7 +196,8 @@ def quality(tune: bool) -> None:
         print(f"Quality skipped, nothing recorded: the BFCL data cannot be read ({why}).")
         return
     docs = [ToolDocument(*f) for f in data.functions]
-    ours = _ours(docs, data.cases)
+    ours = _diverse(docs, data.cases)
+    plain = _ours(docs, data.cases)
     anchor = _bm25s(docs, data.cases)
     weights = FieldWeights()
     ranker = LexicalRanker()
@@ -133,6 +218,18 @@ def quality(tune: bool) -> None:
         mine = " | ".join(f"{ours[category][k]:.1%}" for k in KS)
         theirs = " | ".join(f"{anchor[category][k]:.1%}" for k in KS) if anchor else "- | - | -"
         print(f"| {category} | {counts[category]} | {mine} | {theirs} |")
+    print(
+        f"\nThe same ranking not diversified by name prefix: recall@5 {plain['all'][5]:.1%} "
+        f"(diversified, as search_tools answers: {ours['all'][5]:.1%})."
+    )
+    record(
+        f"search recall@5, BFCL ({len(data.cases)} questions), diversified",
+        ours["all"][5] * 100,
+        "the same ranking, not diversified",
+        plain["all"][5] * 100,
+        unit="%",
+        goal=">= 1",
+    )
     if anchor is None:
         print("\nbm25s is not installed: recall recorded without its anchor is not recorded.")
     else:
@@ -325,4 +422,6 @@ def _bm25s_speed(
 
 def main(argv: list[str]) -> None:
     quality("--tune" in argv)
+    prefixed()
+    findable()
     speed()

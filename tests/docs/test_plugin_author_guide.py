@@ -75,10 +75,12 @@ def test_the_guides_own_tests_pass(pack: Path) -> None:
 def test_snippets_without_a_file_run() -> None:
     snippets = [body for lang, body in blocks() if lang == "python" and not FILE_MARKER.match(body)]
     assert snippets
+    defined: dict[str, object] = {}
     for body in snippets:
         namespace: dict[str, object] = {"__name__": "guide_snippet"}
         exec(compile(body, str(GUIDE), "exec", dont_inherit=True), namespace)
-    provider = as_provider(namespace["repeat"])
+        defined.update(namespace)
+    provider = as_provider(defined["repeat"])
     assert provider.input_schema["properties"]["count"]["maximum"] == 10
 
 
@@ -87,3 +89,15 @@ def test_the_options_table_documents_every_option() -> None:
     section = text.split("## 6. `@tool` options", 1)[1].split("\n## ", 1)[0]
     documented = re.findall(r"^\| `(\w+)` \|", section, re.MULTILINE)
     assert documented == [f.name for f in dataclasses.fields(ToolSpec)]
+
+
+def test_the_bundle_example_runs_and_grants_through_the_record() -> None:
+    [source] = [body for lang, body in blocks() if lang == "python" and 'deferred="bundle"' in body]
+    namespace: dict[str, object] = {"__name__": "guide_bundle"}
+    exec(compile(source, str(GUIDE), "exec", dont_inherit=True), namespace)  # it asserts
+    hub = namespace["hub"]
+    granted = [(r.name, r.reason) for r in hub.grants() if r.decision == "granted"]  # type: ignore[attr-defined]
+    assert granted == [
+        ("forecast", "with the bundle toolpalette_weather"),
+        ("rainfall", "with the bundle toolpalette_weather"),
+    ]

@@ -74,3 +74,14 @@ def test_the_code_built_skill_example_registers_clean() -> None:
     assert registry.ids() == [f"{BUNDLE}/deploy"]
     assert registry.problems() == []
     assert registry.skill(f"{BUNDLE}/deploy").read_text("references/env.md") == "# Environments\n"
+
+
+def test_the_requirements_example_runs() -> None:
+    [source] = [
+        body for lang, path, body in blocks() if lang == "python" and "toolpalette.requires" in body
+    ]
+    namespace: dict[str, object] = {"__name__": "guide_requirements"}
+    exec(compile(source, str(GUIDE), "exec"), namespace)  # the example asserts what it shows
+    hub = namespace["hub"]
+    reasons = {r.name: r.reason for r in hub.grants() if r.kind == "tool"}  # type: ignore[attr-defined]
+    assert reasons == {"describe_table": "required by the skill io.example.db/migrate"}

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, final
 
 from toolpalette._agents.grants import GrantRecord
 from toolpalette._agents.host import Host
+from toolpalette._agents.links import linked_skills
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
 from toolpalette._agents.thinker import ResolvedPalette, Thinker
 from toolpalette._mcp_client.servers import MCPServers
@@ -154,6 +155,22 @@ class ToolHub:
     def providers_for_pack(self, pack_name: str) -> list[ToolProvider]:
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._packs.providers_for_pack(pack_name)
+
+    def linked_skills(self, provider: ToolProvider) -> tuple[str, ...]:
+        """The full ids of the skills that go with ``provider``'s tool.
+
+        Those its ``@tool(skills=...)`` (its ``toolpalette.skills`` metadata) names,
+        then those its pack's hooks module names in ``TOOLPALETTE_SKILLS``.
+        """
+        return linked_skills(provider, self._host.declared_links)
+
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """What a selector's bundle of ``kind`` (package, distribution) ``target`` says it is.
+
+        The ``TOOLPALETTE_BUNDLE`` text of its first pack's hooks module that has one,
+        else its distribution's summary; None otherwise (the bundle then lists its tools).
+        """
+        return self._host.bundle_description(kind, target)
 
     def collision(self, name: str) -> ToolCollisionError | None:
         """Why tool ``name`` is not in the catalog when packs claim it alike, else None.

@@ -217,7 +217,12 @@ async def test_no_match_says_so_and_grants_nothing(hub: ToolHub) -> None:
     thinker = hub.bind(thinker_class(catalog(30)))
     thinker.begin_turn()
     result = await thinker.call("search_tools", {"query": "zebra xylophone", "limit": 5})
-    assert result.structured == {"tools": [], "note": "No tool matched: try other words."}
+    assert result.structured == {
+        "tools": [],
+        "matches": 0,
+        "more": False,
+        "note": "No tool matched: try other words.",
+    }
     assert hub.grants() == []
 
 
@@ -415,7 +420,10 @@ async def test_search_skills_attaches_the_best_match_from_the_next_turn(hub: Too
                 "description": "Write safe, parameterized SQL queries.",
             }
         ],
-        "note": "These skills are added to your instructions from your next turn.",
+        "matches": 1,
+        "more": False,
+        "note": "1 of 1 matching skills. "
+        "These skills are added to your instructions from your next turn.",
     }
     assert "Bind." not in turn.preamble
     assert "Bind." in thinker.begin_turn().preamble

@@ -42,9 +42,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolpalette._agents.approvals import Approvals, Notify
 from toolpalette._agents.grants import GrantDecision, GrantRecord
+from toolpalette._agents.links import required_tools
 from toolpalette._agents.turn import Approval
 from toolpalette._hookcall import first_result, in_call_order
 from toolpalette._run.consent import Decision, contained, read_decision
+from toolpalette._search.bundles import Bundle
 from toolpalette._search.search import Found
 
 if TYPE_CHECKING:
@@ -159,7 +161,7 @@ class Admission:
             "refused": [],
         }
         with self._lock:
-            for name in dict.fromkeys(names):
+            for name in self._expanded(kind, names, outcome):
                 decision, reason = self._request(kind, name, outcome)
                 self.record(kind, name, decision, reason)  # before any withdrawal of it
                 if decision == "refused":
@@ -170,6 +172,23 @@ class Admission:
             outcome["note"] = self._note(kind, bool(outcome["pending"]))
         self._granted_now()
         return outcome
+
+    def _expanded(self, kind: str, names: Sequence[str], outcome: dict[str, Any]) -> list[str]:
+        """The names asked for, each once, a bundle's name replaced by its tools'."""
+        palette = self._palette
+        tool = kind == "tool"
+        bundles = palette.bundles if tool else palette.skill_bundles
+        catalog: Mapping[str, Any] = palette.tool_catalog if tool else palette.skill_catalog
+        expanded: dict[str, None] = {}
+        for name in names:
+            bundle = bundles.get(name)
+            if bundle is None or name in catalog:
+                expanded[name] = None
+                continue
+            members = [n for n in bundle.tools if n in catalog]
+            outcome.setdefault("bundles", {})[name] = members
+            expanded.update(dict.fromkeys(members))
+        return list(expanded)
 
     def search(self, kind: str, ranked: Iterable[Any], limit: int) -> list[Found]:
         """Admit the best of ``ranked`` (catalog items, best first) until ``limit`` are found.
@@ -186,6 +205,11 @@ class Admission:
                 if len(found) >= limit or budget <= 0:
                     break
                 budget -= 1
+                if isinstance(item, Bundle):
+                    members = self._search_bundle(item) if kind == "tool" else self._jar(item)
+                    if members:
+                        found.append(Found(item, "granted", members=tuple(members)))
+                    continue
                 name = item.name if kind == "tool" else item.id
                 if self._has(kind, name):
                     continue  # granted since the catalog was read
@@ -213,6 +237,53 @@ class Admission:
                     instructions = answered.get("instructions", {}).get(name)
                     found.append(Found(item, "granted", instructions))
         self._granted_now()
+        return found
+
+    def _search_bundle(self, bundle: Bundle) -> list[Found]:
+        """A bundle a search found: each of its tools admitted as a found tool would be."""
+        found: list[Found] = []
+        for provider in bundle.members(self._palette.requestable):
+            name = provider.name
+            if self._has("tool", name):
+                continue
+            verdict, reason = self._judge("tool", name, provider)
+            if verdict is Verdict.REFUSED:
+                self.record("tool", name, "refused", reason)
+            elif verdict is Verdict.ASK:
+                if self.keep:
+                    self._asked.add(name)
+                self.record("tool", name, "pending", _ASKED_AT_CALL)
+                found.append(Found(provider, "ask"))
+            else:
+                self._grant("tool", name, provider)
+                self.record("tool", name, "granted", f"with the bundle {bundle.name}")
+                found.append(Found(provider, "granted"))
+        return found
+
+    def _jar(self, bundle: Bundle) -> list[Found]:
+        """A skilljar a search found whole: each of its skills admitted as a found skill."""
+        found: list[Found] = []
+        catalog = self._palette.skill_catalog
+        for skill_id in bundle.tools:
+            skill = catalog.get(skill_id)
+            if skill is None or self._has("skill", skill_id):
+                continue
+            verdict, reason = self._judge("skill", skill_id, skill)
+            if verdict is Verdict.REFUSED:
+                self.record("skill", skill_id, "refused", reason)
+                continue
+            if verdict is Verdict.ASK:
+                decision, reason = self._ask_for("skill", skill_id)
+                self.record("skill", skill_id, decision, reason)
+                if decision != "refused":
+                    found.append(Found(skill, "pending"))
+                continue
+            answered: dict[str, Any] = {}
+            failed = self._grant("skill", skill_id, skill, answered)
+            self.record("skill", skill_id, "refused" if failed else "granted", failed)
+            if not failed:
+                instructions = answered.get("instructions", {}).get(skill_id)
+                found.append(Found(skill, "granted", instructions))
         return found
 
     def at_call(self, name: object) -> tuple[ToolProvider, bool] | None:
@@ -322,14 +393,32 @@ class Admission:
                 self._granted.append(name)
             return ""
         try:
-            if self.keep:
-                self._thinker.conversation.attach(item)  # reads the body: a bad one fails here
+            if self.keep and self._thinker.conversation.attach(item):  # a bad body fails here
+                self._offer_required(item)
             elif outcome is not None:
                 outcome.setdefault("instructions", {})[name] = item.body()
         except Exception:
             logger.exception("skill %r could not be attached; refused", name)
             return "the skill's instructions could not be read"
         return ""
+
+    def _offer_required(self, skill: Any) -> None:
+        """Grant the deferred tools a just-attached skill requires, as the policy allows.
+
+        Each is judged as any tool is; one that is refused or needs a person is left to
+        be asked for (and the decision is on the record).
+        """
+        catalog = self._palette.requestable
+        for provider in required_tools(skill, catalog):
+            name = provider.name
+            if self._has("tool", name):
+                continue
+            verdict, reason = self._judge("tool", name, provider)
+            if verdict is Verdict.ALLOW:
+                self._grant("tool", name, provider)
+                self.record("tool", name, "granted", f"required by the skill {skill.id}")
+            elif verdict is Verdict.REFUSED:
+                self.record("tool", name, "refused", reason)
 
     def _granted_now(self) -> None:
         """Tell the binding that kept grants wait to join the palette."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, final
 
 from toolpalette._agents.grants import GrantLog, GrantRecord
@@ -62,6 +62,8 @@ class Host:
         self._known: tuple[int, dict[int, list[ToolProvider]]] | None = None
         self._servers: list[MCPServerSpec] | None = None
         self._server_problems: list[Problem] = []
+        self._withheld: dict[str, Problem] = {}
+        """The skills a thinker class did not offer (what they require is missing)."""
         self._hook_problems: list[Problem] = []
         """What ``toolpalette_register_skills`` implementations raised."""
         self._mcp_code = mcp_servers
@@ -102,6 +104,7 @@ class Host:
             found = [
                 *self._catalog.config.problems,
                 *self._server_problems,
+                *self._withheld.values(),
                 *self._hook_problems,
             ]
             if self._skills is not None:
@@ -263,6 +266,14 @@ class Host:
         """The catalog's tools of the pack named ``pack_name``."""
         return self._catalog.providers_for_pack(pack_name)
 
+    def declared_links(self, pack: str) -> Mapping[str, tuple[str, ...]]:
+        """The skills a pack's hooks module names for its tools (``TOOLPALETTE_SKILLS``)."""
+        return self._catalog.declared_links(pack)
+
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """What a bundle entry's packs say they are (``PackCatalog.bundle_description``)."""
+        return self._catalog.bundle_description(kind, target)
+
     def listing(self) -> Listing:
         """The catalog's listing (read from the cache when it is fresh)."""
         return self._catalog.listing()
@@ -312,6 +323,8 @@ class Host:
                 palette = resolve_palette(self, cls)
             # Resolving may import packs and open jars (moving the versions): key on the result.
             self._palettes[cls] = (self._palette_key(), palette)
+            for problem in palette.withheld:
+                self._withheld[f"{problem.item}\0{problem.reason}"] = problem
             self._servers_of[cls] = frozenset(servers)
             return palette
 

@@ -78,6 +78,15 @@ _SEARCH_CHECKED: Final[dict[str, Any]] = {
 
 _NOTE: Final = {"type": "string", "description": "What to do with the matches."}
 
+_MATCHES: Final = {
+    "type": ["integer", "null"],
+    "description": "How many entries of the catalog match the query (null: unknown).",
+}
+_MORE: Final = {
+    "type": "boolean",
+    "description": "Whether more may match past the limit (search again to see them).",
+}
+
 
 _TOOLS_FOUND: Final[dict[str, Any]] = {
     "type": "object",
@@ -96,10 +105,35 @@ _TOOLS_FOUND: Final[dict[str, Any]] = {
                         "enum": ["required"],
                         "description": "A person approves each call of this tool.",
                     },
+                    "bundle": {
+                        "type": "string",
+                        "description": "The bundle this tool came with.",
+                    },
+                    "skills": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Skills that teach this tool's use (ask for them).",
+                    },
                 },
                 "required": ["name", "description", "input_schema"],
             },
         },
+        "bundles": {
+            "type": "array",
+            "description": "The bundles found (sets of tools granted together).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "tools": {"type": "array", "items": {"type": "string"}},
+                    "guidance": {"type": "string"},
+                },
+                "required": ["name", "description", "tools"],
+            },
+        },
+        "matches": _MATCHES,
+        "more": _MORE,
         "note": _NOTE,
     },
     "required": ["tools"],
@@ -124,10 +158,29 @@ _SKILLS_FOUND: Final[dict[str, Any]] = {
                         "description": "Attached once a person approves it.",
                     },
                     "instructions": {"type": "string"},
+                    "bundle": {
+                        "type": "string",
+                        "description": "The skilljar this skill came with.",
+                    },
                 },
                 "required": ["name", "description"],
             },
         },
+        "bundles": {
+            "type": "array",
+            "description": "The skilljars found whole (their skills are attached together).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "description": {"type": "string"},
+                    "skills": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["name", "description", "skills"],
+            },
+        },
+        "matches": _MATCHES,
+        "more": _MORE,
         "note": _NOTE,
     },
     "required": ["skills"],

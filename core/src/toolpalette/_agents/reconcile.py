@@ -23,6 +23,7 @@ from toolpalette._agents.meta_search import (
 )
 from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._hookcall import call_each, in_call_order
+from toolpalette._search.bundles import Bundle, entries
 from toolpalette._tools.registry import ToolRegistry, lookup, sync
 from toolpalette.errors import ToolCollisionError
 
@@ -125,6 +126,10 @@ class Reconciler:
         a read-only thinker, all of it otherwise (the thinker's deferred catalog)."""
         self.skill_catalog: dict[str, Skill] = {}
         """The skills the thinker may still ask for, by id."""
+        self.bundles: dict[str, Bundle] = {}
+        """The bundles of the declared tools, by name (``bundles.py``)."""
+        self.skill_bundles: dict[str, Bundle] = {}
+        """The skilljars declared whole, by bundle id."""
         self.catalog_version = 0
         """Grows whenever the catalogs change."""
 
@@ -274,6 +279,8 @@ class Reconciler:
                 else self.tool_catalog
             )
             self.skill_catalog = {s.id: s for s in resolved.skills if s.id not in attached}
+            self.bundles = {b.name: b for b in resolved.tools.bundles}
+            self.skill_bundles = {b.name: b for b in resolved.skill_bundles}
             self.catalog_version += 1
             meta = [self._tools_meta(), self._skills_meta(), _read_skill_file(conversation)]
             meta.append(self._code_meta(desired.values()))
@@ -313,8 +320,10 @@ class Reconciler:
         if mode == "enum":
             return False
         if kind == "tool":
-            return mode != "auto" or len(self.requestable) > ENUM_LIMIT
-        return mode == "search" or len(self.skill_catalog) > SKILL_ENUM_LIMIT
+            listed = entries(self.requestable, self.bundles.values())
+            return mode != "auto" or len(listed) > ENUM_LIMIT
+        listed_skills = entries(self.skill_catalog, self.skill_bundles.values())
+        return mode == "search" or len(listed_skills) > SKILL_ENUM_LIMIT
 
     def _tools_meta(self) -> ToolProvider | None:
         """``request_tools`` or ``search_tools`` over the catalog; None when it is empty."""
@@ -325,7 +334,7 @@ class Reconciler:
             return None
         if self.searches("tool"):
             return SearchToolsProvider(read_only=read_only)
-        requestable = [(p.name, p.description) for p in self.requestable.values()]
+        requestable = entries(self.requestable, self.bundles.values())
         return RequestToolsProvider(requestable, read_only=read_only)
 
     def _code_meta(self, offered: Collection[ToolProvider]) -> ToolProvider | None:
@@ -347,7 +356,7 @@ class Reconciler:
             return None
         if self.searches("skill"):
             return SearchSkillsProvider()
-        return RequestSkillProvider([(s.id, s.description) for s in self.skill_catalog.values()])
+        return RequestSkillProvider(entries(self.skill_catalog, self.skill_bundles.values()))
 
     def _offer_extra(self, extra: Sequence[ToolProvider]) -> None:
         """Offer ``extra`` for this turn only, in place of the last turn's per-turn tools.

@@ -13,13 +13,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolpalette._agents.links import linked_skills, requirement_problems, unmet
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
+from toolpalette._plugins.catalog import distribution_summary
+from toolpalette._search.bundles import Bundle
 from toolpalette._search.search import CatalogIndexes
 
 if TYPE_CHECKING:
     from toolpalette._agents.grants import GrantRecord
     from toolpalette._plugins.config import HubConfig
     from toolpalette._plugins.manager import ToolpaletteManager
+    from toolpalette._plugins.problems import Problem
     from toolpalette._run.reports import Reporter
     from toolpalette._skills import Skill, SkillRegistry, SkillSelector
     from toolpalette._tools.provider import ToolProvider
@@ -36,6 +40,13 @@ class ResolvedPalette:
     search: CatalogIndexes = field(default_factory=CatalogIndexes, compare=False, repr=False)
     """The search indexes of these catalogs, built on first use and shared by the
     class's thinkers (``search.py``)."""
+    links: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    """The skills each of the class's tools names, by tool name (``links.py``)."""
+    skill_bundles: tuple[Bundle, ...] = ()
+    """The skilljars declared whole (``prefix(..., bundle=True)``): one entry each."""
+    withheld: tuple[Problem, ...] = ()
+    """The declared skills not offered, because what they require is not among the
+    class's tools: one ``skill-requirement`` problem each."""
 
 
 class PaletteSource(ToolSource, Protocol):
@@ -104,5 +115,45 @@ class ThinkerHub(Protocol):
 def resolve_palette(source: PaletteSource, cls: Declaring) -> ResolvedPalette:
     """Resolve ``cls``'s selectors against ``source`` (uncached; the hub caches per class)."""
     tools = cls.declare_compatible_tools().resolve(source)
-    skills = tuple(cls.declare_skills().get_skills(source.skills()))
-    return ResolvedPalette(tools, skills)
+    declared = getattr(source, "declared_links", None)
+    links: dict[str, tuple[str, ...]] = {}
+    for provider in (*tools.offered, *tools.deferred):
+        found = linked_skills(provider, declared if callable(declared) else None)
+        if found:
+            links[provider.name] = found
+    reachable = (*tools.offered, *tools.deferred, *_system_tools(source))
+    declared_skills = cls.declare_skills()
+    chosen = declared_skills.get_skills(source.skills())
+    kept = [s for s in chosen if not unmet(s, reachable)]
+    name = getattr(cls, "__qualname__", type(cls).__name__)
+    withheld = requirement_problems(
+        [s for s in chosen if s not in kept], reachable, f"among the tools of {name}"
+    )
+    # A skill some tool of the class names comes first: search_skills and request_skill
+    # list it before the others that match as well.
+    named = {skill_id for found in links.values() for skill_id in found}
+    kept.sort(key=lambda s: s.id not in named)
+    jars = _jars(declared_skills.jars(source.skills()), kept)
+    return ResolvedPalette(
+        tools, tuple(kept), links=links, skill_bundles=jars, withheld=tuple(withheld)
+    )
+
+
+def _jars(declared: Mapping[str, list[str]], kept: list[Skill]) -> tuple[Bundle, ...]:
+    """The skilljars kept whole, each with its skills that are offered."""
+    by_id = {s.id: s for s in kept}
+    jars = []
+    for jar, ids in declared.items():
+        members = [by_id[i] for i in ids if i in by_id]
+        if not members:
+            continue
+        summary = distribution_summary(members[0].distribution)
+        names = ", ".join(s.name for s in members)
+        description = " ".join(summary.split()) if summary else f"Skills of {jar}: {names}."
+        jars.append(Bundle(jar, description, tuple(s.id for s in members), f"skilljar:{jar}"))
+    return tuple(jars)
+
+
+def _system_tools(source: Any) -> list[ToolProvider]:
+    tools = getattr(source, "system_tools", None)
+    return list(tools()) if callable(tools) else []

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, Union
 
 from typing_extensions import Self
 
+from toolpalette._search.bundles import MAX_BUNDLE_DESCRIPTION, Bundle, bundle_name
 from toolpalette._tools.provider import ToolProvider, as_provider
 from toolpalette.errors import ToolCollisionError, ToolNotFoundError
 
@@ -15,7 +16,11 @@ if TYPE_CHECKING:
     from toolpalette._plugins.listing import Listing
     from toolpalette._tools.registry import ToolRegistry
 
-__all__ = ["ResolvedTools", "ToolSelector", "ToolSource"]
+__all__ = ["Deferral", "ResolvedTools", "ToolSelector", "ToolSource"]
+
+Deferral = Union[bool, Literal["bundle"]]  # noqa: UP007 (evaluated at run time)
+"""How a package, distribution or server entry is deferred: not (False), tool by tool
+(True), or whole, as one catalog entry (``"bundle"``)."""
 
 
 class ToolSource(Protocol):
@@ -60,11 +65,20 @@ class ToolSource(Protocol):
 EntryKind = Literal["tool", "package", "distribution", "provider", "server"]
 
 
+class BundleSource(Protocol):
+    """A source that describes bundles (the hub is one); others get their tools' names."""
+
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """The description a bundle of ``kind`` ``target`` declares, or None."""
+        ...
+
+
 @dataclass(frozen=True)
 class _Entry:
     kind: EntryKind
     target: object
     deferred: bool
+    bundle: bool = False
 
     @property
     def specific(self) -> bool:
@@ -80,6 +94,9 @@ class ResolvedTools:
     """Offered from the first turn, in declaration order."""
     deferred: tuple[ToolProvider, ...]
     """Not offered up front: the catalog of ``request_tools``."""
+    bundles: tuple[Bundle, ...] = ()
+    """The entries deferred whole (``deferred="bundle"``): each names some of
+    :attr:`deferred`, found and granted together."""
 
     @property
     def names(self) -> frozenset[str]:
@@ -125,28 +142,43 @@ class ToolSelector:
         self._excluded.append(name_or_object)
         return self
 
-    def package(self, import_name: str, *, deferred: bool = False) -> Self:
-        """Select every installed tool whose module lies in the import package ``import_name``."""
+    def package(self, import_name: str, *, deferred: Deferral = False) -> Self:
+        """Select every installed tool whose module lies in the import package ``import_name``.
+
+        ``deferred="bundle"`` defers them whole: the catalog shows one entry (the
+        package's name, and the description its pack declares or its distribution's
+        summary), and granting it grants its tools.
+        """
         return self._add("package", import_name, deferred)
 
-    def distribution(self, dist_name: str, *, deferred: bool = False) -> Self:
-        """Select every tool of the installed distribution ``dist_name``."""
+    def distribution(self, dist_name: str, *, deferred: Deferral = False) -> Self:
+        """Select every tool of the installed distribution ``dist_name``.
+
+        ``deferred`` is as ``package`` says.
+        """
         return self._add("distribution", dist_name, deferred)
 
     def provider(self, provider: ToolProvider, *, deferred: bool = False) -> Self:
         """Select a provider built by the host (an MCP tool, a custom provider)."""
         return self._add("provider", provider, deferred)
 
-    def mcp_server(self, name: str, *, deferred: bool = False) -> Self:
+    def mcp_server(self, name: str, *, deferred: Deferral = False) -> Self:
         """Select every tool of the MCP server ``name`` (configured by the host or a pack).
+
+        ``deferred="bundle"`` defers the server whole, as ``package`` says.
 
         The server is started when the selector is resolved; if it cannot be used, the
         selection is empty and ``hub.problems()`` says why.
         """
         return self._add("server", name, deferred)
 
-    def _add(self, kind: EntryKind, target: object, deferred: bool) -> Self:
-        self._entries.append(_Entry(kind, target, deferred))
+    def _add(self, kind: EntryKind, target: object, deferred: Deferral) -> Self:
+        bundle = deferred == "bundle" and not isinstance(deferred, bool)
+        if not (isinstance(deferred, bool) or bundle):
+            raise ValueError('deferred is True, False or "bundle"')
+        if bundle and kind in ("tool", "provider"):
+            raise ValueError("only a package, a distribution or a server is deferred as a bundle")
+        self._entries.append(_Entry(kind, target, bool(deferred), bundle))
         return self
 
     def __bool__(self) -> bool:
@@ -173,7 +205,7 @@ class ToolSelector:
                 _merge(chosen, provider, entry)
         offered = tuple(c.provider for c in chosen.values() if not c.deferred)
         deferred = tuple(c.provider for c in chosen.values() if c.deferred)
-        return ResolvedTools(offered, deferred)
+        return ResolvedTools(offered, deferred, _bundles(self._entries, chosen, hub))
 
     @staticmethod
     def _providers(entry: _Entry, hub: ToolSource) -> Iterable[ToolProvider]:
@@ -188,11 +220,13 @@ class ToolSelector:
         return (hub.known_provider(as_provider(entry.target)),)
 
     def __repr__(self) -> str:
-        parts = [
-            f"{e.kind}={e.target!r}{' (deferred)' if e.deferred else ''}" for e in self._entries
-        ]
+        parts = [f"{e.kind}={e.target!r}{_flag(e)}" for e in self._entries]
         parts.extend(f"exclude={x!r}" for x in self._excluded)
         return f"ToolSelector({', '.join(parts)})"
+
+
+def _flag(entry: _Entry) -> str:
+    return " (bundle)" if entry.bundle else " (deferred)" if entry.deferred else ""
 
 
 def _by_name(hub: ToolSource, name: str) -> ToolProvider:
@@ -236,18 +270,59 @@ class _Choice:
     provider: ToolProvider
     deferred: bool
     specific: bool
+    bundle: _Entry | None = None
+
+
+def _bundles(
+    entries: list[_Entry], chosen: dict[str, _Choice], hub: ToolSource
+) -> tuple[Bundle, ...]:
+    """The bundles of the entries deferred whole, each with the tools it still defers.
+
+    A tool named on its own, or offered by another entry, is not in its bundle; a
+    bundle left with no tool is no bundle. Two bundles that would share a name, or a
+    bundle named as a tool is, raise ``ToolCollisionError``.
+    """
+    found: dict[str, Bundle] = {}
+    describe = getattr(hub, "bundle_description", None)
+    for entry in entries:
+        if not entry.bundle:
+            continue
+        tools = tuple(n for n, c in chosen.items() if c.deferred and c.bundle is entry)
+        if not tools:
+            continue
+        target = str(entry.target)
+        name = bundle_name(target)
+        declared = describe(entry.kind, target) if callable(describe) else None
+        description = _one_line(declared) or f"Tools of {target}: {', '.join(tools)}."
+        source = f"{entry.kind}:{target}"
+        held = found.get(name)
+        if held is not None or name in chosen:
+            first = held.source if held is not None else chosen[name].provider.describe()
+            raise ToolCollisionError(tool_name=name, first=first, second=f"the bundle {source}")
+        found[name] = Bundle(name, description, tools, source)
+    return tuple(found.values())
+
+
+def _one_line(text: object) -> str:
+    """A declared description as the catalog shows it: one line, bounded; "" if unusable."""
+    if not isinstance(text, str):
+        return ""
+    return " ".join(text.split())[:MAX_BUNDLE_DESCRIPTION]
 
 
 def _merge(chosen: dict[str, _Choice], provider: ToolProvider, entry: _Entry) -> None:
     existing = chosen.get(provider.name)
     if existing is None:
-        chosen[provider.name] = _Choice(provider, entry.deferred, entry.specific)
+        bundle = entry if entry.bundle else None
+        chosen[provider.name] = _Choice(provider, entry.deferred, entry.specific, bundle)
         return
     if existing.provider != provider:
         raise ToolCollisionError(
             tool_name=provider.name, first=existing.provider.describe(), second=provider.describe()
         )
     if entry.specific and not existing.specific:
-        existing.deferred, existing.specific = entry.deferred, True
+        existing.deferred, existing.specific, existing.bundle = entry.deferred, True, None
     elif entry.specific == existing.specific:
         existing.deferred = existing.deferred and entry.deferred
+        if existing.bundle is None and entry.bundle:
+            existing.bundle = entry

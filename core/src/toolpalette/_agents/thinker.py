@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import uuid
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
+from toolpalette._agents.links import link_text
 from toolpalette._agents.policy import ToolPolicy
 from toolpalette._agents.reconcile import SearchMode
 from toolpalette._agents.resolved import (
@@ -61,6 +63,7 @@ from toolpalette.errors import ToolCollisionError
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
+    from toolpalette._formats.export import Namespace
     from toolpalette._run.abort import AbortSignal
     from toolpalette._search.ranking import ToolRanker
     from toolpalette._tools.provider import ToolProvider
@@ -196,6 +199,7 @@ class Thinker:
         self._turn: Turn | None = None
         self._fragments: dict[tuple[str, bool], dict[int, tuple[Any, bytes]]] = {}
         self._deferred: tuple[int, tuple[ToolProvider, ...]] = (-1, ())
+        self._absent_at: dict[str, tuple[Any, int, frozenset[int]]] = {}
         binding = make_binding(
             self,
             read_only=bool(cls.read_only),
@@ -280,10 +284,11 @@ class Thinker:
         turn = Turn(
             self.turn_number,
             surface,
-            self.conversation.preamble_with(guidance),
+            self.conversation.preamble_with(self._linked(guidance, resolved, surface)),
             strict=binding.strict,
             native=native,
             deferred=self._deferred_catalog() if native else (),
+            namespaces=self._namespaces(resolved) if native else (),
             _fragments=self._fragments,
             _previous=previous,
             _touched=touched,
@@ -338,14 +343,44 @@ class Thinker:
         palette = binding.palette
         if kind == "tool":
             indexed = resolved.search.tools(
-                cls, resolved.tools.deferred, binding.read_only, cls.tool_ranker
+                cls,
+                resolved.tools.deferred,
+                binding.read_only,
+                cls.tool_ranker,
+                resolved.tools.bundles,
             )
-            ranked = _search.ranked(indexed, query, palette.requestable, _name_of, limit)
+            catalog: Mapping[str, Any] = palette.requestable
+            key: Callable[[Any], str] = _name_of
         else:
-            indexed = resolved.search.skills(resolved.skills)
-            ranked = _search.ranked(indexed, query, palette.skill_catalog, _id_of, limit)
+            indexed = resolved.search.skills(resolved.skills, resolved.skill_bundles)
+            catalog, key = palette.skill_catalog, _id_of
+        # Counted by the first read, before the search's grants shrink the catalog.
+        counted: list[int] = []
+        found_in = _search.ranked(
+            indexed,
+            query,
+            catalog,
+            key,
+            limit,
+            diverse=kind == "tool",
+            counted=counted,
+            left_out=self._absent(kind, indexed, catalog, key),
+        )
+        if kind != "tool" and resolved.links:
+            found_in = _linked_first(found_in, self._linked_skills(resolved), limit)
+        reading = _search.Reading(found_in)
         grants = binding.grants
-        return _search.answer(kind, grants.search(kind, ranked, limit), grants.keep)
+        found = grants.search(kind, reading, limit)
+        total = counted[0] if counted and counted[0] >= 0 else None
+        more = not reading.exhausted
+        links, skills = resolved.links, palette.skill_catalog
+
+        def skills_of(name: str) -> list[str]:
+            return [s for s in links.get(name, ()) if s in skills]
+
+        return _search.answer(
+            kind, found, grants.keep, total=total, more=more, skills_of=skills_of if links else None
+        )
 
     def deferred_tools(self) -> tuple[ToolProvider, ...]:
         """The thinker's deferred catalog: the tools it may reach but is not offered.
@@ -359,6 +394,67 @@ class Thinker:
         if self._turn is None:
             self.begin_turn()
         return self._deferred_catalog()
+
+    def _linked(
+        self, guidance: Sequence[tuple[str, str]], resolved: ResolvedPalette, surface: Any
+    ) -> Sequence[tuple[str, str]]:
+        """The turn's tool guidance, with the skills each offered tool names.
+
+        Only the skills the model may still ask for are named; a tool with no guidance
+        gets a section of its own.
+        """
+        links = resolved.links
+        if not links:
+            return guidance
+        palette = _binding(self).palette
+        catalog = palette.skill_catalog
+        texts = dict(guidance)
+        order: list[str] = []
+        for name in surface.names:
+            if name in texts:
+                order.append(name)
+            skills = [s for s in links.get(name, ()) if s in catalog]
+            if skills:
+                line = link_text(skills, searches=palette.searches("skill"))
+                texts[name] = f"{texts[name].strip()}\n{line}" if name in texts else line
+                if order[-1:] != [name]:
+                    order.append(name)
+        return [(name, texts[name]) for name in order]
+
+    def _absent(
+        self, kind: str, indexed: Any, catalog: Mapping[str, Any], key: Callable[[Any], str]
+    ) -> frozenset[int]:
+        """The index's positions this thinker's catalog lacks, kept per catalog version.
+
+        Read before a search's grants shrink the catalog: the count is of what it found.
+        """
+        version = _binding(self).palette.catalog_version
+        held = self._absent_at.get(kind)
+        if held is not None and held[0] is indexed and held[1] == version:
+            return held[2]
+        left_out = _search.absent(indexed, catalog, key)
+        self._absent_at[kind] = (indexed, version, left_out)
+        return left_out
+
+    def _linked_skills(self, resolved: ResolvedPalette) -> frozenset[str]:
+        """The skills the tools this thinker holds now name."""
+        registry = _binding(self).palette.registry
+        return frozenset(
+            skill
+            for name, skills in resolved.links.items()
+            if registry.has_tool(name)
+            for skill in skills
+        )
+
+    def _namespaces(self, resolved: ResolvedPalette) -> tuple[Namespace, ...]:
+        """The bundles of the deferred catalog, as ``export_deferred`` groups them."""
+        catalog = _binding(self).palette.requestable
+        found = []
+        for bundle in resolved.tools.bundles:
+            members = tuple(p.name for p in bundle.members(catalog))
+            if members:
+                found.append((bundle.name, bundle.description, members))
+        return tuple(found)
 
     def _deferred_catalog(self) -> tuple[ToolProvider, ...]:
         palette = _binding(self).palette
@@ -552,6 +648,14 @@ class Thinker:
     def __repr__(self) -> str:
         flag = " read-only" if self.is_read_only else ""
         return f"<{type(self).__name__}{flag} turn {self.turn_number}>"
+
+
+def _linked_first(found: Iterator[Any], linked: frozenset[str], limit: int) -> Iterator[Any]:
+    """``found`` with, among its first matches, the skills in ``linked`` moved first."""
+    head = list(itertools.islice(found, limit * 4))
+    head.sort(key=lambda item: getattr(item, "id", None) not in linked)
+    yield from head
+    yield from found
 
 
 def _name_of(provider: Any) -> str:

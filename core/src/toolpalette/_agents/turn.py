@@ -27,8 +27,10 @@ from typing import Any, Final, Literal
 from toolpalette._agents.meta_search import SearchToolsProvider
 from toolpalette._formats.calls import ToolCall, calls_from
 from toolpalette._formats.export import (
+    NAMESPACES,
     NATIVE_SEARCH,
     Format,
+    Namespace,
     export,
     export_deferred,
     export_json,
@@ -123,6 +125,9 @@ class Turn:
     decides each call of a deferred tool at call time."""
     deferred: tuple[ToolProvider, ...] = ()
     """The thinker's deferred tools, in a ``native`` turn (empty otherwise)."""
+    namespaces: tuple[Namespace, ...] = ()
+    """The bundles among :attr:`deferred` (name, description, tools' names): in a format
+    with namespaces they are exported as such (``export_deferred``)."""
     _cache: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     _fragments: dict[tuple[str, bool], dict[int, tuple[ToolProvider, bytes]]] = field(
         default_factory=dict, repr=False, compare=False
@@ -216,7 +221,10 @@ class Turn:
         if not self._searches_natively(fmt):
             return export(self.surface.providers, fmt, strict=self.strict)
         offered = export(self._offered_natively(), fmt, strict=self.strict)
-        return offered + export_deferred(self.deferred, fmt, strict=self.strict)
+        deferred = export_deferred(
+            self.deferred, fmt, strict=self.strict, namespaces=self.namespaces
+        )
+        return offered + deferred
 
     def _searches_natively(self, fmt: str) -> bool:
         return self.native and fmt in NATIVE_SEARCH
@@ -242,6 +250,9 @@ class Turn:
         since the last turn are serialized: after a grant, one tool, not the palette.
         """
         export([], fmt)  # an unknown format raises ValueError before anything is kept
+        if self._searches_natively(fmt) and self.namespaces and fmt in NAMESPACES:
+            text = json.dumps(self.schemas(fmt), sort_keys=True, separators=(",", ":"))
+            return text.encode("utf-8")  # namespaces group tools: no fragment per tool
         if not self._searches_natively(fmt):
             return b"[" + b",".join(self._items(self.surface.providers, fmt, False)) + b"]"
         search = json.dumps(dict(NATIVE_SEARCH[fmt]), sort_keys=True, separators=(",", ":"))

@@ -14,11 +14,14 @@ blocked on purpose, or a cosmetic skill warning, is shown but does not fail the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
+from toolpalette._agents import links
 from toolpalette._cli.list import add_config_option, hub_from_args, is_fatal, problem_entry
 from toolpalette._plugins.problems import Problem
+from toolpalette._search import findable
 
 __all__ = ["register"]
 
@@ -31,6 +34,12 @@ def register(subparsers: Any) -> None:
         description="Load every installed pack and report every problem found.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--findable",
+        action="store_true",
+        help="also report the tools that queries made from their own description or "
+        "parameters do not rank in the top 5 of search_tools",
+    )
     add_config_option(parser)
     parser.set_defaults(func=run)
 
@@ -38,11 +47,13 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Report; exit status 1 when a fatal problem was found, else 0."""
     with hub_from_args(args) as hub, hub.mcp().live():  # every MCP server started, then stopped
-        tools = len(hub.catalog())
+        providers = hub.catalog().providers()
+        tools = len(providers)
         registry = hub.skills()
         registry.load_all()
         jars, skills = registry.loaded_bundles(), len(registry.ids())
-        problems = hub.problems()
+        problems = [*hub.problems(), *_links(hub, providers, registry)]
+        unfound = findable.unfound(providers) if args.findable else None
     fatal = sum(1 for p in problems if is_fatal(p))
     if args.json:
         out = {
@@ -53,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
             "skills": skills,
             "problems": [problem_entry(p) for p in problems],
         }
+        if unfound is not None:
+            out["findable"] = [dataclasses.asdict(u) for u in unfound]
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         summary = (
@@ -60,7 +73,36 @@ def run(args: argparse.Namespace) -> int:
             f"{len(jars)} skilljar(s) loaded, {skills} skill(s) available"
         )
         print(_text(summary, problems, fatal))
+        if unfound is not None:
+            print(_findable(unfound, tools))
     return 1 if fatal else 0
+
+
+def _links(hub: Any, providers: list[Any], registry: Any) -> list[Problem]:
+    """Tools' links to skills not installed (notes), skills whose requirements are not.
+
+    The second are fatal: no thinker offers such a skill.
+    """
+    installed = set(registry.ids())
+    found = links.link_problems(providers, installed, hub.linked_skills)
+    found += links.requirement_problems(registry.skills(), providers)
+    return found
+
+
+def _findable(unfound: list[Any], tools: int) -> str:
+    missed = sorted({u.tool for u in unfound})
+    if not missed:
+        return f"\nfindable: every one of {tools} tool(s) ranks in the top 5 of its own queries."
+    lines = [
+        "",
+        f"findable: {len(missed)} of {tools} tool(s) are not in the top 5 of one of their "
+        "own queries:",
+    ]
+    for u in unfound:
+        rank = f"rank {u.rank}" if u.rank is not None else "not in the first 9"
+        lines.append(f"  {u.tool} ({u.source}, {rank}): {u.query!r}")
+        lines.append(f"    outranked by: {', '.join(u.outranked_by)}")
+    return "\n".join(lines)
 
 
 def _text(summary: str, problems: list[Problem], fatal: int) -> str:

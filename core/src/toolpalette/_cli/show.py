@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._cli.cached import Answer
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
             with hub_from_args(args) as hub:
                 if cache.usable:
                     _remember(hub, cache)
-                entry = show_entry(hub.catalog().get_provider(args.name))
+                provider = hub.catalog().get_provider(args.name)
+                entry = show_entry(provider, hub.linked_skills(provider))
     except ToolNotFoundError as exc:
         print(f"toolpalette show: {exc}", file=sys.stderr)
         return 1
@@ -76,7 +78,7 @@ def _remember(hub: ToolHub, cache: Answer) -> None:
         return
     try:
         entries = {
-            name: json.dumps(show_entry(registry.get_provider(name)), ensure_ascii=False)
+            name: json.dumps(_entry_of(hub, registry.get_provider(name)), ensure_ascii=False)
             for name in registry.tool_names()
         }
     except Exception:  # a property that raises, a schema that is not JSON: left uncached
@@ -95,8 +97,12 @@ def _entries(cached: Any) -> dict[str, str] | None:
     return None
 
 
-def show_entry(provider: ToolProvider) -> dict[str, Any]:
-    """``show --json``: the ``list`` keys plus display data, module and both schemas."""
+def _entry_of(hub: ToolHub, provider: ToolProvider) -> dict[str, Any]:
+    return show_entry(provider, hub.linked_skills(provider))
+
+
+def show_entry(provider: ToolProvider, skills: Sequence[str] = ()) -> dict[str, Any]:
+    """``show --json``: the ``list`` keys, display data, module, schemas, linked skills."""
     origin, info = provider.origin, provider.info
     return {
         **tool_entry(provider),
@@ -106,6 +112,7 @@ def show_entry(provider: ToolProvider) -> dict[str, Any]:
         "module": origin.module if origin else None,
         "input_schema": info.input_schema,
         "output_schema": info.output_schema,
+        "skills": list(skills),
     }
 
 
@@ -130,4 +137,6 @@ def _text(entry: dict[str, Any]) -> str:
     ]
     if entry["output_schema"] is not None:
         lines += ["", "output schema:", json.dumps(entry["output_schema"], indent=2)]
+    if entry.get("skills"):
+        lines += ["", f"skills: {', '.join(entry['skills'])}"]
     return "\n".join(lines)

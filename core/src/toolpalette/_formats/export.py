@@ -18,7 +18,7 @@ context until its search finds them. The other formats have no such search.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
@@ -29,6 +29,7 @@ from toolpalette._tools.provider import ToolProvider
 
 __all__ = [
     "FORMATS",
+    "NAMESPACES",
     "NATIVE_SEARCH",
     "Format",
     "export",
@@ -161,13 +162,28 @@ NATIVE_SEARCH: Final[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
 and the Responses API's hosted ``tool_search``. Formats not listed have none."""
 
 
+NAMESPACES: Final = frozenset({"openai_responses"})
+"""The formats that group tools into namespaces (the Responses API's ``namespace``
+tool: a name and a description the model sees, and functions found by its search)."""
+
+Namespace = tuple[str, str, Sequence[str]]
+"""A group of deferred tools: its name, its description, its tools' names."""
+
+
 def export_deferred(
-    providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False
+    providers: Iterable[ToolProvider],
+    fmt: Format,
+    *,
+    strict: bool = False,
+    namespaces: Iterable[Namespace] = (),
 ) -> list[dict[str, Any]]:
     """The provider's search tool, then ``providers`` marked ``defer_loading: true``.
 
     What follows the offered tools in a request that lets the provider's own search
-    find the deferred ones (:data:`NATIVE_SEARCH`).
+    find the deferred ones (:data:`NATIVE_SEARCH`). In a format with namespaces
+    (:data:`NAMESPACES`), the tools each of ``namespaces`` names are one
+    ``namespace`` item, where its first tool would be, holding them marked so (the
+    model sees the namespace's name and description only); elsewhere they stay apart.
 
     Raises:
         ValueError: ``fmt`` is not a supported format, or has no search of its own.
@@ -176,11 +192,26 @@ def export_deferred(
     search = NATIVE_SEARCH.get(fmt)
     if search is None:
         raise ValueError(f"{fmt} has no tool search of its own; use search_tools")
-    exported = [dict(search)]
+    grouped: dict[str, Namespace] = {}
+    if fmt in NAMESPACES:
+        for space in namespaces:
+            for name in space[2]:
+                grouped.setdefault(name, space)
+    exported: list[dict[str, Any]] = [dict(search)]
+    spaces: dict[str, dict[str, Any]] = {}
     for provider in providers:
         tool = convert(provider.info, strict)
         tool["defer_loading"] = True
-        exported.append(tool)
+        found = grouped.get(provider.name)
+        if found is None:
+            exported.append(tool)
+            continue
+        item = spaces.get(found[0])
+        if item is None:
+            item = {"type": "namespace", "name": found[0], "description": found[1], "tools": []}
+            spaces[found[0]] = item
+            exported.append(item)
+        item["tools"].append(tool)
     return exported
 
 

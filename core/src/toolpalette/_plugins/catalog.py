@@ -488,6 +488,52 @@ class PackCatalog:
         """The tools of the pack named ``pack_name`` (its entry point name); imports only it."""
         return self._select(lambda pack: pack.name == pack_name)
 
+    def bundle_description(self, kind: str, target: str) -> str | None:
+        """The description of the packs a bundle entry names (``kind`` package or distribution).
+
+        The first of them (by name) whose hooks module declares ``TOOLPALETTE_BUNDLE``
+        (a string) gives it; else the first distribution's summary; else None.
+        """
+        if kind == "package":
+            chosen = [p for p in self._sorted_packs() if _in_package(p.module, target)]
+        elif kind == "distribution":
+            from packaging.utils import canonicalize_name
+
+            wanted = canonicalize_name(target)
+            chosen = [
+                p for p in self._sorted_packs() if canonicalize_name(p.distribution or "") == wanted
+            ]
+        else:
+            return None
+        for pack in chosen:
+            plugin = self.pm.get_plugin(pack.plugin_name) if pack.plugin_name else None
+            declared = _declared(plugin, BUNDLE_ATTRIBUTE)
+            if isinstance(declared, str) and declared.strip():
+                return declared
+        for pack in chosen:
+            summary = distribution_summary(pack.distribution)
+            if summary:
+                return summary
+        return None
+
+    def declared_links(self, pack: str) -> Mapping[str, tuple[str, ...]]:
+        """The skills the pack's hooks module names for its tools (``TOOLPALETTE_SKILLS``).
+
+        A mapping of the pack's own tool names to full skill ids; anything else in it
+        is ignored (``check`` reports links to skills that are not installed).
+        """
+        record = self._packs.get(pack)
+        name = record.plugin_name if record is not None else None
+        declared = _declared(self.pm.get_plugin(name), LINKS_ATTRIBUTE) if name else None
+        links: dict[str, tuple[str, ...]] = {}
+        try:
+            for tool, skills in declared.items() if isinstance(declared, Mapping) else ():
+                if isinstance(tool, str) and isinstance(skills, (list, tuple)):
+                    links[tool] = tuple(s for s in skills if isinstance(s, str))
+        except Exception:  # a pack's odd mapping: its links are not read
+            return {}
+        return links
+
     def origin_of(self, pack: str) -> Origin:
         """The pack, distribution and version of the pack named ``pack`` (code: no dist)."""
         with self._lock:
@@ -592,6 +638,36 @@ def _has_hooks(plugin: object) -> bool:
         raise
     except BaseException:
         return False
+
+
+LINKS_ATTRIBUTE = "TOOLPALETTE_SKILLS"
+"""The hooks module's attribute naming the skills of its tools: tool name to skill ids."""
+
+BUNDLE_ATTRIBUTE = "TOOLPALETTE_BUNDLE"
+"""The hooks module's attribute that describes its pack when deferred as a bundle."""
+
+
+def _declared(plugin: object, attribute: str) -> object:
+    """A hooks module's (or plugin object's) attribute, or None when reading it fails."""
+    if plugin is None:
+        return None
+    try:
+        return getattr(plugin, attribute, None)
+    except Exception:  # a property that raises: the pack declares nothing
+        return None
+
+
+def distribution_summary(distribution: str | None) -> str | None:
+    """The installed distribution's summary (its ``description`` in pyproject), or None."""
+    if not distribution:
+        return None
+    from importlib import metadata
+
+    try:
+        summary = metadata.metadata(distribution)["Summary"]
+    except (metadata.PackageNotFoundError, KeyError, OSError, ValueError):
+        return None
+    return summary if isinstance(summary, str) and summary.strip() else None
 
 
 def _in_package(module: str | None, package: str) -> bool:

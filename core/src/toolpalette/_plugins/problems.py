@@ -23,6 +23,8 @@ ProblemKind = Literal[
     "invalid-jar",  # a skilljar whose bundle id or package is unusable
     "server",  # an MCP server that did not start, answer, or list its tools
     "config",  # a key of the host's configuration that nothing reads (a typo)
+    "skill-link",  # a tool names a skill that is not installed
+    "skill-requirement",  # a skill needs tools or packs that are not installed (or reachable)
 ]
 
 
@@ -45,9 +47,10 @@ class Problem:
     def fatal(self) -> bool:
         """Whether something was skipped by mistake.
 
-        Not a cosmetic skill warning, nor a pack the host blocked on purpose.
+        Not a cosmetic skill warning, a pack the host blocked on purpose, nor a tool's
+        link to a skill that is not installed (the tool works without it).
         """
-        return self.kind not in ("skill-warning", "blocked")
+        return self.kind not in ("skill-warning", "blocked", "skill-link")
 
     def __str__(self) -> str:
         where = self.pack or "?"

@@ -55,7 +55,7 @@ import math
 import threading
 from array import array
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, compress, count, islice, repeat
@@ -229,19 +229,46 @@ class LexicalIndex:
         Raises:
             ValueError: ``limit`` is below 1.
         """
+        return self.search_counted(query, limit)[0]
+
+    def search_counted(
+        self, query: str, limit: int, left_out: Collection[int] = ()
+    ) -> tuple[list[tuple[int, float]], int]:
+        """:meth:`search`, and how many tools the query matches at all, but ``left_out``.
+
+        The count comes from the sums the search makes anyway (every tool a term of the
+        query occurs in scores above 0), so it costs a pass in C over them.
+
+        Raises:
+            ValueError: ``limit`` is below 1.
+        """
         if limit < 1:
             raise ValueError("limit must be at least 1")  # never the value: a model sent it
+        found = self._found(query)
+        if not found:
+            return [], 0
+        if sum(len(p.positions) for p in found) <= _SMALL:
+            return self._search_small(found, limit, left_out)
+        return self._search_dense(found, limit, left_out)
+
+    def matching(self, query: str) -> set[int]:
+        """The positions of every tool one of the query's terms occurs in (however weakly).
+
+        What a search could return with no ``limit``: a search's answer says how many.
+        """
+        matched: set[int] = set()
+        for postings in self._found(query):
+            matched.update(postings.positions)
+        return matched
+
+    def _found(self, query: str) -> list[_Postings]:
+        """The postings of the query's terms the catalog holds (the first terms that count)."""
         wanted: dict[str, None] = {}
         for term in terms(query[:MAX_QUERY_CHARS]):
             wanted[term] = None
             if len(wanted) >= MAX_QUERY_TERMS:
                 break
-        found = [p for p in map(self._postings, wanted) if p is not None]
-        if not found:
-            return []
-        if sum(len(p.positions) for p in found) <= _SMALL:
-            return self._search_small(found, limit)
-        return self._search_dense(found, limit)
+        return [p for p in map(self._postings, wanted) if p is not None]
 
     def warm(self) -> None:
         """Score every term now, so that no search pays for a term's first use.
@@ -267,7 +294,9 @@ class LexicalIndex:
         return postings
 
     @staticmethod
-    def _search_small(found: list[_Postings], limit: int) -> list[tuple[int, float]]:
+    def _search_small(
+        found: list[_Postings], limit: int, left_out: Collection[int]
+    ) -> tuple[list[tuple[int, float]], int]:
         totals: dict[int, float] = {}
         get = totals.get
         for postings in found:
@@ -275,9 +304,12 @@ class LexicalIndex:
                 totals[position] = get(position, 0.0) + score
         # Ascending positions first, so the stable sort leaves ties in catalog order.
         ranked = sorted(sorted(totals), key=totals.__getitem__, reverse=True)[:limit]
-        return [(p, totals[p]) for p in ranked]
+        matched = len(totals) - sum(1 for p in left_out if p in totals)
+        return [(p, totals[p]) for p in ranked], matched
 
-    def _search_dense(self, found: list[_Postings], limit: int) -> list[tuple[int, float]]:
+    def _search_dense(
+        self, found: list[_Postings], limit: int, left_out: Collection[int]
+    ) -> tuple[list[tuple[int, float]], int]:
         """Many postings: added up in one list and filtered in C, not one by one.
 
         The tools touched are kept in a set while that costs less than reading the
@@ -303,7 +335,10 @@ class LexicalIndex:
             kept = sorted(compress(touched, map(ge, map(read, touched), repeat(floor))))
         # Ascending positions, so the stable sort leaves ties in catalog order.
         ranked = sorted(kept, key=read, reverse=True)[:limit]
-        return [(p, totals[p]) for p in ranked]
+        matched = (len(touched) if touched is not None else size - totals.count(0.0)) - sum(
+            1 for p in left_out if 0 <= p < size and totals[p] > 0.0
+        )
+        return [(p, totals[p]) for p in ranked], matched
 
 
 def _score(catalog: _Catalog, occurrences: list[array[int]]) -> _Postings:

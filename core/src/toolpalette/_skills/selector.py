@@ -19,6 +19,7 @@ logger = logging.getLogger("toolpalette.skills")
 class _Entry:
     kind: Literal["skill", "prefix", "all"]
     value: str = ""
+    bundle: bool = False
 
 
 class SkillSelector:
@@ -45,15 +46,18 @@ class SkillSelector:
         self._entries.append(_Entry("skill", full_id))
         return self
 
-    def prefix(self, bundle_prefix: str) -> SkillSelector:
+    def prefix(self, bundle_prefix: str, *, bundle: bool = False) -> SkillSelector:
         """Select every skill of the bundles under ``bundle_prefix`` (on dot boundaries).
+
+        ``bundle=True`` keeps each skilljar (each bundle id) whole: the model sees one
+        entry per jar, and asking for it attaches all of its skills.
 
         Raises:
             ValueError: The prefix is empty (use [`all()`][toolpalette.SkillSelector.all]).
         """
         if not bundle_prefix.strip("."):
             raise ValueError("a bundle prefix must not be empty; use SkillSelector().all()")
-        self._entries.append(_Entry("prefix", bundle_prefix))
+        self._entries.append(_Entry("prefix", bundle_prefix, bool(bundle)))
         return self
 
     def all(self) -> SkillSelector:
@@ -68,6 +72,30 @@ class SkillSelector:
             for skill in self._resolve(entry, skill_registry):
                 chosen.setdefault(skill.id, skill)
         return list(chosen.values())
+
+    def jars(self, skill_registry: SkillRegistry) -> dict[str, list[str]]:
+        """The skilljars selected whole (``prefix(..., bundle=True)``): bundle id to skill ids.
+
+        A skill also selected on its own (``skill``) or by a prefix without
+        ``bundle`` stays out of its jar's entry.
+        """
+        if not any(entry.bundle for entry in self._entries):
+            return {}
+        loose = {
+            s.id
+            for entry in self._entries
+            if not entry.bundle
+            for s in self._resolve(entry, skill_registry)
+        }
+        jars: dict[str, list[str]] = {}
+        for entry in self._entries:
+            if entry.bundle:
+                for skill in self._resolve(entry, skill_registry):
+                    if skill.id not in loose:
+                        members = jars.setdefault(skill.bundle, [])
+                        if skill.id not in members:
+                            members.append(skill.id)
+        return jars
 
     @staticmethod
     def _resolve(entry: _Entry, registry: SkillRegistry) -> list[Skill]:
@@ -85,5 +113,10 @@ class SkillSelector:
         return found
 
     def __repr__(self) -> str:
-        parts = [f".{e.kind}({e.value!r})" if e.value else f".{e.kind}()" for e in self._entries]
+        parts = [
+            f".{e.kind}({e.value!r}{', bundle=True' if e.bundle else ''})"
+            if e.value
+            else f".{e.kind}()"
+            for e in self._entries
+        ]
         return "SkillSelector()" + "".join(parts)

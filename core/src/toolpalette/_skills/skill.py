@@ -13,7 +13,11 @@ from toolpalette._skills.paths import check_relpath
 from toolpalette._tools.provider import Origin
 from toolpalette.errors import InvalidManifestError
 
-__all__ = ["MAX_FILE_BYTES", "Skill", "SkillSource"]
+__all__ = ["MAX_FILE_BYTES", "REQUIRES_KEY", "Skill", "SkillSource"]
+
+REQUIRES_KEY = "toolpalette.requires"
+"""The front matter ``metadata`` key (ours) listing what a skill needs: tool names and
+``pack:NAME`` entries, separated by spaces."""
 
 MAX_FILE_BYTES = 256 * 1024
 """The largest skill file served to a model or a client (``read_skill_file``, and
@@ -172,6 +176,16 @@ class Skill:
     def metadata(self) -> Mapping[str, str]:
         """The open string-to-string map (read-only)."""
         return MappingProxyType(self.manifest.metadata)
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """What the skill needs to be useful: tool names, and ``pack:NAME`` for a pack.
+
+        Read from ``metadata`` under ``toolpalette.requires``, separated by spaces (the
+        Agent Skills ``metadata`` map holds strings). A thinker does not offer a skill
+        whose requirements it cannot reach; granting it offers the tools it requires.
+        """
+        return tuple(dict.fromkeys(self.manifest.metadata.get(REQUIRES_KEY, "").split()))
 
     @property
     def allowed_tools(self) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, overload
 
@@ -16,6 +16,7 @@ __all__ = [
     "CONTROL_CHARACTERS",
     "MAX_GUIDANCE",
     "MAX_TIMEOUT",
+    "SKILLS_KEY",
     "TOOL_NAME",
     "BoundTool",
     "ProgressSink",
@@ -25,6 +26,7 @@ __all__ = [
     "check_spec",
     "get_spec",
     "tool",
+    "with_skills",
 ]
 
 TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
@@ -46,6 +48,10 @@ CONTROL_CHARACTERS: Final = frozenset(chr(c) for c in (*range(32), *range(0x7F, 
 """What a text a model or a terminal reads may not hold: the C0 controls but line breaks
 and tabs, DEL, and the C1 controls (U+0080 to U+009F, which terminals obey too)."""
 """Characters a text for the model may not hold (line breaks and tabs it may)."""
+
+SKILLS_KEY: Final = "toolpalette.skills"
+"""The ``metadata`` key of a tool that names the skills going with it: full skill ids,
+separated by spaces (``@tool(skills=[...])`` writes it)."""
 
 _SPEC_ATTR: Final = "__toolpalette_spec__"
 
@@ -88,7 +94,7 @@ class ToolSpec:
     output_cap: int | None = None
     """Largest output, in bytes of JSON text (413 beyond); None takes the default."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    """An open mapping for hosts and packs; the core never reads it."""
+    """An open mapping for hosts and packs; the core reads only :data:`SKILLS_KEY`."""
     refine_schema: SchemaRefiner | None = None
     """Narrows the generated input schema; if it fails, the tool is refused."""
     model_dependent: bool = False
@@ -231,6 +237,7 @@ def tool(
     model_dependent: bool = False,
     grade: str | None = None,
     guidance: str | None = None,
+    skills: Iterable[str] | None = None,
 ) -> Callable[[T], T]: ...
 def tool(obj: Any = None, /, **options: Any) -> Any:
     """Declare a function or a ``Tool`` subclass as a tool.
@@ -245,6 +252,9 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
     """
     if obj is not None and options:
         raise TypeError("tool() takes either the object to decorate or keyword options")
+    skills = options.pop("skills", None)
+    if skills is not None:
+        options["metadata"] = with_skills(options.get("metadata"), skills)
     if options.get("metadata") is None:
         options.pop("metadata", None)
     spec = ToolSpec(**options)
@@ -264,6 +274,28 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
         return target
 
     return decorate(obj) if obj is not None else decorate
+
+
+def with_skills(metadata: Mapping[str, Any] | None, skills: Iterable[str]) -> dict[str, Any]:
+    """``metadata`` with :data:`SKILLS_KEY` naming ``skills`` (full skill ids).
+
+    Raises:
+        ToolDefinitionError: ``skills`` is a string, or holds anything but skill ids
+            (``bundle.id/name``).
+    """
+    if isinstance(skills, str):
+        raise ToolDefinitionError(tool_name="<tool>", reason="skills is a list of skill ids")
+    ids = list(skills)
+    for skill_id in ids:
+        if not (isinstance(skill_id, str) and _SKILL_ID.match(skill_id)):
+            raise ToolDefinitionError(
+                tool_name="<tool>",
+                reason="each of skills is a full skill id, as io.example.db/write-sql",
+            )
+    return {**(metadata or {}), SKILLS_KEY: " ".join(dict.fromkeys(ids))}
+
+
+_SKILL_ID: Final = re.compile(r"^[a-z0-9][a-z0-9.-]{0,252}/[^\s/]{1,64}\Z")
 
 
 def check_spec(spec: ToolSpec, target: object = None) -> None:
