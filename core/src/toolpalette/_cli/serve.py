@@ -39,7 +39,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._cli import serve_settings
-from toolpalette._cli.list import add_config_option
+from toolpalette._cli.list import add_config_option, host_problems, problems_note
 from toolpalette._hub import ToolHub
 
 if TYPE_CHECKING:
@@ -185,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             hub, thinker = _palette(options)
             _app_options(hub, options)  # checked here, before any worker starts
+            problems_note(host_problems(hub))
             if args.http and workers > 1:
                 app: Any = None
             elif args.http:

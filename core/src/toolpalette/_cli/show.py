@@ -14,7 +14,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._cli.cached import Answer
-from toolpalette._cli.list import add_config_option, hub_from_args, tool_entry
+from toolpalette._cli.list import (
+    add_config_option,
+    host_problems,
+    hub_from_args,
+    problems_note,
+    tool_entry,
+    unknown_tool_notes,
+)
 from toolpalette._tools.origin import distribution_label
 from toolpalette.errors import ToolNotFoundError
 
@@ -44,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     cached = _entries(cache.read())
     try:
         if cached is not None:
+            problems = list(cache.problems)
             text = cached.get(args.name)
             if text is None:
                 raise ToolNotFoundError(tool_name=args.name, available=sorted(cached))
@@ -52,14 +60,20 @@ def run(args: argparse.Namespace) -> int:
             with hub_from_args(args) as hub:
                 if cache.usable:
                     _remember(hub, cache)
-                entry = show_entry(hub.catalog().get_provider(args.name))
+                registry = hub.catalog()
+                problems = host_problems(hub)
+                entry = show_entry(registry.get_provider(args.name))
     except ToolNotFoundError as exc:
         print(f"toolpalette show: {exc}", file=sys.stderr)
+        for note in unknown_tool_notes(args.name, exc.available, problems):
+            print(note, file=sys.stderr)
+        problems_note(problems)
         return 1
     if args.json:
         print(json.dumps(entry, indent=2, ensure_ascii=False))
-        return 0
-    print(_text(entry))
+    else:
+        print(_text(entry))
+    problems_note(problems)
     return 0
 
 
