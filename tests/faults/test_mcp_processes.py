@@ -87,6 +87,13 @@ def test_closing_ends_the_children_of_a_server_that_exits_cleanly(
 HOST = textwrap.dedent(
     """
     import json, signal, sys, time
+
+    # Started with SIGINT ignored (a shell's background job, a CI runner), this host
+    # would keep it ignored, as toolpalette rightly does: it takes Python's defaults,
+    # as a host started from a terminal has them.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     from toolpalette import ToolHub
 
     own, marker, server = sys.argv[1] == "own", sys.argv[2], json.loads(sys.argv[3])
