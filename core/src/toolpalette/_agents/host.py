@@ -25,7 +25,7 @@ from toolpalette._plugins.catalog import PackCatalog
 from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
 from toolpalette._plugins.listing import Listing
 from toolpalette._plugins.packs import Pack
-from toolpalette._plugins.problems import Problem, describe_exception
+from toolpalette._plugins.problems import Problem, describe_exception, describe_origin
 from toolpalette._plugins.servers import MCPServerSpec, parse_server
 from toolpalette._run.reports import Reporter
 from toolpalette._skills import SkillRegistry
@@ -137,7 +137,8 @@ class Host:
                 items, error = _collect.items_of(result) if exc is None else ([], exc)
                 if error is not None:
                     reason = f"{hook} raised {describe_exception(error)}"
-                    problems.append(Problem("hook", reason, pack, label))
+                    detail = describe_origin(error)
+                    problems.append(Problem("hook", reason, pack, label, detail=detail))
                 for item in items:
                     try:
                         spec = parse_server(item, pack)
