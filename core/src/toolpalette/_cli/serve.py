@@ -38,7 +38,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._cli import serve_settings
+from toolpalette._cli import serve_palette, serve_settings
 from toolpalette._cli.list import add_config_option, host_problems, problems_note
 from toolpalette._hub import ToolHub
 
@@ -130,6 +130,7 @@ def register(subparsers: Any) -> None:
         default=100,
         help="tools per tools/list page (default: 100)",
     )
+    serve_palette.add_options(parser)
     serve_settings.add_options(parser)
     add_config_option(parser)
     parser.set_defaults(func=run)
@@ -169,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         "host": args.host,
         "state_key_file": args.state_key_file,
         "auth": serve_settings.from_args(args),
+        "palette": serve_palette.from_args(args),
         "http": args.http,
     }
     try:
@@ -320,10 +322,23 @@ def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
 
     hub = ToolHub(config=options["config"])
     spec = options["thinker"]
-    if spec is None:
-        thinker = _selection(hub, options["select"], read_only=options["read_only"])
-    else:
-        thinker = _import_thinker(spec, Thinker)
+    given = options.get("palette", {})
+    try:
+        mode, defer = serve_palette.settings(given, hub.config.serve)
+        if spec is None:
+            thinker = _selection(hub, options["select"], read_only=options["read_only"])
+            if mode is not None or defer:
+                thinker = serve_palette.shaped(hub, thinker, mode=mode, defer=defer)
+        else:
+            if mode is not None or defer:
+                raise _UsageError(
+                    "--tool-search and --defer (and [serve] tool_search and defer) shape "
+                    "the palette of --select or of everything installed; with --thinker, "
+                    "set tool_search and deferred=True on the class"
+                )
+            thinker = _import_thinker(spec, Thinker)
+    except serve_palette.PaletteError as exc:
+        raise _UsageError(str(exc)) from exc
     try:
         hub.resolve_thinker(thinker)
     except ToolpaletteError as exc:
