@@ -1,4 +1,4 @@
-"""The host guide's "A bound on grants" example prints the figures its table shows."""
+"""The host guide's cost examples (a long conversation, a native turn) print what it shows."""
 
 from __future__ import annotations
 
@@ -38,3 +38,15 @@ def test_the_table_is_what_the_example_prints(tmp_path: Path) -> None:
     for turn, tools20, tokens20, tools_all, tokens_all in rows:
         assert printed[("20", int(turn))] == (int(tools20), int(tokens20.replace(",", "")))
         assert printed[("None", int(turn))] == (int(tools_all), int(tokens_all.replace(",", "")))
+
+
+def test_the_native_cost_example_prints_what_the_guide_says(tmp_path: Path) -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    start = text.index("**What a native turn costs.**")
+    example, shown = re.findall(r"^```(?:python)?\n(.*?)^```", text[start:], re.M | re.S)[:2]
+    script = tmp_path / "native_cost.py"
+    script.write_text(example, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout == shown
