@@ -354,10 +354,11 @@ def _selection(hub: ToolHub, names: list[str], *, read_only: bool) -> type[Think
     prompts and resources); several names serve all of them.
     """
     from toolpalette import SkillSelector, ToolSelector
+    from toolpalette._skills.registry import skills_of_distributions
     from toolpalette.mcp import selection_thinker
 
-    jars: dict[str, list[str]] = {}
-    for skill in hub.skills().skills():
+    jars: dict[str, list[str]] = {}  # only the jars of the names given are opened
+    for skill in skills_of_distributions(hub.skills(), names):
         if skill.distribution:
             jars.setdefault(_canonical(skill.distribution), []).append(skill.id)
     tools: list[str] = []

@@ -25,6 +25,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from toolpalette import SkillSelector, Thinker, ToolHub, ToolSelector
+from toolpalette._skills.registry import skills_of_distributions
 from toolpalette.mcp._approvals import state_boundary
 from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
@@ -113,7 +114,6 @@ def selection_thinker(
     skills those distributions ship.
     """
     distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
-    wanted = {_canonical(n) for n in names}
     chosen = ToolSelector()
     for item in names:
         if _canonical(item) in distributions:
@@ -124,9 +124,8 @@ def selection_thinker(
     if not names:
         skills.all()
     else:
-        for skill in hub.skills().skills():
-            if skill.distribution and _canonical(skill.distribution) in wanted:
-                skills.skill(skill.id)
+        for skill in skills_of_distributions(hub.skills(), names):  # opens only theirs
+            skills.skill(skill.id)
 
     class Selection(Thinker):
         """The tools of the installed distributions and packages chosen to be served."""
