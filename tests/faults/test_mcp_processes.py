@@ -112,12 +112,21 @@ HOST = textwrap.dedent(
 )
 
 
+IGNORING_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Runs the command after it with SIGINT ignored, as a background job's shell leaves it."""
+
+
 @pytest.mark.parametrize(
     ("signum", "handler"),
     [
         pytest.param(signal.SIGTERM, "default", id="SIGTERM"),
         pytest.param(signal.SIGINT, "default", id="SIGINT"),
         pytest.param(signal.SIGTERM, "own", id="SIGTERM-own-handler"),
+        # As a background job or a CI runner starts it: SIGINT ignored from the start.
+        pytest.param(signal.SIGINT, "ignored", id="SIGINT-launched-ignored"),
     ],
 )
 def test_a_signalled_host_ends_its_servers_and_keeps_its_own_handler(
@@ -129,8 +138,11 @@ def test_a_signalled_host_ends_its_servers_and_keeps_its_own_handler(
     script = tmp_path / "host.py"
     script.write_text(HOST)
     env = {**os.environ, "TOOLPALETTE_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, str(script), handler, str(marker), json.dumps(plan)]
+    if handler == "ignored":  # exec keeps an ignored signal ignored, as a shell's `&` does
+        command = [sys.executable, "-c", IGNORING_SIGINT, *command]
     host = subprocess.Popen(
-        [sys.executable, str(script), handler, str(marker), json.dumps(plan)],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
