@@ -142,3 +142,18 @@ def test_serve_names_the_count_of_problems_at_start(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert LINE in done.stderr.splitlines()
     assert done.stdout == ""
+
+
+def test_an_unknown_tool_names_a_server_that_does_not_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("mcp", reason="starting a server needs the mcp extra")
+    monkeypatch.setenv("TOOLPALETTE_CACHE_DIR", str(tmp_path / "cache"))
+    config = '[mcp_servers.time]\ncommand = "no-such-command-for-toolpalette"\n'
+    with _hub(tmp_path, config) as hub:
+        assert run_cli(["call", "get_current_time"], hub=hub) == 1
+    err = capsys.readouterr().err
+    (note,) = [line for line in err.splitlines() if line.startswith("note:")]
+    assert note.startswith("note: MCP server 'time' may provide 'get_current_time', but ")
+    assert "the command was not found" in note
+    assert _lines(err)[-1] == LINE
