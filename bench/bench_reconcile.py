@@ -69,6 +69,10 @@ def _setup(n: int) -> tuple[ToolHub, Thinker, list[Any]]:
     hub.add_plugin(Plugin(), name="bench")
 
     class Worker(Thinker):
+        # Every grant is kept, as before the bound: the grant cases measure adding one
+        # tool, not an eviction (which reconciles the whole palette at the next turn).
+        max_granted = None
+
         @classmethod
         def declare_compatible_tools(cls) -> ToolSelector:
             selector = ToolSelector()

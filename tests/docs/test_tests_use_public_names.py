@@ -42,6 +42,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._cli.serve",),
         "unit test of the socket `serve --http` listens on: its connections get TCP_NODELAY",
     ),
+    "tests/core/skills/test_skills_of_distributions.py": (
+        ("toolpalette._skills.registry",),
+        "unit test of how serve --select finds a distribution's skills without opening others",
+    ),
     "tests/core/plugins/test_collect.py": (
         (
             "toolpalette._plugins.collect",

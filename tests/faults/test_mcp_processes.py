@@ -87,6 +87,13 @@ def test_closing_ends_the_children_of_a_server_that_exits_cleanly(
 HOST = textwrap.dedent(
     """
     import json, signal, sys, time
+
+    # Started with SIGINT ignored (a shell's background job, a CI runner), this host
+    # would keep it ignored, as toolpalette rightly does: it takes Python's defaults,
+    # as a host started from a terminal has them.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     from toolpalette import ToolHub
 
     own, marker, server = sys.argv[1] == "own", sys.argv[2], json.loads(sys.argv[3])
@@ -105,12 +112,21 @@ HOST = textwrap.dedent(
 )
 
 
+IGNORING_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Runs the command after it with SIGINT ignored, as a background job's shell leaves it."""
+
+
 @pytest.mark.parametrize(
     ("signum", "handler"),
     [
         pytest.param(signal.SIGTERM, "default", id="SIGTERM"),
         pytest.param(signal.SIGINT, "default", id="SIGINT"),
         pytest.param(signal.SIGTERM, "own", id="SIGTERM-own-handler"),
+        # As a background job or a CI runner starts it: SIGINT ignored from the start.
+        pytest.param(signal.SIGINT, "ignored", id="SIGINT-launched-ignored"),
     ],
 )
 def test_a_signalled_host_ends_its_servers_and_keeps_its_own_handler(
@@ -122,8 +138,11 @@ def test_a_signalled_host_ends_its_servers_and_keeps_its_own_handler(
     script = tmp_path / "host.py"
     script.write_text(HOST)
     env = {**os.environ, "TOOLPALETTE_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, str(script), handler, str(marker), json.dumps(plan)]
+    if handler == "ignored":  # exec keeps an ignored signal ignored, as a shell's `&` does
+        command = [sys.executable, "-c", IGNORING_SIGINT, *command]
     host = subprocess.Popen(
-        [sys.executable, str(script), handler, str(marker), json.dumps(plan)],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

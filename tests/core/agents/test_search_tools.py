@@ -171,23 +171,49 @@ def test_skills_follow_their_own_limit(hub: ToolHub) -> None:
 async def test_a_search_finds_grants_and_the_match_is_callable_at_once(hub: ToolHub) -> None:
     thinker = hub.bind(thinker_class([*catalog(50), SEND, WEATHER]))
     turn = thinker.begin_turn()
-    result = await thinker.call("search_tools", {"query": "send an invoice by e-mail", "limit": 1})
+    result = await thinker.call("search_tools", {"query": "weather forecast tomorrow", "limit": 1})
     assert result.status == 200
     assert result.structured == json.loads(result.text)
+    [match] = result.structured["tools"]  # type: ignore[index]
+    assert match == {
+        "name": "weather_forecast",
+        "description": "Tomorrow's weather forecast for a city.",
+        "input_schema": WEATHER.input_schema,
+    }
+    assert "next turn" in result.structured["note"]  # type: ignore[index]
+    assert "weather_forecast" not in turn.tool_names  # this turn's offer to the model is fixed
+    ran = await thinker.call("weather_forecast", {"city": "Lyon"})
+    assert (ran.status, ran.text) == (200, "sunny")
+    assert thinker.begin_turn().tool_names[-1] == "weather_forecast"
+    assert [(g.kind, g.name, g.decision) for g in hub.grants()] == [
+        ("tool", "weather_forecast", "granted")
+    ]
+
+
+async def test_a_destructive_match_is_offered_not_granted_until_called(hub: ToolHub) -> None:
+    # A mutating tool that does not say destructive=False may destroy: the search shows
+    # it like a grant, but it never joins the palette; each call is decided when made.
+    thinker = hub.bind(thinker_class([*catalog(50), SEND, WEATHER]))
+    thinker.begin_turn()
+    result = await thinker.call("search_tools", {"query": "send an invoice by e-mail", "limit": 1})
     [match] = result.structured["tools"]  # type: ignore[index]
     assert match == {
         "name": "send_invoice",
         "description": "Send an invoice to a customer by e-mail.",
         "input_schema": SEND.input_schema,
     }
-    assert "next turn" in result.structured["note"]  # type: ignore[index]
-    assert "send_invoice" not in turn.tool_names  # this turn's offer to the model is fixed
-    ran = await thinker.call("send_invoice", {"to": "a@example.org"})
-    assert (ran.status, ran.text) == (200, "sent")
-    assert thinker.begin_turn().tool_names[-1] == "send_invoice"
-    assert [(g.kind, g.name, g.decision) for g in hub.grants()] == [
-        ("tool", "send_invoice", "granted")
+    assert [(g.name, g.decision) for g in hub.grants()] == [("send_invoice", "offered")]
+    for to in ("a@example.org", "b@example.org"):
+        ran = await thinker.call("send_invoice", {"to": to})
+        assert (ran.status, ran.text) == (200, "sent")
+    assert "send_invoice" not in thinker.begin_turn().tool_names
+    assert "send_invoice" in {p.name for p in thinker.deferred_tools()}
+    assert [(g.name, g.decision) for g in hub.grants()] == [
+        ("send_invoice", "offered"),
+        ("send_invoice", "granted"),
+        ("send_invoice", "granted"),
     ]
+    assert [g.reason for g in hub.grants()][1:] == ["admitted for one call"] * 2
 
 
 async def test_matches_come_in_rank_order_up_to_the_limit(hub: ToolHub) -> None:

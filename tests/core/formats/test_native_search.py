@@ -94,6 +94,36 @@ def test_anthropic_gets_the_bm25_search_and_the_deferred_tools_marked(hub: ToolH
     )
 
 
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai_responses"])
+def test_the_overhead_separates_what_the_model_reads_from_what_the_request_carries(
+    hub: ToolHub, fmt: Any
+) -> None:
+    turn = hub.bind(Native).begin_turn()
+    overhead = turn.overhead(fmt)
+    read = [e for e in turn.schemas(fmt) if not e.get("defer_loading")]
+    deferred = [e for e in turn.schemas(fmt) if e.get("defer_loading")]
+    assert len(deferred) == 2
+    assert overhead.tools_bytes == len(_canonical(read))  # what the model reads
+    assert overhead.deferred_bytes == sum(len(_canonical(e)) + 1 for e in deferred)
+    assert overhead.tools_bytes + overhead.deferred_bytes == len(turn.schemas_json(fmt))
+    assert overhead.sent_bytes == len(turn.schemas_json(fmt)) + overhead.preamble_bytes
+    assert overhead.sent_tokens == -(-overhead.sent_bytes // 4)
+    assert overhead.deferred_tokens == -(-overhead.deferred_bytes // 4)
+    assert overhead.tokens < overhead.sent_tokens
+
+
+def test_outside_a_native_search_the_request_carries_what_the_model_reads(hub: ToolHub) -> None:
+    turn = hub.bind(Native).begin_turn()
+    overhead = turn.overhead("openai_chat")  # no search of its own: search_tools instead
+    assert overhead.deferred_bytes == 0
+    assert overhead.sent_bytes == overhead.bytes
+    assert overhead.tools_bytes == len(turn.schemas_json("openai_chat"))
+
+
 def test_the_responses_api_gets_tool_search_and_deferred_functions(hub: ToolHub) -> None:
     turn = hub.bind(Native).begin_turn()
     exported = turn.schemas("openai_responses")

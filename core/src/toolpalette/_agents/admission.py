@@ -13,16 +13,21 @@ needs a person). What each way does with the verdict:
   grant waits, ``pending``, until ``thinker.resolve_approval``);
 - a search grants what is allowed, leaves out what is refused, and returns what needs a
   person marked so: such a tool is not a pending grant, a person approves each call of
-  it (the call-level approval);
+  it (the call-level approval); a destructive tool it may grant (mutating, and not
+  ``destructive=False``) is *offered, not granted until called*: returned like a grant,
+  kept out of the palette, and each call of it decided when it is made (recorded
+  ``offered``, then ``granted`` per call);
 - a call-time decision runs the call once (an ask becomes the call's own approval) and
   keeps nothing.
 
 A grant is *kept* when the thinker keeps grants (``hub.bind(..., keep_grants=True)``,
 the default): a granted tool joins the palette at once (``on_granted``: callable in the
 same turn, offered from the next), a granted skill attaches to the conversation and
-rides its preamble from the next turn. A thinker bound with ``keep_grants=False``
-(stateless serving) decides, records and answers as usual, and keeps nothing: a
-granted skill's instructions come back in the answer instead.
+rides its preamble from the next turn. At most ``max_granted`` tools are kept: a grant
+beyond it evicts the least recently granted or called one (recorded ``evicted``), which
+leaves the palette at the next turn and returns to the catalog. A thinker bound with
+``keep_grants=False`` (stateless serving) decides, records and answers as usual, and
+keeps nothing: a granted skill's instructions come back in the answer instead.
 
 Every decision is a ``GrantRecord`` on the hub, delivered to the ``toolpalette_grant``
 hooks, recorded before anything can withdraw it. What a hook, the policy or the
@@ -64,6 +69,14 @@ that refuses most of a catalog cannot make one search decide all of it."""
 
 _ASKED_AT_CALL = "a person approves each call of it"
 """The reason on the record of a search's match that needs a person."""
+_OFFERED = "destructive: offered, not granted; each call of it is decided when made"
+"""The reason on the record of a search's destructive match."""
+
+
+def _destructive(item: Any) -> bool:
+    """Whether a tool may destroy or overwrite: mutating, and not ``destructive=False``."""
+    info = item.info
+    return not info.read_only and bool(getattr(info, "destructive", True))
 
 
 class Verdict(enum.Enum):
@@ -87,6 +100,7 @@ class Admission:
         read_only: its read-only binding (a mutating tool is never granted).
         approver: the host's approver, told of each approval (calls' and grants').
         keep: whether grants are kept (see the module docstring).
+        max_granted: how many granted tools are kept at most (None: no bound).
     """
 
     def __init__(
@@ -98,6 +112,7 @@ class Admission:
         approver: Notify | None,
         *,
         keep: bool = True,
+        max_granted: int | None = None,
     ) -> None:
         self._thinker = thinker
         self._palette = palette
@@ -111,9 +126,14 @@ class Admission:
         self._asked: set[str] = set()
         self.approvals = Approvals(approver, withdrawn=self._withdrawn)
         """The thinker's pending approvals, of calls and of grants."""
+        self.max_granted = max_granted
+        """How many granted tools are kept at most (``Thinker.max_granted``)."""
         self.on_granted: Callable[[], None] | None = None
         """Called after tools were granted and kept: the binding adds them to the
         palette at once (``binding.py``)."""
+        self.on_evicted: Callable[[], None] | None = None
+        """Called after a kept grant was evicted: the next turn reconciles the whole
+        palette, which the evicted tool leaves (``binding.py``)."""
 
     @property
     def turn_number(self) -> int:
@@ -136,6 +156,12 @@ class Admission:
         """The names :meth:`take_granted` would give now, left for it (a grant mid-turn)."""
         with self._lock:
             return list(self._granted)
+
+    def used(self, name: object) -> None:
+        """A kept grant was called: it becomes the most recently used (evicted last)."""
+        with self._lock:
+            if isinstance(name, str) and name in self._admitted:
+                self._admitted[name] = self._admitted.pop(name)
 
     def asks_at_call(self, name: object) -> bool:
         """Whether a search returned ``name`` as needing a person for each call.
@@ -229,6 +255,13 @@ class Admission:
                     self.record(kind, name, decision, reason)
                     if decision != "refused":
                         found.append(Found(item, "pending"))
+                    continue
+                if kind == "tool" and _destructive(item):
+                    # Offered, not granted until called: each call is decided when made.
+                    if self.keep:
+                        self._asked.add(name)
+                    self.record(kind, name, "offered", _OFFERED)
+                    found.append(Found(item, "offered"))
                     continue
                 answered: dict[str, Any] = {}
                 failed = self._grant(kind, name, item, answered)
@@ -389,6 +422,7 @@ class Admission:
         """Admit ``item`` (kept, or answered); returns why it could not be, or ``""``."""
         if kind == "tool":
             if self.keep:
+                self._asked.discard(name)
                 self._admitted[name] = item
                 self._granted.append(name)
             return ""
@@ -420,8 +454,25 @@ class Admission:
             elif verdict is Verdict.REFUSED:
                 self.record("tool", name, "refused", reason)
 
+    def _evict(self) -> None:
+        """Drop the least recently used kept grants beyond ``max_granted``, on the record."""
+        bound = self.max_granted
+        evicted = False
+        while bound is not None and len(self._admitted) > bound:
+            name = next(iter(self._admitted))
+            del self._admitted[name]
+            if name in self._granted:
+                self._granted.remove(name)
+            reason = f"the least recently used of more than {bound} granted tools (max_granted)"
+            self.record("tool", name, "evicted", reason)
+            evicted = True
+        if evicted and self.on_evicted is not None:
+            self.on_evicted()
+
     def _granted_now(self) -> None:
-        """Tell the binding that kept grants wait to join the palette."""
+        """Evict beyond the bound, then tell the binding that kept grants wait to join."""
+        with self._lock:
+            self._evict()
         if self._granted and self.on_granted is not None:
             self.on_granted()
 

@@ -116,16 +116,19 @@ def make_binding(
     approver: Notify | None,
     keep_grants: bool = True,
     mode: SearchMode = "auto",
+    max_granted: int | None = None,
 ) -> Binding:
     """``thinker``'s binding: its palette's reconciliation, its grants and its executor.
 
     ``keep_grants`` and ``mode`` are the thinker's (``hub.bind(..., keep_grants=...)``,
     its class's ``tool_search``): whether grants are kept, and how the model reaches the
-    deferred tools and skills.
+    deferred tools and skills; ``max_granted`` (its class's) bounds the kept grants.
     """
     hub: ThinkerHub = thinker.hub
     palette = Reconciler(thinker.palette, hub, policy, read_only, mode)
-    grants = Admission(thinker, palette, policy, read_only, approver, keep=keep_grants)
+    grants = Admission(
+        thinker, palette, policy, read_only, approver, keep=keep_grants, max_granted=max_granted
+    )
     rules = CallRules(read_only, policy, grants, hub)
     executor = with_rules(
         thinker.palette,
@@ -136,4 +139,5 @@ def make_binding(
     )
     binding = Binding(read_only, strict, policy, palette, grants, grants.approvals, executor, rules)
     grants.on_granted = partial(apply_grants, thinker, grants, palette, executor)
+    grants.on_evicted = palette.forget
     return binding

@@ -16,7 +16,7 @@ from typing import Literal
 
 __all__ = ["PRINCIPAL", "SCRIPT_CALL", "GrantLog", "GrantRecord"]
 
-GrantDecision = Literal["granted", "already_present", "refused", "pending"]
+GrantDecision = Literal["granted", "already_present", "refused", "pending", "evicted", "offered"]
 
 PRINCIPAL: ContextVar[str | None] = ContextVar("toolpalette_principal", default=None)
 """Who the calls made in this context are made for (a verified principal's name), or None."""
@@ -51,8 +51,10 @@ class GrantRecord:
     """The tool name or full skill id asked for."""
     decision: GrantDecision
     """``granted`` (newly admitted), ``already_present`` (already there: the word the
-    meta-tool's result uses too), ``refused``, or ``pending`` (waiting for a human's
-    approval)."""
+    meta-tool's result uses too), ``refused``, ``pending`` (waiting for a human's
+    approval), ``evicted`` (a kept grant dropped, the least recently used, to stay
+    within ``Thinker.max_granted``), or ``offered`` (a search's destructive match: shown
+    to the model, granted only for each call it makes)."""
     reason: str = ""
     """Why, for refusals and pending requests."""
     time: float = field(default_factory=time.time)

@@ -419,6 +419,11 @@ class Reconciler:
             listing += f" and {len(names) - len(listed)} more"
         return f"not requestable here; you may request: {listing}"
 
+    def forget(self) -> None:
+        """Reconcile the whole palette at the next turn (a kept grant was evicted)."""
+        with self._lock:
+            self._resolved = None
+
     def add_granted(
         self, thinker: Any, admitted: Mapping[str, ToolProvider], granted: Sequence[str]
     ) -> None:

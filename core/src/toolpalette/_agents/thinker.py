@@ -86,6 +86,11 @@ _LATCHED = frozenset({"read_only", "is_read_only", "policy", _KEEPALIVE})
 ``AttributeError`` (the values live in its binding, so writing them into ``__dict__``
 changes nothing)."""
 
+MAX_GRANTED: Final = 20
+"""``Thinker.max_granted``'s default: a search grants up to 5 tools, so about four
+searches' worth of grants stay offered (each definition costs its tokens on every
+request), and a tool the model keeps calling is never the one evicted."""
+
 _MODES: Final = ("auto", "enum", "search", "native")
 """The values of ``Thinker.tool_search``."""
 
@@ -131,6 +136,12 @@ class Thinker:
     ``SKILL_ENUM_LIMIT`` skills, the search above), or ``"native"`` (the provider's
     own tool search in the formats that have one, ``search_tools`` elsewhere; every
     call of a deferred tool is decided at call time). Read when the thinker is bound."""
+    max_granted: ClassVar[int | None] = MAX_GRANTED
+    """How many tools granted through ``request_tools`` and ``search_tools`` the thinker
+    keeps at most (default 20; None keeps every grant). A grant beyond
+    it evicts the least recently granted or called one: it is recorded ``evicted``,
+    stays callable until the turn ends, leaves the palette at the next turn and can be
+    asked for again. Read once, at bind."""
     tool_ranker: ClassVar[ToolRanker | None] = None
     """Ranks the deferred tools for ``search_tools`` (a ``ToolRanker``: ``build``, then
     ``search``); None is the default lexical ranker (BM25F), which needs no model and
@@ -181,6 +192,9 @@ class Thinker:
             raise RuntimeError(
                 f"{cls.__name__}.code_mode needs the sandbox: pip install 'toolpalette[code]'"
             )
+        bound = cls.max_granted
+        if bound is not None and (type(bound) is not int or bound < 1):
+            raise ValueError(f"{cls.__name__}.max_granted must be a whole number >= 1, or None")
         self.hub = hub
         """The hub the thinker was bound to."""
         self.conversation = conversation if conversation is not None else Conversation()
@@ -208,6 +222,7 @@ class Thinker:
             approver=approver,
             keep_grants=bool(keep_grants),
             mode=cls.tool_search,
+            max_granted=bound,
         )
         if code_mode:
             binding.palette.code_limits = cls.code_limits
@@ -522,6 +537,7 @@ class Thinker:
         # Set either way: an approval covers this call, not the calls it makes (a
         # run_code script's, or a tool's that calls the thinker again).
         token = APPROVED.set(bool(approved))
+        binding.grants.used(name)
         try:
             if self._at_call_time(name, deferred or turn.native):
                 admitted = binding.grants.at_call(name)
@@ -582,6 +598,8 @@ class Thinker:
         deferred = deferred or turn.native
         results: list[ToolResult] = []
         start = 0
+        for name, _value, _call_id in batch:
+            binding.grants.used(name)
         for end, (name, value, call_id) in enumerate([*batch, (None, None, None)]):
             alone = end < len(batch) and self._at_call_time(name, deferred)
             if end < len(batch) and not alone:

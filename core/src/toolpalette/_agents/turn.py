@@ -71,18 +71,42 @@ Guidance = tuple[tuple[str, str], ...]
 class Overhead:
     """What a turn's tool definitions and preamble take of a model's context, in one format.
 
-    Bytes as sent; tokens estimated as a quarter of the bytes, rounded up
-    (`BYTES_PER_TOKEN` says how far that is from real tokenizers). A provider
-    renders the definitions its own way before the model reads them, so the figures
-    are of what the host sends, not what the provider bills.
+    Two figures: what the model reads (``tools_*``, ``preamble_*``, ``bytes``,
+    ``tokens``), and what the request carries (``sent_*``). They differ only in a
+    ``native`` turn of a format with its own tool search, whose request carries every
+    deferred tool's definition marked ``defer_loading`` (``deferred_*``): the provider
+    keeps those out of the model's context until its search loads one. Bytes as sent;
+    tokens estimated as a quarter of the bytes, rounded up (`BYTES_PER_TOKEN` says how
+    far that is from real tokenizers). A provider renders the definitions its own way
+    before the model reads them, so the figures are of what the host sends, not what
+    the provider bills.
     """
 
     format: str
     """The provider format the tool definitions were measured in."""
     tools_bytes: int
-    """The bytes of the tool definitions: ``turn.schemas_json(format)``."""
+    """The bytes of the tool definitions the model reads: ``turn.schemas_json(format)``,
+    less the deferred definitions of a native search (``deferred_bytes``)."""
     preamble_bytes: int
     """The bytes of ``turn.preamble``, in UTF-8."""
+    deferred_bytes: int = 0
+    """The bytes of the definitions a native search keeps out of context until it loads
+    them (with the commas between them); 0 outside a native turn."""
+
+    @property
+    def deferred_tokens(self) -> int:
+        """The estimated tokens of the deferred definitions the request carries."""
+        return -(-self.deferred_bytes // BYTES_PER_TOKEN)
+
+    @property
+    def sent_bytes(self) -> int:
+        """The bytes the request carries: every definition, and the preamble."""
+        return self.tools_bytes + self.deferred_bytes + self.preamble_bytes
+
+    @property
+    def sent_tokens(self) -> int:
+        """The estimated tokens of what the request carries."""
+        return -(-self.sent_bytes // BYTES_PER_TOKEN)
 
     @property
     def tools_tokens(self) -> int:
@@ -191,7 +215,10 @@ class Turn:
     def overhead(self, fmt: Format = "openai_chat") -> Overhead:
         """What the tool definitions in ``fmt`` and the preamble take of the context.
 
-        Measured once per palette version and preamble (a thinker's turns share it, so
+        What the model reads, and what the request carries (``sent_bytes``): in a
+        ``native`` turn the request also carries the deferred definitions, which the
+        provider keeps out of context until its search loads them. Measured once per
+        palette version and preamble (a thinker's turns share it, so
         an unchanged turn costs a look-up); the definitions are
         [`schemas_json()`][toolpalette.Turn.schemas_json]'s.
 
@@ -202,9 +229,12 @@ class Turn:
         held = self._overheads.get(key)
         if held is not None and held[0] == self.version and held[1] == self.preamble:
             return held[2]
-        tools = len(self.schemas_json(fmt))
+        sent = len(self.schemas_json(fmt))
+        deferred = 0
+        if self._searches_natively(fmt):
+            deferred = sum(len(item) + 1 for item in self._items(self.deferred, fmt, True))
         preamble = len(self.preamble.encode("utf-8", "backslashreplace"))
-        overhead = Overhead(fmt, tools, preamble)
+        overhead = Overhead(fmt, sent - deferred, preamble, deferred)
         self._overheads[key] = (self.version, self.preamble, overhead)
         return overhead
 

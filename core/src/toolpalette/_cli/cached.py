@@ -22,6 +22,7 @@ from typing import Any
 
 from toolpalette._cli.list import given_hub
 from toolpalette._plugins import listing
+from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.switches import Switches
 
 __all__ = ["Answer"]
@@ -35,6 +36,8 @@ class Answer:
     """The cache file."""
     key: str | None = None
     """The key the answer must be stored under to be read back."""
+    problems: tuple[Problem, ...] = ()
+    """The configuration's problems, read on the way (a cached answer builds no hub)."""
 
     @classmethod
     def about_packs(cls, args: argparse.Namespace, name: str) -> Answer:
@@ -54,7 +57,8 @@ class Answer:
         path = listing.cache_file(switches, name)
         if path is None:
             return cls()
-        return cls(path, listing.packs_key(switches, listing.settings_of(config)))
+        key = listing.packs_key(switches, listing.settings_of(config))
+        return cls(path, key, tuple(config.problems))
 
     @classmethod
     def about_skilljars(cls, args: argparse.Namespace, name: str) -> Answer:

@@ -40,7 +40,13 @@ from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from toolpalette._cli.list import add_config_option, hub_from_args
+from toolpalette._cli.list import (
+    add_config_option,
+    host_problems,
+    hub_from_args,
+    problems_note,
+    unknown_tool_notes,
+)
 from toolpalette._hub import ToolHub
 from toolpalette._run.executor import Executor
 from toolpalette._run.reports import ToolErrorReport
@@ -132,6 +138,12 @@ def run(args: argparse.Namespace) -> int:
         print(_report_text(report), file=sys.stderr)
     if not args.json:
         _binary_blocks(result, args.name, args.save)
+    problems = host_problems(hub)
+    if result.code == "unknown_tool":
+        known = executor.registry.tool_names()
+        for note in unknown_tool_notes(args.name, known, problems):
+            print(note, file=sys.stderr)
+    problems_note(problems)
     return 1 if result.is_error else 0
 
 

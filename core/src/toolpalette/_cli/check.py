@@ -7,8 +7,10 @@ do not start, time out, list invalid tools or pass a bound on what they send (ea
 configured server is started and listed live, whatever listing of it is kept on disk,
 then stopped), ``[mcp_servers]`` tables that configure nothing, and configuration keys
 nothing reads: everything ``hub.problems()`` holds. The summary counts packs, tools,
-skilljars and skills. Exit status 1 when any of them is fatal, 0 otherwise (a pack
-blocked on purpose, or a cosmetic skill warning, is shown but does not fail the check).
+skilljars and skills. ``-v`` adds, for a problem raised by a pack's code, the whole
+message and the file, line and source line where it was raised (``--json``: ``detail``).
+Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
+cosmetic skill warning, is shown but does not fail the check).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def register(subparsers: Any) -> None:
         help="also report the tools that queries made from their own description or "
         "parameters do not rank in the top 5 of search_tools",
     )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="for a problem raised by a pack's code, show the message and where it was raised",
+    )
     add_config_option(parser)
     parser.set_defaults(func=run)
 
@@ -62,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             "tools": tools,
             "skilljars_loaded": jars,
             "skills": skills,
-            "problems": [problem_entry(p) for p in problems],
+            "problems": [_entry(p, verbose=args.verbose) for p in problems],
         }
         if unfound is not None:
             out["findable"] = [dataclasses.asdict(u) for u in unfound]
@@ -72,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             f"{len(hub.loaded_packs())} pack(s) loaded, {tools} tool(s) available, "
             f"{len(jars)} skilljar(s) loaded, {skills} skill(s) available"
         )
-        print(_text(summary, problems, fatal))
+        print(_text(summary, problems, fatal, verbose=args.verbose))
         if unfound is not None:
             print(_findable(unfound, tools))
     return 1 if fatal else 0
@@ -105,7 +113,14 @@ def _findable(unfound: list[Any], tools: int) -> str:
     return "\n".join(lines)
 
 
-def _text(summary: str, problems: list[Problem], fatal: int) -> str:
+def _entry(problem: Problem, *, verbose: bool) -> dict[str, Any]:
+    entry = problem_entry(problem)
+    if verbose:
+        entry["detail"] = problem.detail
+    return entry
+
+
+def _text(summary: str, problems: list[Problem], fatal: int, *, verbose: bool = False) -> str:
     if not problems:
         return f"OK: {summary}, no problems."
     lines = [f"{summary}; {len(problems)} problem(s), {fatal} fatal:", ""]
@@ -117,4 +132,6 @@ def _text(summary: str, problems: list[Problem], fatal: int) -> str:
         marker = "error" if is_fatal(problem) else "note"
         lines.append(f"{marker}: {problem.kind}: {where}{item}")
         lines.append(f"    {problem.reason}")
+        if verbose and problem.detail:
+            lines.extend(f"      {line}" for line in problem.detail.splitlines())
     return "\n".join(lines)

@@ -3,7 +3,8 @@
 ``toolpalette list`` reads the listing cache when the installed packs are exactly those
 it was built for, and otherwise imports every installed pack and caches the result
 (see ``toolpalette._plugins.listing``). It prints one line per tool, and mentions on stderr how
-many problems were found (``toolpalette check`` shows them). ``--json`` prints
+many problems were found, the configuration's and the MCP servers' included (``toolpalette
+check`` shows them). ``--json`` prints
 ``{"tools": [...], "problems": [...]}``; the keys are documented in the host guide and
 only ever grow.
 """
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +39,12 @@ __all__ = [
     "NO_TOOLS_HINT",
     "add_config_option",
     "given_hub",
+    "host_problems",
     "hub_from_args",
     "listing_from_args",
     "problem_entry",
+    "problems_note",
+    "unknown_tool_notes",
     "register",
     "table",
     "tool_entry",
@@ -101,7 +106,7 @@ def listing_from_args(args: argparse.Namespace) -> Listing:
     """
     given = _GIVEN_HUB.get()
     if given is not None:
-        return given.listing()
+        return _with_problems(given.listing(), host_problems(given))
     from toolpalette._plugins import listing
     from toolpalette._plugins.config import load_config
     from toolpalette._plugins.switches import Switches
@@ -109,14 +114,66 @@ def listing_from_args(args: argparse.Namespace) -> Listing:
     config = load_config(getattr(args, "config", None))
     if config.mcp_servers or config.mcp_json:  # servers' tools come through a hub
         with hub_from_args(args) as hub:
-            return hub.listing()
+            return _with_problems(hub.listing(), host_problems(hub))
     switches = Switches.from_environ()
     cached = listing.load_installed(switches, listing.settings_of(config))
-    if cached is not None:
-        return cached
-    from toolpalette._plugins.catalog import PackCatalog
+    if cached is None:
+        from toolpalette._plugins.catalog import PackCatalog
 
-    return PackCatalog(config, switches).listing()
+        cached = PackCatalog(config, switches).listing()
+    return _with_problems(cached, config.problems)
+
+
+def host_problems(hub: ToolHub) -> list[Problem]:
+    """The configuration's problems and the MCP servers', as far as the hub knows them.
+
+    A server table with neither ``command`` nor ``url`` adjusts a pack's server; whether
+    some pack defines it (or the table is a typo, ``comand``) is known only with the
+    packs imported, so they are, without starting any server.
+    """
+    mcp = hub.mcp()
+    if mcp.overrides:
+        with mcp.at_hand():
+            hub.catalog()
+    return [p for p in hub.problems() if p.kind in ("config", "server")]
+
+
+def _with_problems(found: Listing, more: Iterable[Problem]) -> Listing:
+    """``found`` with the problems of ``more`` it does not hold yet."""
+    problems = list(found.problems)
+    for problem in more:
+        if problem not in problems:
+            problems.append(problem)
+    return dataclasses.replace(found, problems=tuple(problems))
+
+
+def unknown_tool_notes(name: str, known: Iterable[str], problems: Iterable[Problem]) -> list[str]:
+    """What the host is told about a tool no one provides: a close name, broken servers.
+
+    Host-facing only (the model's 404 text does not change): a configured MCP server
+    that cannot be used may be the one that provides ``name``, so each is named with
+    its problem.
+    """
+    from toolpalette._plugins.config import did_you_mean
+
+    notes = []
+    close = did_you_mean(name, known)
+    if close:
+        notes.append(f"note: no tool is named {name!r}{close}")
+    for problem in problems:
+        if problem.kind == "server" and (problem.pack or "").startswith("mcp:"):
+            server = (problem.pack or "")[len("mcp:") :]
+            notes.append(
+                f"note: MCP server {server!r} may provide {name!r}, but it cannot be used: "
+                f"{problem.reason}"
+            )
+    return notes
+
+
+def problems_note(problems: Sequence[Problem]) -> None:
+    """The one line on stderr a command prints when problems were found, else nothing."""
+    if problems:
+        print(f"\n{len(problems)} problem(s) found; run `toolpalette check`.", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -148,8 +205,7 @@ def run(args: argparse.Namespace) -> int:
         print(NO_TOOLS_HINT)
     else:
         print(table([_row(p) for p in providers], ("NAME", "MODE", "PACK", "DESCRIPTION")))
-    if problems:
-        print(f"\n{len(problems)} problem(s) found; run `toolpalette check`.", file=sys.stderr)
+    problems_note(problems)
     return 0
 
 

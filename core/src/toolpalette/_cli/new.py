@@ -298,6 +298,10 @@ packages = ["src/{{package}}"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
+# The skills' tests are synchronous: pytest-asyncio, if the environment has it (beside
+# toolpalette's own tests, say), is not loaded, and its unset-option warning not shown.
+addopts = ["-p", "no:asyncio"]
+filterwarnings = ["error"]
 """
 
 _JAR_SKILL: Final = """---

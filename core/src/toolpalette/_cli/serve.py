@@ -38,8 +38,8 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from toolpalette._cli import serve_settings
-from toolpalette._cli.list import add_config_option
+from toolpalette._cli import serve_palette, serve_settings
+from toolpalette._cli.list import add_config_option, host_problems, problems_note
 from toolpalette._hub import ToolHub
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ def register(subparsers: Any) -> None:
         default=100,
         help="tools per tools/list page (default: 100)",
     )
+    serve_palette.add_options(parser)
     serve_settings.add_options(parser)
     add_config_option(parser)
     parser.set_defaults(func=run)
@@ -176,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         "host": args.host,
         "state_key_file": args.state_key_file,
         "auth": serve_settings.from_args(args),
+        "palette": serve_palette.from_args(args),
         "http": args.http,
     }
     try:
@@ -192,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             hub, thinker = _palette(options)
             _app_options(hub, options)  # checked here, before any worker starts
+            problems_note(host_problems(hub))
             if args.http and workers > 1:
                 app: Any = None
             elif args.http:
@@ -326,10 +329,23 @@ def _palette(options: dict[str, Any]) -> tuple[ToolHub, type[Thinker]]:
 
     hub = ToolHub(config=options["config"])
     spec = options["thinker"]
-    if spec is None:
-        thinker = _selection(hub, options["select"], read_only=options["read_only"])
-    else:
-        thinker = _import_thinker(spec, Thinker)
+    given = options.get("palette", {})
+    try:
+        mode, defer = serve_palette.settings(given, hub.config.serve)
+        if spec is None:
+            thinker = _selection(hub, options["select"], read_only=options["read_only"])
+            if mode is not None or defer:
+                thinker = serve_palette.shaped(hub, thinker, mode=mode, defer=defer)
+        else:
+            if mode is not None or defer:
+                raise _UsageError(
+                    "--tool-search and --defer (and [serve] tool_search and defer) shape "
+                    "the palette of --select or of everything installed; with --thinker, "
+                    "set tool_search and deferred=True on the class"
+                )
+            thinker = _import_thinker(spec, Thinker)
+    except serve_palette.PaletteError as exc:
+        raise _UsageError(str(exc)) from exc
     if options.get("code_mode") and not thinker.code_mode:
         from toolpalette._agents.sandbox import available
 
@@ -351,10 +367,11 @@ def _selection(hub: ToolHub, names: list[str], *, read_only: bool) -> type[Think
     prompts and resources); several names serve all of them.
     """
     from toolpalette import SkillSelector, ToolSelector
+    from toolpalette._skills.registry import skills_of_distributions
     from toolpalette.mcp import selection_thinker
 
-    jars: dict[str, list[str]] = {}
-    for skill in hub.skills().skills(remote=False):  # not an MCP server's (re-served)
+    jars: dict[str, list[str]] = {}  # only the jars of the names given are opened
+    for skill in skills_of_distributions(hub.skills(), names):
         if skill.distribution:
             jars.setdefault(_canonical(skill.distribution), []).append(skill.id)
     tools: list[str] = []

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._cli.cached import Answer
-from toolpalette._cli.list import add_config_option, hub_from_args, tool_entry
+from toolpalette._cli.list import (
+    add_config_option,
+    host_problems,
+    hub_from_args,
+    problems_note,
+    tool_entry,
+    unknown_tool_notes,
+)
 from toolpalette._tools.origin import distribution_label
 from toolpalette.errors import ToolNotFoundError
 
@@ -45,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     cached = _entries(cache.read())
     try:
         if cached is not None:
+            problems = list(cache.problems)
             text = cached.get(args.name)
             if text is None:
                 raise ToolNotFoundError(tool_name=args.name, available=sorted(cached))
@@ -53,15 +61,21 @@ def run(args: argparse.Namespace) -> int:
             with hub_from_args(args) as hub:
                 if cache.usable:
                     _remember(hub, cache)
-                provider = hub.catalog().get_provider(args.name)
+                registry = hub.catalog()
+                problems = host_problems(hub)
+                provider = registry.get_provider(args.name)
                 entry = show_entry(provider, hub.linked_skills(provider))
     except ToolNotFoundError as exc:
         print(f"toolpalette show: {exc}", file=sys.stderr)
+        for note in unknown_tool_notes(args.name, exc.available, problems):
+            print(note, file=sys.stderr)
+        problems_note(problems)
         return 1
     if args.json:
         print(json.dumps(entry, indent=2, ensure_ascii=False))
-        return 0
-    print(_text(entry))
+    else:
+        print(_text(entry))
+    problems_note(problems)
     return 0
 
 

@@ -33,7 +33,13 @@ from toolpalette._plugins.discovery import PLUGIN_GROUP
 from toolpalette._plugins.installed import Installed, snapshot
 from toolpalette._plugins.listing import ListedTool, Listing
 from toolpalette._plugins.packs import Pack, PackStatus, scan
-from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
+from toolpalette._plugins.problems import (
+    Problem,
+    describe_exception,
+    describe_origin,
+    describe_type,
+    safe_str,
+)
 from toolpalette._plugins.switches import BLOCK_ENV, Switches
 from toolpalette._tools.origin import Origin
 from toolpalette.errors import ToolCollisionError, ToolpaletteError
@@ -214,7 +220,8 @@ class PackCatalog:
             raise
         except BaseException as exc:  # SystemExit, GeneratorExit: still the pack's problem
             pack.status = "failed"
-            pack.problem("import", f"importing {info.value} raised {describe_exception(exc)}")
+            reason = f"importing {info.value} raised {describe_exception(exc)}"
+            pack.problem("import", reason, detail=describe_origin(exc))
             return
         if not isinstance(plugin, types.ModuleType) and not _has_hooks(plugin):
             pack.status = "failed"
@@ -346,7 +353,7 @@ class PackCatalog:
                 continue
             except BaseException as exc:
                 reason = f"building its schema raised {describe_exception(exc)}"
-                pack.problem("invalid-tool", reason, provider.name)
+                pack.problem("invalid-tool", reason, provider.name, describe_origin(exc))
                 continue
             kept.append(provider)
         if len(kept) != len(pack.providers):

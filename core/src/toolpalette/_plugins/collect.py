@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 from toolpalette import _hookcall
 from toolpalette._hookcall import Called
 from toolpalette._plugins.manager import ToolpaletteManager
-from toolpalette._plugins.problems import Problem, describe_exception, describe_type, safe_str
+from toolpalette._plugins.problems import (
+    Problem,
+    describe_exception,
+    describe_origin,
+    describe_type,
+    safe_str,
+)
 from toolpalette._tools.origin import distribution_label
 from toolpalette._tools.provider import (
     ClassToolProvider,
@@ -104,12 +110,13 @@ def registered(
     problems: list[Problem] = []
     for impl, result, exc in call_each(pm, hook, plugin_name):
         if exc is not None:
-            problems.append(_problem(origin, "hook", f"{hook} raised {describe_exception(exc)}"))
+            reason = f"{hook} raised {describe_exception(exc)}"
+            problems.append(_problem(origin, "hook", reason, detail=describe_origin(exc)))
             continue
         got, exc = items_of(result)
         if exc is not None:
             reason = f"iterating what {hook} returned raised {describe_exception(exc)}"
-            problems.append(_problem(origin, "hook", reason))
+            problems.append(_problem(origin, "hook", reason, detail=describe_origin(exc)))
         items.extend((impl, position, item) for position, item in enumerate(got))
     return items, problems
 
@@ -129,7 +136,8 @@ def tools(pm: ToolpaletteManager, plugin_name: str, origin: Origin) -> Collected
             raise
         except BaseException as exc:  # the item's own attributes raised
             reason = f"reading a returned tool raised {describe_exception(exc)}"
-            out.problems.append(_problem(origin, "invalid-tool", reason))
+            detail = describe_origin(exc)
+            out.problems.append(_problem(origin, "invalid-tool", reason, detail=detail))
             continue
         if provider is not None:
             out.items.append(provider)
@@ -163,7 +171,8 @@ def _provider(
         raise
     except BaseException as exc:  # a foreign provider's property raised
         reason = f"reading the tool raised {describe_exception(exc)}"
-        problems.append(_problem(origin, "invalid-tool", reason, item=_label(item)))
+        detail = describe_origin(exc)
+        problems.append(_problem(origin, "invalid-tool", reason, item=_label(item), detail=detail))
         return None
     stamped = Origin(origin.pack, origin.distribution, origin.version, _module(item, impl))
     if provider is not item:  # built (and shared) by as_provider: stamp a copy
@@ -228,6 +237,8 @@ def _module(item: Any, impl: HookImpl) -> str | None:
     return module if isinstance(module, str) else None
 
 
-def _problem(origin: Origin, kind: Any, reason: str, *, item: str | None = None) -> Problem:
+def _problem(
+    origin: Origin, kind: Any, reason: str, *, item: str | None = None, detail: str | None = None
+) -> Problem:
     label = distribution_label(origin.distribution, origin.version)
-    return Problem(kind, reason, origin.pack, label, item)
+    return Problem(kind, reason, origin.pack, label, item, detail)

@@ -143,9 +143,11 @@ class Pack:
         """Whether the pack was added with ``add_plugin`` rather than installed."""
         return self._entry_point is None and self._info is None and self._found_in is None
 
-    def problem(self, kind: Any, reason: str, item: str | None = None) -> None:
-        """Record a problem of this pack."""
-        self.problems.append(Problem(kind, reason, self.name, self.label, item))
+    def problem(
+        self, kind: Any, reason: str, item: str | None = None, detail: str | None = None
+    ) -> None:
+        """Record a problem of this pack (``detail``: where its code raised, for ``check -v``)."""
+        self.problems.append(Problem(kind, reason, self.name, self.label, item, detail))
 
 
 def scan(group: str, installed: Installed | None = None) -> list[Pack]:

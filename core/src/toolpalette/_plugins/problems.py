@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import linecache
+import os
+from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Problem", "ProblemKind", "describe_exception", "describe_type", "safe_str"]
+__all__ = [
+    "Problem",
+    "ProblemKind",
+    "describe_exception",
+    "describe_origin",
+    "describe_type",
+    "safe_str",
+]
 
 _REASON_LIMIT = 300
 
@@ -42,6 +51,9 @@ class Problem:
     """``name version`` of the distribution, when known."""
     item: str | None = None
     """The tool name or full skill id concerned, when there is one."""
+    detail: str | None = field(default=None, compare=False)
+    """For a problem raised by a pack's code: the whole message and the place it was
+    raised (file, line, function, source line), shown by ``toolpalette check -v``."""
 
     @property
     def fatal(self) -> bool:
@@ -93,3 +105,39 @@ def describe_exception(exc: BaseException) -> str:
         text = text[: _REASON_LIMIT - 3] + "..."
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
+
+
+def describe_origin(exc: BaseException) -> str | None:
+    """The whole message of ``exc`` and where it was raised, for ``check -v``; None if unknown.
+
+    The place is the innermost frame of its traceback (the pack's own code, when the
+    pack raised), as ``file:line in function``, with that line's source. Bounded, and
+    it cannot fail.
+    """
+    try:
+        frame = exc.__traceback__
+        if frame is None:
+            return None
+        while frame.tb_next is not None:
+            frame = frame.tb_next
+        code = frame.tb_frame.f_code
+        line = frame.tb_lineno
+        source = linecache.getline(code.co_filename, line).strip()
+        where = f"{_shown_path(code.co_filename)}:{line} in {code.co_name}"
+        if source:
+            where += f": {source}"
+        message = (_message(exc) or "").strip()
+        text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        detail = f"{text}\n  at {where}"
+    except Exception:  # a traceback of an odd shape: no detail rather than no problem
+        return None
+    return detail if len(detail) <= 4 * _REASON_LIMIT else detail[: 4 * _REASON_LIMIT - 3] + "..."
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the current directory when it lies inside it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith("..") else relative

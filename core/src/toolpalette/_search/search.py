@@ -88,8 +88,9 @@ class Found(NamedTuple):
 
     item: Any
     """The tool's provider, or the skill."""
-    how: Literal["granted", "ask", "pending"]
-    """Granted; a tool a person approves at each call; a skill's grant waiting for one."""
+    how: Literal["granted", "ask", "pending", "offered"]
+    """Granted; a tool a person approves at each call; a skill's grant waiting for one;
+    a destructive tool offered, not granted: each call of it is decided when made."""
     instructions: str | None = None
     """A granted skill's instructions, when the thinker keeps no grants."""
     members: tuple[Found, ...] = ()

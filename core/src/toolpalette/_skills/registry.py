@@ -35,7 +35,7 @@ from toolpalette.errors import SkillNotFoundError
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
-__all__ = ["SkillRegistry", "matches_prefix"]
+__all__ = ["SkillRegistry", "matches_prefix", "skills_of_distributions"]
 
 logger = logging.getLogger("toolpalette.skills")
 # A library logs, the application decides where it goes: without this, Python's
@@ -88,6 +88,29 @@ def matches_prefix(bundle: str, prefix: str) -> bool:
     """Whether ``bundle`` is ``prefix`` itself or lies under it on a dot boundary."""
     prefix = prefix.rstrip(".")
     return bundle == prefix or bundle.startswith(prefix + ".")
+
+
+def skills_of_distributions(registry: SkillRegistry, names: Iterable[str]) -> list[Skill]:
+    """The skills the distributions ``names`` ship, sorted by id, opening only their jars.
+
+    Names compare as installers compare them (case, ``-``, ``_`` and ``.``). A jar of
+    another distribution is not opened, so a broken skill there is neither read nor
+    reported (``serve --select`` serves what it was asked for, and warns of nothing else).
+    """
+    wanted = {_canonical(name) for name in names}
+    found: dict[str, Skill] = {}
+    for bundle in registry.bundles(remote=False):  # never an MCP server's (re-served)
+        origin = registry.bundle_origin(bundle)
+        if origin is not None and _canonical(origin.distribution or "") not in wanted:
+            continue
+        for skill in registry.by_prefix(bundle):
+            if skill.bundle == bundle and _canonical(skill.distribution or "") in wanted:
+                found[skill.id] = skill
+    return [found[key] for key in sorted(found)]
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
 
 class SkillRegistry:

@@ -26,6 +26,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from toolpalette import SkillSelector, Thinker, ToolHub, ToolSelector
+from toolpalette._skills.registry import skills_of_distributions
 from toolpalette.mcp._approvals import state_boundary
 from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
@@ -116,7 +117,6 @@ def selection_thinker(
     are never among them: a server does not re-serve the servers it is a client of.
     """
     distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
-    wanted = {_canonical(n) for n in names}
     chosen = ToolSelector()
     for item in names:
         if _canonical(item) in distributions:
@@ -125,9 +125,8 @@ def selection_thinker(
             chosen.package(item)
     skills = SkillSelector()
     if names:  # installed and code-built skills only: never an MCP server's (re-served)
-        for skill in hub.skills().skills(remote=False):
-            if skill.distribution and _canonical(skill.distribution) in wanted:
-                skills.skill(skill.id)
+        for skill in skills_of_distributions(hub.skills(), names):  # opens only theirs
+            skills.skill(skill.id)
 
     class Selection(Thinker):
         """The tools of the installed distributions and packages chosen to be served."""
