@@ -115,11 +115,15 @@ def _access(token: str, claims: dict[str, Any]) -> AccessToken:
 
 
 def _scopes(claims: dict[str, Any]) -> list[str]:
-    """The token's scopes: RFC 9068's space-separated ``scope``, or a ``scp`` list or string."""
+    """The token's scopes: RFC 9068's space-separated ``scope``, or a ``scp`` list or string.
+
+    Split on the space character only (RFC 6749, section 3.3): ``read\u00a0write`` is
+    one scope, not two.
+    """
     for key in ("scope", "scp"):
         value = claims.get(key)
         if isinstance(value, str):
-            return value.split()
+            return [part for part in value.split(" ") if part]
         if isinstance(value, list):
             return [str(item) for item in value]
     return []

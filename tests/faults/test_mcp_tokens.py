@@ -1,0 +1,46 @@
+"""A bearer token gets exactly what it says: its scopes, its principal, its palette.
+
+A palette under uvicorn with JWT authorization (keys made per test, the SDK's client
+or raw requests); each test tries a token shaped to get more than it grants.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import palette_fixture as fx
+import pytest
+import toolpalette.mcp
+from auth_fixture import AUDIENCE, ISSUER, Issuer
+from mcp.shared.exceptions import MCPError
+from mcp_server_fixture import client, serving
+from toolpalette import ToolHub
+from toolpalette.mcp import JWTAuth, PaletteChoice, Principal
+
+
+def by_scope(principal: Principal) -> Any:
+    """``janitor`` is served the mutating palette; anything else reads only."""
+    if "janitor" in principal.scopes:
+        return fx.Janitor
+    return PaletteChoice(fx.Janitor, read_only=True)
+
+
+def app_for(hub: ToolHub, issuer: Issuer, folder: Path, **options: Any) -> Any:
+    auth = JWTAuth(ISSUER, AUDIENCE, public_key_file=issuer.pem(folder / "key.pem"))
+    return toolpalette.mcp.asgi_app(hub, fx.Clerk, auth=auth, thinker_for=by_scope, **options)
+
+
+@pytest.mark.parametrize("separator", ["\u00a0", "\x1f", "\u2028", "\x0b", "\t"])
+async def test_scopes_split_on_the_space_character_only(tmp_path: Path, separator: str) -> None:
+    issuer = Issuer()
+    token = issuer.token("alice", f"read{separator}janitor")  # one scope, not two
+    async with serving(app_for(ToolHub(), issuer, tmp_path, stateless=True)) as base:
+        async with client(base, token) as connected:
+            listed = {t.name: t for t in (await connected.list_tools()).tools}
+            with pytest.raises(MCPError, match="Unknown tool: delete_row"):
+                await connected.call_tool("delete_row", {"row": 1})
+        async with client(base, issuer.token("bob", "read janitor")) as connected:
+            granted = await connected.call_tool("delete_row", {"row": 1})
+    assert "delete_row" not in listed  # the read-only palette
+    assert not granted.is_error

@@ -1,0 +1,53 @@
+"""What a client writes cannot break the server's reading of it: deep input, odd encodings.
+
+Each request goes to a palette under uvicorn and is answered as any other bad request
+is: never -32603, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import palette_fixture as fx
+import pytest
+import toolpalette.mcp
+from mcp_server_fixture import LEGACY, answer_of, post, serving
+from toolpalette import ToolHub
+
+DEPTH = 700
+"""Nesting deeper than the repeated-key check could walk by recursion (Python's limit is
+1,000 frames), and shallow enough for the JSON parsers to read."""
+
+
+def deep_call(where: str) -> bytes:
+    """A ``tools/call`` repeating a key, with ``DEPTH`` nested arrays in its arguments."""
+    deep = "[" * DEPTH + "]" * DEPTH
+    if where == "arguments":
+        params = '{"name":"echo","arguments":{"text":"a","text":"b","x":DEEP}}'
+    else:
+        params = '{"name":"echo","arguments":{"text":"a","x":DEEP},"y":{"k":1,"k":2}}'
+    message = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":PARAMS}'
+    return message.replace("PARAMS", params).replace("DEEP", deep).encode()
+
+
+async def test_deep_input_repeating_a_key_is_refused_in_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The fast path reads the body with the json module, which reads this depth; the
+    # SDK's transport refuses it as unreadable (-32700) before the check runs.
+    app = toolpalette.mcp.asgi_app(ToolHub(), fx.Palette, stateless=True)
+    caplog.set_level(logging.INFO)
+    async with serving(app) as base:
+        inside, outside = [
+            await asyncio.to_thread(post, base, None, None, content=deep_call(where), **LEGACY)
+            for where in ("arguments", "elsewhere")
+        ]
+    first, second = answer_of(inside), answer_of(outside)
+    assert "result" in first, first
+    assert first["result"]["isError"] is True, first  # the pipeline's own 400
+    assert "nesting" in first["result"]["content"][0]["text"]
+    assert second["error"]["code"] == -32600, second
+    assert "RecursionError" not in caplog.text
+    assert "Traceback" not in caplog.text
+    assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) <= 2
