@@ -7,6 +7,7 @@ The palettes and the token issuer are the MCP server tests' own (``palette_fixtu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -52,6 +53,21 @@ async def serving(app: Any) -> AsyncIterator[str]:
         server.should_exit = True
         await task
         sock.close()
+        await _end_sse_watcher()
+
+
+async def _end_sse_watcher() -> None:
+    """End the shutdown watcher ``sse_starlette`` starts once per event loop.
+
+    It polls for the uvicorn server through the SIGTERM handler, which uvicorn has
+    put back by now, so it would poll on after the server is gone (and the leak check
+    would rightly count it).
+    """
+    for task in asyncio.all_tasks():
+        if getattr(task.get_coro(), "__name__", "") == "_shutdown_watcher":
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 @asynccontextmanager

@@ -33,7 +33,14 @@ from pydantic import BaseModel, ValidationError
 
 from toolpalette import AbortSignal, InvalidInputError, ToolResult
 from toolpalette._tools.tool import TOOL_NAME
-from toolpalette.mcp._approvals import ASKER, Asker, answer_of, input_required
+from toolpalette.mcp._approvals import (
+    ASKER,
+    Answered,
+    Asker,
+    answer_of,
+    input_required,
+    state_nonce,
+)
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._progress import Progress
@@ -74,6 +81,7 @@ class ToolsEndpoint:
         self._ttl = list_ttl_ms
         self._stamp = stamp
         self._lines = lines
+        self._answered = Answered()
 
     async def middleware(
         self, ctx: ServerRequestContext[Any], call_next: CallNext
@@ -218,7 +226,13 @@ class ToolsEndpoint:
         arguments: Any,
     ) -> dict[str, Any]:
         """The call of tool ``name`` (offered or deferred), answered in wire form."""
-        result, asker = await self._run(served, name, arguments, ctx, answer_of(ctx, params))
+        answer = answer_of(ctx, params)
+        nonce = state_nonce(params)
+        if answer is not None and nonce is not None and not self._answered.first(nonce):
+            raise MCPError(  # a replay: that approval was answered; nothing runs or is kept
+                code=types.INVALID_PARAMS, message="This approval was already answered."
+            )
+        result, asker = await self._run(served, name, arguments, ctx, answer)
         if asker.input_required is not None:
             return input_required(asker.input_required)
         if result.is_error and result.code in _UNKNOWN:
