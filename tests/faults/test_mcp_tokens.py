@@ -44,3 +44,17 @@ async def test_scopes_split_on_the_space_character_only(tmp_path: Path, separato
             granted = await connected.call_tool("delete_row", {"row": 1})
     assert "delete_row" not in listed  # the read-only palette
     assert not granted.is_error
+
+
+async def test_a_user_and_a_client_of_the_same_id_are_two_principals(tmp_path: Path) -> None:
+    issuer = Issuer()
+    hub = ToolHub()
+    user = issuer.token("alice", "janitor", client_id="mobile-app")
+    machine = issuer.token("alice", "janitor", client_id="alice")  # client credentials
+    async with serving(app_for(hub, issuer, tmp_path, stateless=True)) as base:
+        for token in (user, machine):
+            async with client(base, token) as connected:
+                called = await connected.call_tool("sweep", {"room": "hall"})
+                assert not called.is_error
+    principals = {r.principal for r in hub.grants() if r.name == "sweep"}
+    assert principals == {"user:alice", "client:alice"}

@@ -46,7 +46,7 @@ class GrantRecord:
     """When it was decided (seconds since the epoch)."""
     principal: str | None = field(default_factory=PRINCIPAL.get)
     """Who the request was made for: the verified principal of the MCP request it came
-    in (its token's subject, else its client id), or None for a host's own call."""
+    in, typed (``user:SUBJECT`` or ``client:CLIENT_ID``), or None for a host's own call."""
 
 
 class GrantLog:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -57,9 +57,23 @@ class Principal:
     """Every claim of the token, read-only (for a host's own mapping rules)."""
 
     @property
+    def kind(self) -> Literal["user", "client"]:
+        """``user`` for a token a resource owner's subject holds; ``client`` for an OAuth
+        client acting for itself: no ``sub``, or a ``sub`` that is its own ``client_id``
+        (or ``azp``), as client-credentials tokens carry (RFC 9068, section 2.2)."""
+        claims = self.claims
+        explicit = claims.get("client_id") or claims.get("azp")
+        if self.subject is None or (explicit is not None and str(explicit) == self.subject):
+            return "client"
+        return "user"
+
+    @property
     def name(self) -> str:
-        """How the grant ledger names this caller: the subject, else the client id."""
-        return self.subject if self.subject is not None else self.client_id
+        """How the grant ledger names this caller, typed: ``user:SUBJECT`` or
+        ``client:CLIENT_ID`` (a user and a client of the same id are two callers)."""
+        if self.kind == "user":
+            return f"user:{self.subject}"
+        return f"client:{self.client_id}"
 
     @property
     def identity(self) -> tuple[str, str | None, str | None]:
