@@ -58,9 +58,12 @@ class Principal:
 
     @property
     def kind(self) -> Literal["user", "client"]:
-        """``user`` for a token a resource owner's subject holds; ``client`` for an OAuth
-        client acting for itself: no ``sub``, or a ``sub`` that is its own ``client_id``
-        (or ``azp``), as client-credentials tokens carry (RFC 9068, section 2.2)."""
+        """Whose token it is: a user's, or an OAuth client's acting for itself.
+
+        ``client`` when the token has no ``sub``, or a ``sub`` that is its own
+        ``client_id`` (or ``azp``), as client-credentials tokens carry (RFC 9068,
+        section 2.2); ``user`` otherwise.
+        """
         claims = self.claims
         explicit = claims.get("client_id") or claims.get("azp")
         if self.subject is None or (explicit is not None and str(explicit) == self.subject):
@@ -69,8 +72,10 @@ class Principal:
 
     @property
     def name(self) -> str:
-        """How the grant ledger names this caller, typed: ``user:SUBJECT`` or
-        ``client:CLIENT_ID`` (a user and a client of the same id are two callers)."""
+        """How the grant ledger names this caller, typed by :attr:`kind`.
+
+        ``user:SUBJECT`` or ``client:CLIENT_ID``: a user and a client of one id are two.
+        """
         if self.kind == "user":
             return f"user:{self.subject}"
         return f"client:{self.client_id}"
