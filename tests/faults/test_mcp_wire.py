@@ -1,13 +1,18 @@
 """What a client writes cannot break the server's reading of it: deep input, odd encodings.
 
 Each request goes to a palette under uvicorn and is answered as any other bad request
-is: never -32603, never a traceback.
+is: never -32603, never a traceback; and what telemetry says of it holds no client text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import palette_fixture as fx
 import pytest
@@ -15,6 +20,7 @@ import toolpalette.mcp
 from mcp_server_fixture import LEGACY, answer_of, post, serving
 from toolpalette import ToolHub
 
+PROBE = Path(__file__).parent / "servers" / "telemetry_probe.py"
 DEPTH = 700
 """Nesting deeper than the repeated-key check could walk by recursion (Python's limit is
 1,000 frames), and shallow enough for the JSON parsers to read."""
@@ -51,3 +57,25 @@ async def test_deep_input_repeating_a_key_is_refused_in_one_line(
     assert "RecursionError" not in caplog.text
     assert "Traceback" not in caplog.text
     assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) <= 2
+
+
+def test_spans_and_durations_name_only_what_the_server_lists() -> None:
+    pytest.importorskip("opentelemetry.sdk", reason="needs opentelemetry-sdk")
+    done = subprocess.run(
+        [sys.executable, str(PROBE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "TOOLPALETTE_OTEL": "", "TOOLPALETTE_NO_CACHE": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    servers = [s for s in found["spans"] if s["attributes"].get("mcp.method.name")]
+    durations = [d for d in found["durations"] if d["metric"] == "mcp.server.operation.duration"]
+    assert servers
+    assert durations
+    assert "CANARY" not in json.dumps(found)  # no name, id or message a client sent
+    names = {s["name"] for s in servers}
+    assert {"tools/call echo", "tools/call _OTHER", "prompts/get _OTHER"} <= names
+    assert any(d.get("gen_ai.tool.name") == "echo" for d in durations)

@@ -327,7 +327,8 @@ def _cannot_ask(ctx: ServerRequestContext[Any], approval: Approval) -> str:
     """Why no person could be asked about a call on ``ctx``'s connection."""
     why = f"The call of '{approval.name}' needs a person's approval, and none could be asked"
     declared = ctx.session.client_capabilities
-    if declared is not None and declared.elicitation is None:
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS  # any connection can ask
+    if modern or (declared is not None and declared.elicitation is None):
         return f"{why}: the client declared no elicitation (form)."
     return (
         f"{why} on this connection: a 2025-era client can be asked only over a stateful "

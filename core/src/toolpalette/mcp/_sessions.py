@@ -42,6 +42,7 @@ from toolpalette import (
     ToolProvider,
 )
 from toolpalette._agents.grants import PRINCIPAL
+from toolpalette._tools.registry import lookup
 from toolpalette.mcp._approvals import approver_for
 from toolpalette.mcp._call_tool import CALL_TOOL, call_tool_for
 from toolpalette.mcp._listing import listing_of
@@ -162,6 +163,18 @@ class Sessions:
         elif state.get(_OWNER_KEY) != owner:
             raise MCPError(INVALID_REQUEST, "This session belongs to another principal.")
         return found
+
+    def lists(self, method: str, name: str) -> bool:
+        """Whether the server lists ``name`` for ``method`` (``tools/call``, ``prompts/get``).
+
+        A tool of the catalog or of the default palette's listing (its meta-tools and
+        ``call_tool``), or a skill's id: names the server made, never a client's text.
+        """
+        if method == "prompts/get":
+            return self._hub.skills().get(name) is not None
+        if name in self.shared().listing.by_name:
+            return True
+        return lookup(self._hub.catalog(), name) is not None
 
     def class_for(self, principal: Principal | None) -> type[Thinker]:
         """The thinker class ``principal`` is served (the host's mapping's choice)."""
