@@ -6,6 +6,7 @@ or raw requests); each test tries a token shaped to get more than it grants.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ import pytest
 import toolpalette.mcp
 from auth_fixture import AUDIENCE, ISSUER, Issuer
 from mcp.shared.exceptions import MCPError
-from mcp_server_fixture import client, serving
+from mcp_server_fixture import HELLO, LEGACY, answer_of, client, post, serving
 from toolpalette import ToolHub
 from toolpalette.mcp import JWTAuth, PaletteChoice, Principal
+
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 
 
 def by_scope(principal: Principal) -> Any:
@@ -58,3 +61,30 @@ async def test_a_user_and_a_client_of_the_same_id_are_two_principals(tmp_path: P
                 assert not called.is_error
     principals = {r.principal for r in hub.grants() if r.name == "sweep"}
     assert principals == {"user:alice", "client:alice"}
+
+
+async def test_a_narrower_token_in_a_session_never_gets_the_sessions_wider_palette(
+    tmp_path: Path,
+) -> None:
+    issuer = Issuer()
+    wide, narrow = issuer.token("alice", "janitor"), issuer.token("alice", "read")
+    delete = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "delete_row", "arguments": {"row": 1}},
+    }
+    async with serving(app_for(ToolHub(), issuer, tmp_path)) as base:
+        opened = await asyncio.to_thread(post, base, wide, HELLO, **LEGACY)
+        headers = {**LEGACY, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await asyncio.to_thread(post, base, wide, done, **headers)
+        listed = await asyncio.to_thread(post, base, wide, LIST, **headers)
+        narrowed = await asyncio.to_thread(post, base, narrow, delete, **headers)
+        listed_narrow = await asyncio.to_thread(post, base, narrow, LIST, **headers)
+        own = await asyncio.to_thread(post, base, wide, delete, **headers)
+    assert "delete_row" in listed.text
+    for refused in (answer_of(narrowed), answer_of(listed_narrow)):
+        assert refused["error"]["code"] == -32600, refused
+        assert "another palette" in refused["error"]["message"]
+    assert answer_of(own)["result"]["content"][0]["text"] == "deleted 1"
