@@ -59,6 +59,11 @@ class JWTAuth:
             of the metadata document. Default: ``audience``, when it is an HTTP(S) URL.
         verifier: any SDK ``TokenVerifier`` to use instead of the JWT one (opaque
             tokens, introspection); ``jwks_url`` and ``public_key_file`` are then unused.
+        jwks_timeout: seconds the whole fetch of the key set may take (it is also
+            refused past 1 MiB).
+        jwks_refresh: seconds a fetched key set is used before it is fetched again,
+            in the background (requests keep the last good set meanwhile; a token of
+            an unknown key id makes one refetch per 30 seconds at most).
     """
 
     issuer: str
@@ -68,6 +73,8 @@ class JWTAuth:
     required_scopes: Sequence[str] = ()
     resource_url: str | None = None
     verifier: TokenVerifier | None = None
+    jwks_timeout: float = 10.0
+    jwks_refresh: float = 300.0
 
     def resource(self) -> str:
         """The endpoint's public URL (``resource_url``, else ``audience``).
@@ -99,6 +106,8 @@ class JWTAuth:
             audience=self.audience,
             jwks_url=self.jwks_url,
             public_key_file=self.public_key_file,
+            jwks_timeout=self.jwks_timeout,
+            jwks_refresh=self.jwks_refresh,
         )
 
 
