@@ -28,6 +28,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolpalette import Thinker, ToolHub
 from toolpalette.mcp._fast import FastPath
+from toolpalette.mcp._limits import (
+    DEFAULT_HANDSHAKE_IDLE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE,
+    DEFAULT_SESSIONS_PER_CLIENT,
+    SessionLimits,
+)
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
 if TYPE_CHECKING:
@@ -59,6 +66,10 @@ def asgi_app(
     auth: JWTAuth | None = None,
     thinker_for: ThinkerFor | None = None,
     fast: bool = True,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT,
+    session_idle: float = DEFAULT_SESSION_IDLE,
+    handshake_idle: float = DEFAULT_HANDSHAKE_IDLE,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -74,7 +85,11 @@ def asgi_app(
     to the thinker class it is served (or a :class:`~toolpalette.mcp.PaletteChoice`).
     ``fast`` answers stateless ``tools/call`` and ``tools/list`` requests without the
     SDK's transport (the same answers, see :mod:`toolpalette.mcp._fast`); False leaves
-    every request to the SDK. Other options as :func:`toolpalette.mcp.server`.
+    every request to the SDK. A stateful server keeps at most ``max_sessions``
+    sessions (503 past it), ``sessions_per_client`` of them per principal (per client
+    address without authorization; 429 past it); a session expires after
+    ``session_idle`` idle seconds, or ``handshake_idle`` while it has done nothing
+    since its handshake. Other options as :func:`toolpalette.mcp.server`.
 
     Raises:
         ValueError: an option is out of range, or ``auth`` cannot be used.
@@ -91,11 +106,15 @@ def asgi_app(
         state_keys=state_keys,
         thinker_for=thinker_for,
     )
+    if min(max_sessions, sessions_per_client) < 1 or min(session_idle, handshake_idle) <= 0:
+        raise ValueError("session limits must be positive")
     app: Starlette = palette.streamable_http_app(
         streamable_http_path=path,
         stateless_http=stateless,
         json_response=json_response,
         host=host,
+        max_sessions=max_sessions,
+        session_idle_timeout=max(session_idle, handshake_idle),
     )
     if fast:
         app.add_middleware(
@@ -104,6 +123,15 @@ def asgi_app(
             tools=palette.tools_endpoint,
             manager=palette.session_manager,
             path=path,
+        )
+    if not stateless:
+        app.add_middleware(
+            SessionLimits,
+            manager=palette.session_manager,
+            path=path,
+            sessions_per_client=sessions_per_client,
+            session_idle=session_idle,
+            handshake_idle=handshake_idle,
         )
     app.add_middleware(PlainErrors)
     if auth is not None:  # last: the outermost middleware, before anything answers
