@@ -30,6 +30,7 @@ MODULES: tuple[str, ...] = (
     "bench_scale",
     "bench_search",
     "bench_deferral",
+    "bench_ledger",
 )
 
 # Fewer rounds and calls under --quick; the modules read these when first imported.
