@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -38,7 +39,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ["JWTAuth", "authorized"]
+__all__ = ["REFUSAL", "JWTAuth", "authorized"]
+
+REFUSAL: ContextVar[list[str] | None] = ContextVar("toolpalette_token_refusal", default=None)
+"""Where the request being authenticated is told why its token was refused (its kind)."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,7 @@ class _Authorization:
     ) -> None:
         self._open = app
         self._metadata_path = metadata_path
-        required = RequireAuthMiddleware(app, scopes, metadata_url)
+        required = _Required(app, scopes, metadata_url)
         self._guarded: Any = AuthenticationMiddleware(
             AuthContextMiddleware(required), backend=BearerAuthBackend(verifier)
         )
@@ -169,4 +173,24 @@ class _Authorization:
         if scope["type"] not in ("http", "websocket") or scope["path"] == self._metadata_path:
             await self._open(scope, receive, send)
             return
-        await self._guarded(scope, receive, send)
+        told = REFUSAL.set([])
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            REFUSAL.reset(told)
+
+
+class _Required(RequireAuthMiddleware):
+    """The SDK's 401 and 403, a 401 saying the kind of refusal (RFC 6750).
+
+    ``error="invalid_token"`` with ``error_description`` one of a few fixed words
+    (expired, wrong audience, bad signature, ...): never the token nor a claim.
+    """
+
+    async def _send_auth_error(
+        self, send: Send, status_code: int, error: str, description: str
+    ) -> None:
+        told = REFUSAL.get()
+        if status_code == 401 and told:
+            description = f"The token is refused: {told[-1]}."
+        await super()._send_auth_error(send, status_code, error, description)

@@ -20,6 +20,8 @@ of no known shape) with its parser's own text, which quotes the body
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,7 +43,9 @@ if TYPE_CHECKING:
     from toolpalette.mcp._auth import JWTAuth
     from toolpalette.mcp._principal import ThinkerFor
 
-__all__ = ["PlainErrors", "asgi_app"]
+__all__ = ["AccessLog", "PlainErrors", "asgi_app"]
+
+_access = logging.getLogger("toolpalette.mcp.access")
 
 _PLAIN: Final = {
     "Parse error:": "Parse error: the body is not JSON.",
@@ -134,11 +138,46 @@ def asgi_app(
             handshake_idle=handshake_idle,
         )
     app.add_middleware(PlainErrors)
-    if auth is not None:  # last: the outermost middleware, before anything answers
+    if auth is not None:  # the outermost middleware but one, before anything answers
         from toolpalette.mcp._auth import authorized
 
         authorized(app, auth)
+    app.add_middleware(AccessLog)
     return app
+
+
+class AccessLog:
+    """ASGI middleware: one INFO line per HTTP request (``toolpalette.mcp.access``).
+
+    The method, the path, the status and the time to the answer's start: nothing of
+    the request's headers, body or token.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _access.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status: list[int] = []
+
+        async def seen(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+                _access.info(
+                    "%s %s %d %.1f ms",
+                    scope["method"],
+                    scope["path"],
+                    message["status"],
+                    (time.perf_counter() - started) * 1000,
+                )
+            await send(message)
+
+        await self.app(scope, receive, seen)
+        if not status:
+            _access.info("%s %s (no answer)", scope["method"], scope["path"])
 
 
 class PlainErrors:

@@ -25,6 +25,8 @@ from typing import Any, Final, TypeVar
 import jwt
 from mcp.server.auth.provider import AccessToken
 
+from toolpalette.mcp._auth import REFUSAL
+
 __all__ = ["ALGORITHMS", "JWKS_MAX_BYTES", "JWTVerifier", "refusal_kind"]
 
 ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
@@ -126,11 +128,20 @@ class JWTVerifier:
             )
         except _Unreachable:
             _log.warning("bearer token refused: the issuer's key set cannot be fetched")
+            _tell("the issuer's keys are unavailable")
             return None
         except Exception as exc:  # the kind only: a text may quote the token
-            _log.info("bearer token refused: %s", refusal_kind(exc))
+            kind = refusal_kind(exc)
+            _log.info("bearer token refused: %s", kind)
+            _tell(kind)
             return None
         return _access(token, claims)
+
+
+def _tell(kind: str) -> None:
+    holder = REFUSAL.get()
+    if holder is not None:
+        holder.append(kind)
 
 
 class _Unreachable(Exception):
