@@ -79,3 +79,24 @@ def test_spans_and_durations_name_only_what_the_server_lists() -> None:
     names = {s["name"] for s in servers}
     assert {"tools/call echo", "tools/call _OTHER", "prompts/get _OTHER"} <= names
     assert any(d.get("gen_ai.tool.name") == "echo" for d in durations)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{"text":"hi"}}}',
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call",'
+        '"params":{"name":"echo","arguments":{"text":"h\u00e9"}}}'.encode("utf-16"),
+    ],
+    ids=["lone surrogate id", "UTF-16 body"],
+)
+async def test_odd_encodings_get_the_sdks_answer_not_a_500(body: bytes) -> None:
+    answers = []
+    for fast in (True, False):
+        app = toolpalette.mcp.asgi_app(ToolHub(), fx.Palette, stateless=True, fast=fast)
+        async with serving(app) as base:
+            answer = await asyncio.to_thread(post, base, None, None, content=body, **LEGACY)
+        answers.append((answer.status_code, answer.text))
+    assert answers[0] == answers[1]  # the fast path answers what the SDK answers
+    assert answers[0][0] != 500
