@@ -31,6 +31,7 @@ MODULES: tuple[str, ...] = (
     "bench_search",
     "bench_deferral",
     "bench_ledger",
+    "bench_sessions",
 )
 
 # Fewer rounds and calls under --quick; the modules read these when first imported.

@@ -84,7 +84,7 @@ class SessionLimits:
         key = self._caller(scope)
         open_now = self._open(key)
         if len(open_now) >= self._per_client:
-            logger.warning("refused a new session: its caller holds %d already", len(open_now))
+            logger.info("refused a new session: its caller holds %d already", len(open_now))
             await _too_many(send)
             return
 
