@@ -192,9 +192,10 @@ class _KeySet:
         return found
 
     def _start(self) -> asyncio.Task[None]:
-        if self._fetch is None or self._fetch.done():
-            self._fetch = asyncio.ensure_future(self._run())
-        return self._fetch
+        fetch = self._fetch
+        if fetch is None or fetch.done() or fetch.get_loop() is not asyncio.get_running_loop():
+            fetch = self._fetch = asyncio.ensure_future(self._run())
+        return fetch
 
     async def _refetch(self) -> None:
         await asyncio.shield(self._start())
