@@ -1,13 +1,6 @@
-"""Stateful HTTP sessions, bounded: per caller, in total, and short-lived until used.
+"""Stateful HTTP sessions, bounded: per caller and in total, short-lived until used.
 
-:class:`SessionLimits` stands in front of the SDK's session manager. A request that
-would open a session (a POST with no ``Mcp-Session-Id``) is refused with 429 once its
-caller (the verified principal, else the client's address) holds
-``sessions_per_client`` open sessions; the SDK refuses any past ``max_sessions`` with
-503. A session that has served nothing after its handshake expires after
-``handshake_idle`` seconds; its first request beyond the handshake gives it the full
-idle timeout. The SDK keeps its sessions private: this reads its session table and
-sets a transport's idle timeout, the one place that reaches into it.
+Why, and how it reaches into the SDK's session manager: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Each request a palette answers: its server span, and its ``mcp.server.operation.duration``.
+"""Each request a palette answers: its SERVER span and ``mcp.server.operation.duration``.
 
-:class:`ServerSpans` takes the place of the SDK's own OpenTelemetry middleware (the
-first of every low-level ``Server``'s) and names only what the server lists itself: a
-tool or prompt name the server does not know becomes ``_OTHER``, a request id is kept
-when it is a number, and an error says its code, never its message (see
-docs/architecture.md). :func:`timed` records each request's duration with the same rule.
+Both name only what the server lists (``_OTHER`` else); see docs/architecture.md.
 """
 
 from __future__ import annotations
