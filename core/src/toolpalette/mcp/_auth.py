@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -36,13 +35,12 @@ from pydantic import AnyHttpUrl
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolpalette.mcp._principal import REFUSAL
+
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ["REFUSAL", "JWTAuth", "authorized"]
-
-REFUSAL: ContextVar[list[str] | None] = ContextVar("toolpalette_token_refusal", default=None)
-"""Where the request being authenticated is told why its token was refused (its kind)."""
+__all__ = ["JWTAuth", "authorized"]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any, Final, TypeVar
 import jwt
 from mcp.server.auth.provider import AccessToken
 
-from toolpalette.mcp._auth import REFUSAL
+from toolpalette.mcp._principal import REFUSAL
 
 __all__ = ["ALGORITHMS", "JWKS_MAX_BYTES", "JWTVerifier", "refusal_kind"]
 

@@ -15,6 +15,7 @@ thinker per choice among the requests without a session.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -135,6 +136,10 @@ def request_principal(ctx: ServerRequestContext[Any]) -> Principal | None:
     token = get_access_token()
     return principal_of(token) if token is not None else None
 
+
+REFUSAL: ContextVar[list[str] | None] = ContextVar("toolpalette_token_refusal", default=None)
+"""Where the request being authenticated is told why its token was refused (its kind,
+a few fixed words): the verifier writes it, the 401 says it."""
 
 _CACHE_ATTRIBUTE = "_toolpalette_principal"
 
