@@ -32,6 +32,8 @@ MODULES: tuple[str, ...] = (
     "bench_search",
     "bench_deferral",
     "bench_code_mode",
+    "bench_ledger",
+    "bench_sessions",
 )
 
 # Fewer rounds and calls under --quick; the modules read these when first imported.

@@ -17,6 +17,9 @@ from toolpalette.testing import LeakCheck
 HERE = Path(__file__).parent
 if str(HERE) not in sys.path:  # watched_fixture is shared by the schema bounds tests
     sys.path.insert(0, str(HERE))
+SERVER_TESTS = HERE.parent / "mcp" / "server"  # the MCP server tests' palettes and issuer
+if str(SERVER_TESTS) not in sys.path:
+    sys.path.append(str(SERVER_TESTS))
 
 
 @pytest.fixture(autouse=True)

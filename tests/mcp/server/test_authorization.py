@@ -215,8 +215,8 @@ async def test_two_principals_are_served_their_own_palettes(
         assert not set(other_tools(who)) & seen[who]
         assert set(refusals[who]) == {(types.INVALID_PARAMS, "Unknown tool: NAME")}
     records = {(r.name, r.principal) for r in hub.grants() if r.decision == "granted"}
-    assert ("secret_lookup", "alice") in records
-    assert ("sweep", "bob") in records
+    assert ("secret_lookup", "user:alice") in records
+    assert ("sweep", "user:bob") in records
 
 
 async def test_the_same_authorization_sees_the_same_private_listing(tmp_path: Path):

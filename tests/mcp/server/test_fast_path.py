@@ -79,6 +79,22 @@ def raw(headers: dict[str, str], body: str) -> Any:
     return headers, body
 
 
+def encodings(echo: str) -> dict[str, Any]:
+    """``echo`` (a call of ``echo`` with ``"hi"``) in odd encodings and with lone surrogates."""
+    accented = echo.replace('"hi"', '"h\\u00e9"')
+    return {
+        "lone surrogate in the id": echo.replace('"id": 7', '"id": "\\ud800"'),
+        "lone low surrogate in the id": echo.replace('"id": 7', '"id": "a\\udfff"'),
+        "lone surrogate in the arguments": echo.replace('"hi"', '"\\ud83d"'),
+        "a surrogate pair in the arguments": echo.replace('"hi"', '"\\ud83d\\ude00"'),
+        "UTF-16 LE with a BOM": accented.encode("utf-16"),
+        "UTF-16 BE": accented.encode("utf-16-be"),
+        "UTF-32": accented.encode("utf-32"),
+        "UTF-8 with a BOM": accented.encode("utf-8-sig"),
+        "Latin-1": echo.replace('"hi"', '"h\u00e9"').encode("latin-1"),
+    }
+
+
 MODERN_REQUESTS: dict[str, Any] = {
     "list": modern("tools/list", {}),
     "list, bad cursor": modern("tools/list", {"cursor": "nope"}),
@@ -133,6 +149,10 @@ MODERN_REQUESTS: dict[str, Any] = {
     "foreign host": call("add", {"a": 1, "b": 2}, headers={"host": "evil.example:80"}),
     "foreign origin": call("add", {"a": 1, "b": 2}, headers={"origin": "http://evil.example"}),
     "loopback origin": call("add", {"a": 1, "b": 2}, headers={"origin": "http://localhost:9"}),
+    **{
+        label: raw(call("echo", {})[0], text)
+        for label, text in encodings(call("echo", {"text": "hi"})[1]).items()
+    },
 }
 
 LEGACY_REQUESTS: dict[str, Any] = {
@@ -166,6 +186,12 @@ LEGACY_REQUESTS: dict[str, Any] = {
     "JSON only accepted": legacy("tools/list", {}, headers={"accept": "application/json"}),
     "foreign host": legacy("tools/list", {}, headers={"host": "evil.example"}),
     "an older version": legacy("tools/list", {}, headers={"mcp-protocol-version": "2025-06-18"}),
+    **{
+        label: raw(legacy("tools/list", {})[0], text)
+        for label, text in encodings(
+            legacy("tools/call", {"name": "echo", "arguments": {"text": "hi"}})[1]
+        ).items()
+    },
 }
 
 

@@ -130,3 +130,55 @@ def test_an_unknown_key_of_serve_is_a_config_problem(tmp_path: Path):
     )
     assert "'auth_isuer' of [serve] is not a toolpalette setting" in done.stdout + done.stderr
     assert "did you mean 'auth_issuer'?" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+async def test_at_info_serve_logs_each_request_and_why_each_token_was_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+):
+    import time
+
+    from toolpalette.testing import wait_until
+
+    issuer, stranger = Issuer(), Issuer()
+    issuer.pem(tmp_path / "issuer.pem")
+    config = CONFIG.format(audience=AUDIENCE)
+    if where == "config":
+        config = config.replace("[serve]\n", '[serve]\nlog_level = "info"\n', 1)
+    (tmp_path / "toolpalette.toml").write_text(config)
+    monkeypatch.chdir(tmp_path)
+    now = int(time.time())
+    tokens = {
+        "expired": issuer.token("alice", "mcp", exp=now - 3600, iat=now - 7200),
+        "wrong audience": issuer.token("alice", "mcp", aud="https://elsewhere.example"),
+        "bad signature": stranger.token("alice", "mcp"),
+    }
+    args = ["--thinker", "palette_fixture:Reader", "--auth-issuer", ISSUER]
+    if where == "flag":
+        args += ["--log-level", "info"]
+    with serving(*args) as served:
+        answers = {
+            kind: httpx2.post(
+                served.url, json={}, headers={"Authorization": f"Bearer {token}"}, timeout=30
+            )
+            for kind, token in tokens.items()
+        }
+        wait_until(
+            lambda: sum(" 401 " in line for line in served.lines) >= 3,
+            timeout=30,
+            message="the access lines",
+        )
+        lines = list(served.lines)
+    for kind, answer in answers.items():
+        assert answer.status_code == 401
+        challenge = answer.headers["www-authenticate"]
+        assert 'error="invalid_token"' in challenge
+        assert f'error_description="The token is refused: {kind}."' in challenge
+        assert answer.json()["error_description"] == f"The token is refused: {kind}."
+    logged = "\n".join(lines)
+    for kind in tokens:
+        assert f"bearer token refused: {kind}" in logged
+    assert "POST /mcp 401" in logged
+    for token in tokens.values():
+        assert token.split(".")[1] not in logged  # no token, no claims
+        assert all(token.split(".")[1] not in a.text for a in answers.values())

@@ -93,7 +93,7 @@ async def test_a_default_client_searches_calls_and_approves_a_deferred_tool_over
             wiped = await client.call_tool("wipe_table", {"table": "t"})
     assert (direct.content[0].text, wrapped.content[0].text) == ("value of a", "value of b")
     assert wiped.content[0].text == "wiped t"
-    assert asked == ['Approve this call of the tool \'wipe_table\'?\nInput: {"table": "t"}']
+    assert asked == ["Approve this call of the tool 'wipe_table'?\nInput:\n  table: \"t\""]
 
 
 async def test_stdio_session_grants_and_announces_the_change():

@@ -142,8 +142,8 @@ class Approvals:
         _cancel(entry.delivery)
         return entry.approval
 
-    def answer_call(self, token: str, approve: bool) -> Approval:
-        """Wake the paused call ``token`` with ``approve``; returns its approval.
+    def answer_call(self, token: str, approve: bool | BaseException) -> Approval:
+        """Wake the paused call ``token`` with ``approve`` (an exception: raise it there).
 
         Raises:
             KeyError: ``token`` is not a pending call, or its event loop has closed (no
@@ -260,8 +260,12 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _settle(future: asyncio.Future[bool], value: bool) -> None:
-    if not future.done():
+def _settle(future: asyncio.Future[bool], value: bool | BaseException) -> None:
+    if future.done():
+        return
+    if isinstance(value, BaseException):
+        future.set_exception(value)
+    else:
         future.set_result(value)
 
 

@@ -21,11 +21,13 @@ Two ways a thinker reaches a deferred tool without waiting for its next turn:
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
+from toolpalette._run.call import Refusal
 from toolpalette._run.consent import Decision, read_decision
 from toolpalette._run.executor import with_rules
 from toolpalette._tools.registry import ToolRegistry, lookup
@@ -142,6 +144,12 @@ class _AtCallRules:
             return approved
         try:
             approved = await ask(provider, value, ctx)
+        except Refusal as refusal:  # no person could be asked: the approver said why
+            self._grants.answered(provider.name, False, refusal.result.text)
+            raise
+        except asyncio.CancelledError:
+            self._grants.answered(provider.name, False, "the call ended before an answer")
+            raise
         except BaseException:
             self._grants.answered(provider.name, False, "no person could be asked")
             raise

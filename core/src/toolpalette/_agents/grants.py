@@ -8,13 +8,14 @@ calls leave it unset: their records say None.
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
-__all__ = ["PRINCIPAL", "SCRIPT_CALL", "GrantLog", "GrantRecord"]
+__all__ = ["GRANT_WINDOW", "PRINCIPAL", "SCRIPT_CALL", "GrantLog", "GrantRecord"]
 
 GrantDecision = Literal["granted", "already_present", "refused", "pending", "evicted", "offered"]
 
@@ -61,7 +62,7 @@ class GrantRecord:
     """When it was decided (seconds since the epoch)."""
     principal: str | None = field(default_factory=PRINCIPAL.get)
     """Who the request was made for: the verified principal of the MCP request it came
-    in (its token's subject, else its client id), or None for a host's own call."""
+    in, typed (``user:SUBJECT`` or ``client:CLIENT_ID``), or None for a host's own call."""
     call_id: str | None = field(default_factory=_script_call_id)
     """The call's own id, for a call a ``run_code`` script made, or a decision made for
     one (None otherwise)."""
@@ -69,22 +70,29 @@ class GrantRecord:
     """The id of the ``run_code`` call whose script made that call (None otherwise)."""
 
 
-class GrantLog:
-    """An append-only, thread-safe list of grant records.
+GRANT_WINDOW: Final = 10_000
+"""The most grant records a hub keeps in memory (``hub.grants()``): the newest ones.
+Every record reaches the ``toolpalette_grant`` hook, which is where an audit log keeps
+them all."""
 
-    The host side tells the ``toolpalette_grant`` hook of each record it adds.
+
+class GrantLog:
+    """A thread-safe window of the newest grant records (at most :data:`GRANT_WINDOW`).
+
+    The host side tells the ``toolpalette_grant`` hook of each record it adds, before
+    the window forgets it, so memory stays flat however many requests are decided.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, window: int = GRANT_WINDOW) -> None:
         self._lock = threading.Lock()
-        self._records: list[GrantRecord] = []
+        self._records: collections.deque[GrantRecord] = collections.deque(maxlen=window)
 
     def add(self, record: GrantRecord) -> None:
-        """Append ``record``."""
+        """Append ``record`` (the oldest one kept drops out once the window is full)."""
         with self._lock:
             self._records.append(record)
 
     def records(self) -> list[GrantRecord]:
-        """Every record so far, oldest first."""
+        """The records kept, oldest first."""
         with self._lock:
             return list(self._records)

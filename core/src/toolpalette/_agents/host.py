@@ -355,7 +355,11 @@ class Host:
                 )
 
     def grants(self) -> list[GrantRecord]:
-        """Every admission request decided so far, oldest first."""
+        """The newest admission requests decided (at most 10,000), oldest first.
+
+        Every decision also reaches the ``toolpalette_grant`` hook: an audit log keeps
+        them all there.
+        """
         return self._grants.records()
 
     def on_tool_error(self, callback: Reporter) -> Callable[[], None]:

@@ -55,6 +55,7 @@ from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._schema.strict import restore_input
 from toolpalette._schema.strict_json import InputPolicyError, load_input
 from toolpalette._search import search as _search
+from toolpalette._run.call import refuse
 from toolpalette._skills import Conversation, SkillSelector
 from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
@@ -629,11 +630,16 @@ class Thinker:
             return raw  # the pipeline refuses it with the same 400
         return restore_input(provider.input_schema, value)
 
-    def resolve_approval(self, token: str, *, approve: bool) -> Approval:
+    def resolve_approval(
+        self, token: str, *, approve: bool, unasked: str | None = None
+    ) -> Approval:
         """Approve or deny a paused call or a pending grant; the decision goes on the record.
 
         A paused call then resumes (or is refused with 403 ``denied``); an approved
-        grant takes effect from the next turn.
+        grant takes effect from the next turn. ``unasked`` (with ``approve`` False)
+        says that no person could be asked, and why: a paused call is then refused with
+        403 ``approval_required`` and that text, and the record gives it as the reason
+        (instead of "a person's decision"). Write it for the model: it reads it.
 
         Raises:
             KeyError: ``token`` is not pending: unknown, already resolved, or withdrawn
@@ -642,6 +648,10 @@ class Thinker:
         binding = _binding(self)
         approvals = binding.approvals
         if approvals.is_call(token):
+            if unasked is not None and not approve:
+                approval = approvals.answer_call(token, refuse(403, "approval_required", unasked))
+                binding.grants.record("call", approval.name, "refused", unasked)
+                return approval
             approval = approvals.answer_call(token, approve)
             decision: GrantDecision = "granted" if approve else "refused"
             binding.grants.record(

@@ -36,7 +36,7 @@ import secrets
 import shlex
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._cli import serve_palette, serve_settings
 from toolpalette._cli.list import add_config_option, host_problems, problems_note
@@ -49,6 +49,8 @@ __all__ = ["register", "run", "worker_app"]
 
 OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
 """Where ``--workers`` passes the command's options to each worker (JSON)."""
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+"""The levels ``--log-level`` (and ``[serve] log_level``) takes."""
 SHARED_KEY_ENV = "TOOLPALETTE_SERVE_STATE_KEY"
 """Where ``--workers`` passes the request-state key it made to each worker."""
 _BACKLOG = 2048
@@ -137,6 +139,24 @@ def register(subparsers: Any) -> None:
         help="tools per tools/list page (default: 100)",
     )
     serve_palette.add_options(parser)
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="what goes to stderr (default: WARNING; also [serve] log_level): INFO adds "
+        "an access line per HTTP request and why each refused token was refused",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=_positive_int,
+        help="open stateful HTTP sessions kept at most (default: 1000; also [serve])",
+    )
+    parser.add_argument(
+        "--sessions-per-client",
+        type=_positive_int,
+        help="open sessions per principal, or per client address without a token "
+        "(default: 16; also [serve]); past it a new one is refused with 429",
+    )
     serve_settings.add_options(parser)
     add_config_option(parser)
     parser.set_defaults(func=run)
@@ -163,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    logging.basicConfig(level=args.log_level or logging.WARNING, stream=sys.stderr)
     workers = args.workers if args.http else 1
     options = {
         "thinker": args.thinker,
@@ -179,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
         "auth": serve_settings.from_args(args),
         "palette": serve_palette.from_args(args),
         "http": args.http,
+        "log_level": args.log_level,
+        "max_sessions": args.max_sessions,
+        "sessions_per_client": args.sessions_per_client,
     }
     try:
         keys = _state_keys(options)
@@ -511,16 +534,23 @@ def _app(
 
 
 def _app_options(hub: ToolHub, options: dict[str, Any]) -> dict[str, Any]:
-    """``asgi_app``'s ``auth`` and ``thinker_for``, from the options and ``[serve]``."""
+    """``asgi_app``'s ``auth``, ``thinker_for`` and session limits, from ``[serve]`` too.
+
+    The options win over ``[serve]``, whose ``log_level`` applies unless ``--log-level``
+    is given.
+    """
     from toolpalette._agents.thinker import Thinker
 
     try:
-        return serve_settings.app_options(
+        found = serve_settings.app_options(
             hub,
             options["auth"],
             http=options["http"],
             import_thinker=lambda spec: _import_thinker(spec, Thinker),
         )
+        if options["http"]:
+            found.update(serve_settings.server_options(hub, options))
+        return found
     except serve_settings.SettingsError as exc:
         raise _UsageError(str(exc)) from exc
 
@@ -528,6 +558,7 @@ def _app_options(hub: ToolHub, options: dict[str, Any]) -> dict[str, Any]:
 def worker_app() -> Any:
     """The ASGI app of one ``--workers`` process, built from ``TOOLPALETTE_SERVE_OPTIONS``."""
     options = json.loads(os.environ[OPTIONS_ENV])
+    logging.basicConfig(level=options.get("log_level") or logging.WARNING, stream=sys.stderr)
     made = os.environ.pop(SHARED_KEY_ENV, None)  # nothing this worker starts inherits it
     keys = [made] if made is not None else _state_keys(options)
     with contextlib.redirect_stdout(sys.stderr):

@@ -22,9 +22,10 @@ line, never a worker failing at its first request.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._plugins.config import SERVE_AUTH_KEYS
 
@@ -32,7 +33,14 @@ if TYPE_CHECKING:
     from toolpalette._agents.thinker import Thinker
     from toolpalette._hub import ToolHub
 
-__all__ = ["AUTH_KEYS", "SettingsError", "add_options", "app_options", "from_args"]
+__all__ = [
+    "AUTH_KEYS",
+    "SettingsError",
+    "add_options",
+    "app_options",
+    "from_args",
+    "server_options",
+]
 
 AUTH_KEYS = SERVE_AUTH_KEYS
 """The authorization settings, as ``[serve]`` keys (the options are ``--auth-...``)."""
@@ -69,6 +77,36 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 def from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The authorization settings given on the command line (JSON, for the workers)."""
     return {key: getattr(args, key) for key in AUTH_KEYS if getattr(args, key) is not None}
+
+
+def server_options(hub: ToolHub, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The session limits of ``asgi_app`` (the command line over ``[serve]``).
+
+    Also applies ``[serve] log_level`` when the command line gave none.
+
+    Raises:
+        SettingsError: a setting has the wrong type or is out of range.
+    """
+    table = hub.config.serve
+    level = given.get("log_level") or table.get("log_level")
+    if level is not None and not given.get("log_level"):
+        if not isinstance(level, str) or level.upper() not in _LEVELS:
+            raise SettingsError(f"[serve] log_level must be one of {', '.join(_LEVELS)}")
+        logging.getLogger().setLevel(level.upper())
+    found: dict[str, Any] = {}
+    for key in ("max_sessions", "sessions_per_client"):
+        value = given.get(key)
+        if value is None:
+            value = table.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise SettingsError(f"[serve] {key} must be a whole number of at least 1")
+        found[key] = value
+    return found
+
+
+_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def app_options(

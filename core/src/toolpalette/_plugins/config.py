@@ -70,7 +70,17 @@ SERVE_AUTH_KEYS: Final = (
     "auth_resource_url",
 )
 """The ``[serve]`` table's authorization keys (``toolpalette serve``'s ``--auth-...``)."""
-SERVE_KEYS: Final = frozenset({*SERVE_AUTH_KEYS, "palettes", "tool_search", "defer"})
+SERVE_KEYS: Final = frozenset(
+    {
+        *SERVE_AUTH_KEYS,
+        "palettes",
+        "tool_search",
+        "defer",
+        "log_level",
+        "max_sessions",
+        "sessions_per_client",
+    }
+)
 """The keys of the ``[serve]`` table (``toolpalette serve`` reads them)."""
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}\Z")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})

@@ -130,6 +130,8 @@ async def _ask(
         raise refuse(403, "approval_required", text)
     try:
         answer = approver(provider, value, ctx)
+    except Refusal:  # the approval could not be put to a person: its own answer
+        raise
     except BaseException as exc:
         if not contained(exc):
             raise
@@ -150,5 +152,7 @@ def _settled(outcome: _running.Outcome, provider: ToolProvider, refused: str) ->
     if isinstance(outcome.kind, _running.Aborted):
         raise refuse(499, "aborted", outcome.kind.reason)
     if outcome.kind is _running.RAISED:
+        if isinstance(outcome.value, Refusal):  # an approval no person could be asked
+            raise outcome.value
         raise _denied(provider, refused, outcome.value)
     return outcome.value

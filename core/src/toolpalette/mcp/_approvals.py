@@ -39,9 +39,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
 import json
 import logging
 import os
+import threading
+import time
+import unicodedata
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
@@ -75,6 +80,9 @@ __all__ = [
 
 logger = logging.getLogger("toolpalette.mcp")
 
+_STOPPED: Final = "A person must approve this call; the client was asked."
+"""The reason a script's call stopped to ask a 2026-era client (never shown: the
+answer is the ``InputRequiredResult``)."""
 STATE: Final = "toolpalette.approval.v1"
 """The request state a 2026-07-28 approval carries (sealed by the SDK's boundary)."""
 SCRIPT_STATE: Final = STATE + ":script:"
@@ -83,11 +91,20 @@ INPUT_KEY: Final = "approval"
 """The key of the approval form among an ``InputRequiredResult``'s input requests."""
 STATE_KEYS_ENV: Final = "TOOLPALETTE_STATE_KEYS"
 """The environment variable ``toolpalette serve`` reads request-state keys from."""
-_STOPPED: Final = "A person must approve this call; the client was asked."
-"""The reason a call stopped to ask a 2026-era client (never shown: the answer is the
-``InputRequiredResult``)."""
-_SHOWN_INPUT: Final = 1000
-"""The most characters of a call's input the approval form shows."""
+ASKED: Final = "asked the client's user; the answer comes with the client's retry"
+"""Why a call stopped to ask a 2026-era client: on the record (the client is answered
+the ``InputRequiredResult``, never this text)."""
+SHOWN_VALUE: Final = 240
+"""The most characters of one argument (or name) the approval form shows: a longer one
+shows its start and end, and how many characters it has and how many are not shown."""
+FORM_LIMIT: Final = 8000
+"""The most characters an approval form's text may have: past it the call is refused
+(and recorded so) rather than shown in part."""
+STATE_TTL: Final = 600.0
+"""Seconds a sealed approval state is good for (the SDK's default), and so how long this
+server remembers that one was answered."""
+_ANSWERED_KEPT: Final = 65_536
+"""The most answered approval states a server remembers (oldest forgotten first)."""
 _FORM: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {
@@ -134,21 +151,25 @@ class Asker:
         if answer is not None:
             _resolve(thinker, approval, answer)
             return None
+        message = approval_text(approval)
+        if message is None:
+            _resolve(thinker, approval, False, unasked=_too_large(approval))
+            return None
         ctx = self._ctx
         if not _can_elicit(ctx):
-            _resolve(thinker, approval, False)
+            _resolve(thinker, approval, False, unasked=_cannot_ask(ctx, approval))
             return None
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # Stop the call before the tool runs; the request answers input_required.
-            self.input_required = _elicit_request(approval)
+            self.input_required = _elicit_request(message)
             pause = PAUSE.get()
             if isinstance(pause, ScriptPause) and pause.inner is not None:
                 pause.wanted = True  # a script's call: the script stops, to resume later
                 pause.inner.abort(_STOPPED)
             else:
-                self._abort.abort(_STOPPED)
+                _resolve(thinker, approval, False, unasked=ASKED)
             return None
-        return _elicit(ctx, thinker, approval)
+        return _elicit(ctx, thinker, approval, message)
 
 
 class ScriptPause:
@@ -173,6 +194,7 @@ def script_state(pause: ScriptPause) -> str | None:
         return None
     call_id, paused = pause.paused
     payload = {
+        "nonce": uuid.uuid4().hex,  # one answer per state, as a plain approval's
         "call_id": call_id,
         "calls": paused.calls,
         "printed": paused.printed,
@@ -220,16 +242,48 @@ def approver_for(thinker: Callable[[], Thinker | None]) -> Callable[[Approval], 
     return approve
 
 
+class Answered:
+    """The sealed approval states this server has taken an answer from (one use each).
+
+    A state is good until it expires (:data:`STATE_TTL`); one seen again before then
+    is a replay, refused without a record. Kept per process: a deployment with several
+    workers can see a state answered once in each.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: collections.OrderedDict[str, float] = collections.OrderedDict()
+
+    def first(self, nonce: str) -> bool:
+        """Whether ``nonce``'s state is answered for the first time (and remember it)."""
+        now = time.monotonic()
+        with self._lock:
+            while self._seen and (
+                len(self._seen) >= _ANSWERED_KEPT or next(iter(self._seen.values())) < now
+            ):
+                self._seen.popitem(last=False)
+            if nonce in self._seen:
+                return False
+            self._seen[nonce] = now + STATE_TTL
+            return True
+
+
+def state_nonce(params: Mapping[str, Any]) -> str | None:
+    """The nonce of the approval state a 2026-era retry carries (verified), or None."""
+    state = params.get("requestState")
+    if isinstance(state, str) and state.startswith(STATE + ":"):
+        return state[len(STATE) + 1 :]
+    return None
+
+
 def answer_of(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> bool | None:
     """The user's answer a 2026-era retry carries, or None when it carries none.
 
     Only a retry whose request state this server sealed (the boundary has verified
-    it and put back :data:`STATE`) answers; accept with ``approve: true`` is a yes,
-    anything else a no.
+    it and put back :data:`STATE` and its nonce) answers; accept with
+    ``approve: true`` is a yes, anything else a no.
     """
-    state = params.get("requestState")
-    ours = state == STATE or (isinstance(state, str) and state.startswith(SCRIPT_STATE))
-    if not ours or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+    if state_nonce(params) is None or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return None
     responses = params.get("inputResponses")
     response = responses.get(INPUT_KEY) if isinstance(responses, Mapping) else None
@@ -251,7 +305,8 @@ def input_required(request: dict[str, Any], state: str | None = None) -> dict[st
     return {
         "resultType": "input_required",
         "inputRequests": {INPUT_KEY: request},
-        "requestState": state if state is not None else STATE,
+        # a paused script's own state, or a plain approval's: one answer per state
+        "requestState": state if state is not None else f"{STATE}:{uuid.uuid4().hex}",
     }
 
 
@@ -311,29 +366,77 @@ def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request
 
 
-def _message(approval: Approval) -> str:
+def approval_text(approval: Approval) -> str | None:
+    """The text a person is shown to approve ``approval``; None when too large to show.
+
+    Every argument is shown, by name in sorted order, one a line, its value as JSON;
+    a name or value longer than :data:`SHOWN_VALUE` shows its start and its end around
+    a note of its length (never cut off whole). Characters that could hide or reorder
+    text (controls, format characters such as bidirectional overrides) are escaped.
+    None when the text would pass :data:`FORM_LIMIT` characters.
+    """
     text = f"Approve this call of the tool '{approval.name}'?"
-    if approval.input is None:
+    value = approval.input
+    if value is None:
         return text
-    shown = json.dumps(approval.input, ensure_ascii=False, default=str)
-    if len(shown) > _SHOWN_INPUT:
-        shown = shown[: _SHOWN_INPUT - 3] + "..."
-    return f"{text}\nInput: {shown}"
+    lines = [f"  {_shown(str(k))}: {_shown(_json(value[k]))}" for k in sorted(value, key=str)]
+    text += "\nInput:" + ("\n" + "\n".join(lines) if lines else " {}")
+    return text if len(text) <= FORM_LIMIT else None
 
 
-def _elicit_request(approval: Approval) -> dict[str, Any]:
-    """The ``elicitation/create`` request (wire form) asking about ``approval``."""
-    params = {"mode": "form", "message": _message(approval), "requestedSchema": _FORM}
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+
+
+def _shown(text: str) -> str:
+    """``text`` escaped where it could hide text, and elided in its middle if long."""
+    text = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in _HIDING else c for c in text)
+    if len(text) <= SHOWN_VALUE:
+        return text
+    keep = (SHOWN_VALUE - 60) // 2
+    hidden = len(text) - 2 * keep
+    return f"{text[:keep]} …[{len(text):,} characters, {hidden:,} not shown]… {text[-keep:]}"
+
+
+_HIDING: Final = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp", "Cn"})
+"""The Unicode categories escaped in an approval form: controls, format characters
+(bidirectional overrides, zero-width joiners), private, unassigned, line separators."""
+
+
+def _too_large(approval: Approval) -> str:
+    return (
+        f"The call of '{approval.name}' needs a person's approval, and its input is too "
+        f"large to show a person whole (the form shows at most {FORM_LIMIT:,} characters)."
+    )
+
+
+def _cannot_ask(ctx: ServerRequestContext[Any], approval: Approval) -> str:
+    """Why no person could be asked about a call on ``ctx``'s connection."""
+    why = f"The call of '{approval.name}' needs a person's approval, and none could be asked"
+    declared = ctx.session.client_capabilities
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS  # any connection can ask
+    if modern or (declared is not None and declared.elicitation is None):
+        return f"{why}: the client declared no elicitation (form)."
+    return (
+        f"{why} on this connection: a 2025-era client can be asked only over a stateful "
+        "session (serve without --stateless, one worker per session); the 2026-07-28 "
+        "protocol asks on any connection."
+    )
+
+
+def _elicit_request(message: str) -> dict[str, Any]:
+    """The ``elicitation/create`` request (wire form) asking ``message``."""
+    params = {"mode": "form", "message": message, "requestedSchema": _FORM}
     return {"method": "elicitation/create", "params": params}
 
 
-async def _elicit(ctx: ServerRequestContext[Any], thinker: Thinker, approval: Approval) -> None:
+async def _elicit(
+    ctx: ServerRequestContext[Any], thinker: Thinker, approval: Approval, message: str
+) -> None:
     """Ask through ``elicitation/create`` within the request; resolve with the answer."""
     approved = False
     try:
-        result = await ctx.session.elicit_form(
-            _message(approval), _FORM, related_request_id=ctx.request_id
-        )
+        result = await ctx.session.elicit_form(message, _FORM, related_request_id=ctx.request_id)
     except Exception:  # the client failed or refused to ask: that is a "no"
         logger.info("the approval of %s could not be elicited", approval.name, exc_info=True)
     else:
@@ -342,8 +445,10 @@ async def _elicit(ctx: ServerRequestContext[Any], thinker: Thinker, approval: Ap
     _resolve(thinker, approval, approved)
 
 
-def _resolve(thinker: Thinker, approval: Approval, approve: bool) -> None:
+def _resolve(
+    thinker: Thinker, approval: Approval, approve: bool, *, unasked: str | None = None
+) -> None:
     try:
-        thinker.resolve_approval(approval.token, approve=approve)
+        thinker.resolve_approval(approval.token, approve=approve, unasked=unasked)
     except KeyError:  # withdrawn meanwhile: the call ended (aborted, cancelled)
         logger.debug("the approval of %s was no longer pending", approval.name)

@@ -35,6 +35,8 @@ from pydantic import AnyHttpUrl
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolpalette.mcp._principal import REFUSAL
+
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
@@ -59,6 +61,11 @@ class JWTAuth:
             of the metadata document. Default: ``audience``, when it is an HTTP(S) URL.
         verifier: any SDK ``TokenVerifier`` to use instead of the JWT one (opaque
             tokens, introspection); ``jwks_url`` and ``public_key_file`` are then unused.
+        jwks_timeout: seconds the whole fetch of the key set may take (it is also
+            refused past 1 MiB).
+        jwks_refresh: seconds a fetched key set is used before it is fetched again,
+            in the background (requests keep the last good set meanwhile; a token of
+            an unknown key id makes one refetch per 30 seconds at most).
     """
 
     issuer: str
@@ -68,6 +75,8 @@ class JWTAuth:
     required_scopes: Sequence[str] = ()
     resource_url: str | None = None
     verifier: TokenVerifier | None = None
+    jwks_timeout: float = 10.0
+    jwks_refresh: float = 300.0
 
     def resource(self) -> str:
         """The endpoint's public URL (``resource_url``, else ``audience``).
@@ -99,6 +108,8 @@ class JWTAuth:
             audience=self.audience,
             jwks_url=self.jwks_url,
             public_key_file=self.public_key_file,
+            jwks_timeout=self.jwks_timeout,
+            jwks_refresh=self.jwks_refresh,
         )
 
 
@@ -151,7 +162,7 @@ class _Authorization:
     ) -> None:
         self._open = app
         self._metadata_path = metadata_path
-        required = RequireAuthMiddleware(app, scopes, metadata_url)
+        required = _Required(app, scopes, metadata_url)
         self._guarded: Any = AuthenticationMiddleware(
             AuthContextMiddleware(required), backend=BearerAuthBackend(verifier)
         )
@@ -160,4 +171,24 @@ class _Authorization:
         if scope["type"] not in ("http", "websocket") or scope["path"] == self._metadata_path:
             await self._open(scope, receive, send)
             return
-        await self._guarded(scope, receive, send)
+        told = REFUSAL.set([])
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            REFUSAL.reset(told)
+
+
+class _Required(RequireAuthMiddleware):
+    """The SDK's 401 and 403, a 401 saying the kind of refusal (RFC 6750).
+
+    ``error="invalid_token"`` with ``error_description`` one of a few fixed words
+    (expired, wrong audience, bad signature, ...): never the token nor a claim.
+    """
+
+    async def _send_auth_error(
+        self, send: Send, status_code: int, error: str, description: str
+    ) -> None:
+        told = REFUSAL.get()
+        if status_code == 401 and told:
+            description = f"The token is refused: {told[-1]}."
+        await super()._send_auth_error(send, status_code, error, description)

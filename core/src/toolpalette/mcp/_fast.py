@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeGuard, cast
@@ -74,6 +75,8 @@ _SSE_HEADERS_MODERN: Final[list[tuple[bytes, bytes]]] = [
 _MODERN_PING: Final = b": ping\r\n\r\n"
 _HEADED_KEPT: Final = 4096
 """The most input schemas :meth:`FastPath._declares_headers` remembers."""
+_ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: half of a pair, or a lone surrogate."""
 _INTERNAL: Final = types.ErrorData(code=types.INTERNAL_ERROR, message="Internal server error")
 
 
@@ -171,7 +174,13 @@ class FastPath:
         if not modern and not _json_content(request):
             return None
         try:
-            message = json.loads(body)
+            text = body.decode("utf-8")  # as the SDK reads it: UTF-8, nothing detected
+        except UnicodeDecodeError:
+            return None
+        if _ESCAPED_SURROGATE.search(text) is not None:
+            return None  # the SDK decides on text that may hold a lone surrogate
+        try:
+            message = json.loads(text)
         except (ValueError, RecursionError):
             return None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":

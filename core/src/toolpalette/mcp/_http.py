@@ -20,6 +20,8 @@ of no known shape) with its parser's own text, which quotes the body
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,13 +30,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolpalette import Thinker, ToolHub
 from toolpalette.mcp._fast import FastPath
+from toolpalette.mcp._limits import (
+    DEFAULT_HANDSHAKE_IDLE,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE,
+    DEFAULT_SESSIONS_PER_CLIENT,
+    SessionLimits,
+)
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
 if TYPE_CHECKING:
     from toolpalette.mcp._auth import JWTAuth
     from toolpalette.mcp._principal import ThinkerFor
 
-__all__ = ["PlainErrors", "asgi_app"]
+__all__ = ["AccessLog", "PlainErrors", "asgi_app"]
+
+_access = logging.getLogger("toolpalette.mcp.access")
 
 _PLAIN: Final = {
     "Parse error:": "Parse error: the body is not JSON.",
@@ -59,6 +70,10 @@ def asgi_app(
     auth: JWTAuth | None = None,
     thinker_for: ThinkerFor | None = None,
     fast: bool = True,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT,
+    session_idle: float = DEFAULT_SESSION_IDLE,
+    handshake_idle: float = DEFAULT_HANDSHAKE_IDLE,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -75,7 +90,11 @@ def asgi_app(
     to the thinker class it is served (or a [`PaletteChoice`][toolpalette.mcp.PaletteChoice]).
     ``fast`` answers stateless ``tools/call`` and ``tools/list`` requests without the
     SDK's transport (the same answers, see `toolpalette.mcp._fast`); False leaves
-    every request to the SDK. Other options as [`toolpalette.mcp.server()`][toolpalette.mcp.server].
+    every request to the SDK. A stateful server keeps at most ``max_sessions``
+    sessions (503 past it), ``sessions_per_client`` of them per principal (per client
+    address without authorization; 429 past it); a session expires after
+    ``session_idle`` idle seconds, or ``handshake_idle`` while it has done nothing
+    since its handshake. Other options as [`toolpalette.mcp.server()`][toolpalette.mcp.server].
 
     Raises:
         ValueError: an option is out of range, or ``auth`` cannot be used.
@@ -92,11 +111,15 @@ def asgi_app(
         state_keys=state_keys,
         thinker_for=thinker_for,
     )
+    if min(max_sessions, sessions_per_client) < 1 or min(session_idle, handshake_idle) <= 0:
+        raise ValueError("session limits must be positive")
     app: Starlette = palette.streamable_http_app(
         streamable_http_path=path,
         stateless_http=stateless,
         json_response=json_response,
         host=host,
+        max_sessions=max_sessions,
+        session_idle_timeout=max(session_idle, handshake_idle),
     )
     if fast:
         app.add_middleware(
@@ -106,12 +129,56 @@ def asgi_app(
             manager=palette.session_manager,
             path=path,
         )
+    if not stateless:
+        app.add_middleware(
+            SessionLimits,
+            manager=palette.session_manager,
+            path=path,
+            sessions_per_client=sessions_per_client,
+            session_idle=session_idle,
+            handshake_idle=handshake_idle,
+        )
     app.add_middleware(PlainErrors)
-    if auth is not None:  # last: the outermost middleware, before anything answers
+    if auth is not None:  # the outermost middleware but one, before anything answers
         from toolpalette.mcp._auth import authorized
 
         authorized(app, auth)
+    app.add_middleware(AccessLog)
     return app
+
+
+class AccessLog:
+    """ASGI middleware: one INFO line per HTTP request (``toolpalette.mcp.access``).
+
+    The method, the path, the status and the time to the answer's start: nothing of
+    the request's headers, body or token.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _access.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status: list[int] = []
+
+        async def seen(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+                _access.info(
+                    "%s %s %d %.1f ms",
+                    scope["method"],
+                    scope["path"],
+                    message["status"],
+                    (time.perf_counter() - started) * 1000,
+                )
+            await send(message)
+
+        await self.app(scope, receive, seen)
+        if not status:
+            _access.info("%s %s (no answer)", scope["method"], scope["path"])
 
 
 class PlainErrors:

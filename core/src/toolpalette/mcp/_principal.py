@@ -15,9 +15,10 @@ thinker per choice among the requests without a session.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -57,9 +58,28 @@ class Principal:
     """Every claim of the token, read-only (for a host's own mapping rules)."""
 
     @property
+    def kind(self) -> Literal["user", "client"]:
+        """Whose token it is: a user's, or an OAuth client's acting for itself.
+
+        ``client`` when the token has no ``sub``, or a ``sub`` that is its own
+        ``client_id`` (or ``azp``), as client-credentials tokens carry (RFC 9068,
+        section 2.2); ``user`` otherwise.
+        """
+        claims = self.claims
+        explicit = claims.get("client_id") or claims.get("azp")
+        if self.subject is None or (explicit is not None and str(explicit) == self.subject):
+            return "client"
+        return "user"
+
+    @property
     def name(self) -> str:
-        """How the grant ledger names this caller: the subject, else the client id."""
-        return self.subject if self.subject is not None else self.client_id
+        """How the grant ledger names this caller, typed by :attr:`kind`.
+
+        ``user:SUBJECT`` or ``client:CLIENT_ID``: a user and a client of one id are two.
+        """
+        if self.kind == "user":
+            return f"user:{self.subject}"
+        return f"client:{self.client_id}"
 
     @property
     def identity(self) -> tuple[str, str | None, str | None]:
@@ -116,6 +136,10 @@ def request_principal(ctx: ServerRequestContext[Any]) -> Principal | None:
     token = get_access_token()
     return principal_of(token) if token is not None else None
 
+
+REFUSAL: ContextVar[list[str] | None] = ContextVar("toolpalette_token_refusal", default=None)
+"""Where the request being authenticated is told why its token was refused (its kind,
+a few fixed words): the verifier writes it, the 401 says it."""
 
 _CACHE_ATTRIBUTE = "_toolpalette_principal"
 

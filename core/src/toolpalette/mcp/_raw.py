@@ -118,23 +118,47 @@ class SentLines:
 
 
 def _repeats(value: Any) -> bool:
-    if isinstance(value, _Repeated):
-        return True
-    if isinstance(value, dict):
-        return any(_repeats(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_repeats(v) for v in value)
+    """Whether ``value`` holds an object that repeats a key (walked without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Repeated):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
 
 
 def _text(value: Any) -> str:
-    """``value`` as JSON text, an object that repeats a key with every pair kept."""
-    if isinstance(value, _Repeated):
-        items = ",".join(f"{json.dumps(k)}:{_text(v)}" for k, v in value)
-        return "{" + items + "}"
-    if isinstance(value, dict):
-        items = ",".join(f"{json.dumps(k)}:{_text(v)}" for k, v in value.items())
-        return "{" + items + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_text(v) for v in value) + "]"
-    return json.dumps(value)
+    """``value`` as JSON text, an object that repeats a key with every pair kept.
+
+    Written without recursion, so input nested deeper than Python's stack is written
+    whole (the pipeline then refuses it with its own 400, as it refuses any deep input).
+    """
+    parts: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]  # (literal text?, item)
+    while stack:
+        literal, item = stack.pop()
+        if literal:
+            parts.append(item)
+            continue
+        if isinstance(item, (_Repeated, dict)):
+            pairs = list(item) if isinstance(item, _Repeated) else list(item.items())
+            stack.append((True, "}"))
+            for index in range(len(pairs) - 1, -1, -1):
+                key, member = pairs[index]
+                stack.append((False, member))
+                stack.append((True, ("," if index else "") + json.dumps(key) + ":"))
+            stack.append((True, "{"))
+        elif isinstance(item, list):
+            stack.append((True, "]"))
+            for index in range(len(item) - 1, -1, -1):
+                stack.append((False, item[index]))
+                if index:
+                    stack.append((True, ","))
+            stack.append((True, "["))
+        else:
+            parts.append(json.dumps(item))
+    return "".join(parts)

@@ -33,7 +33,7 @@ from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import SkillsEndpoint
 from toolpalette.mcp._skills_ext import EXTENSION, DirectoryParams, GetSkillParams, SkillsExtension
-from toolpalette.mcp._telemetry import timed
+from toolpalette.mcp._telemetry import ServerSpans, Timed
 from toolpalette.mcp._tools import ToolsEndpoint
 
 __all__ = ["DEFAULT_PAGE_SIZE", "PaletteServer", "selection_thinker", "server"]
@@ -213,10 +213,12 @@ class PaletteServer(Server[Any]):
         )
         self.tools_endpoint = tools
         """The ``tools/list`` and ``tools/call`` answers (also asked by ``_fast.py``)."""
-        # Outermost first, after the SDK's own (which makes the spans): every request
-        # timed; request state verified before the tools see it, and the state of an
-        # input_required answer sealed after.
-        self.middleware.append(timed)
+        # Outermost first: every request in a span naming only what the server lists (in
+        # place of the SDK's own, which names what the client sent) and timed; request
+        # state verified before the tools see it, and the state of an input_required
+        # answer sealed after.
+        self.middleware[:] = [ServerSpans(sessions.lists)]  # the SDK's spans quote clients
+        self.middleware.append(Timed(sessions.lists))
         self.middleware.append(boundary)
         self.middleware.append(tools.middleware)
         # Registered too: the SDK announces the tools capability, and holds requests that

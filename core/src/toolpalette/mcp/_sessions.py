@@ -12,8 +12,11 @@ With authorization on, each request is made for a verified principal, and a host
 ``thinker_for`` maps it to a thinker class, read-only or not (``_principal.py``):
 requests without a session share one thinker per such choice (never one per token),
 and a stateful session binds the choice of the principal that opened it and refuses
-any other principal. :meth:`Sessions.for_principal` is the one place that choice is
-made, for every path that answers a request.
+any other principal. The choice is made again at each request, from the token it
+presents: a token of the session's principal that maps to another palette (fewer
+scopes, say) is refused (-32600), never served the session's wider one.
+:meth:`Sessions.for_principal` is the one place that choice is made, for every path
+that answers a request.
 
 Both serve the thinker's whole turn (the up-front palette and the meta-tools of its
 ``tool_search`` mode) and ``call_tool``, which reaches every tool the thinker may use.
@@ -42,6 +45,7 @@ from toolpalette import (
     ToolProvider,
 )
 from toolpalette._agents.grants import PRINCIPAL
+from toolpalette._tools.registry import lookup
 from toolpalette.mcp._approvals import approver_for
 from toolpalette.mcp._call_tool import CALL_TOOL, call_tool_for
 from toolpalette.mcp._listing import listing_of
@@ -51,6 +55,10 @@ __all__ = ["Served", "Sessions", "is_meta"]
 
 _STATE_KEY: Final = "toolpalette.session"
 _OWNER_KEY: Final = "toolpalette.session.principal"
+_OTHER_PALETTE: Final = (
+    "This token is served another palette than the one this session was opened with; "
+    "open a new session with it."
+)
 _META: Final = (
     RequestToolsProvider,
     RequestSkillProvider,
@@ -155,13 +163,28 @@ class Sessions:
         if state is None:
             return self.shared(self.class_for(principal))
         owner = principal.identity if principal is not None else None
+        chosen = self.class_for(principal)  # per request: from the token presented now
         found: Served | None = state.get(_STATE_KEY)
         if found is None:
-            found = Served(self._bind(self.class_for(principal), keep=True), keeps_grants=True)
+            found = Served(self._bind(chosen, keep=True), keeps_grants=True)
             state[_STATE_KEY], state[_OWNER_KEY] = found, owner
         elif state.get(_OWNER_KEY) != owner:
             raise MCPError(INVALID_REQUEST, "This session belongs to another principal.")
+        elif type(found.thinker) is not chosen:
+            raise MCPError(INVALID_REQUEST, _OTHER_PALETTE)
         return found
+
+    def lists(self, method: str, name: str) -> bool:
+        """Whether the server lists ``name`` for ``method`` (``tools/call``, ``prompts/get``).
+
+        A tool of the catalog or of the default palette's listing (its meta-tools and
+        ``call_tool``), or a skill's id: names the server made, never a client's text.
+        """
+        if method == "prompts/get":
+            return self._hub.skills().get(name) is not None
+        if name in self.shared().listing.by_name:
+            return True
+        return lookup(self._hub.catalog(), name) is not None
 
     def class_for(self, principal: Principal | None) -> type[Thinker]:
         """The thinker class ``principal`` is served (the host's mapping's choice)."""

@@ -36,12 +36,14 @@ from toolpalette._agents.code_mode import PAUSE, RESUME
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.mcp._approvals import (
     ASKER,
+    Answered,
     Asker,
     ScriptPause,
     answer_of,
     input_required,
     resume_of,
     script_state,
+    state_nonce,
 )
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
 from toolpalette.mcp._cursor import BadCursor
@@ -83,6 +85,7 @@ class ToolsEndpoint:
         self._ttl = list_ttl_ms
         self._stamp = stamp
         self._lines = lines
+        self._answered = Answered()
 
     async def middleware(
         self, ctx: ServerRequestContext[Any], call_next: CallNext
@@ -227,10 +230,14 @@ class ToolsEndpoint:
         arguments: Any,
     ) -> dict[str, Any]:
         """The call of tool ``name`` (offered or deferred), answered in wire form."""
+        answer = answer_of(ctx, params)
+        nonce = state_nonce(params)
+        if answer is not None and nonce is not None and not self._answered.first(nonce):
+            raise MCPError(  # a replay: that approval was answered; nothing runs or is kept
+                code=types.INVALID_PARAMS, message="This approval was already answered."
+            )
         resume = resume_of(ctx, params)
-        result, asker, pause = await self._run(
-            served, name, arguments, ctx, answer_of(ctx, params), resume
-        )
+        result, asker, pause = await self._run(served, name, arguments, ctx, answer, resume)
         if asker.input_required is not None:
             return input_required(asker.input_required, script_state(pause))
         if result.is_error and result.code in _UNKNOWN:
