@@ -52,10 +52,10 @@ from toolpalette._agents.resolved import (
 from toolpalette._agents.sandbox import CodeLimits, available
 from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
+from toolpalette._run.call import refuse
 from toolpalette._schema.strict import restore_input
 from toolpalette._schema.strict_json import InputPolicyError, load_input
 from toolpalette._search import search as _search
-from toolpalette._run.call import refuse
 from toolpalette._skills import Conversation, SkillSelector
 from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
