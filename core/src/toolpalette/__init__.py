@@ -13,6 +13,7 @@ import importlib as _importlib
 import typing as _typing
 
 from toolpalette.errors import (
+    ClientRequestError,
     ConfigError,
     IncompatiblePluginError,
     InvalidInputError,
@@ -60,6 +61,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.reports import ToolErrorReport
     from toolpalette._run.telemetry import configure_telemetry
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.channel import ClientChannel, Elicited, LoggingChannel, Root, Sampled
     from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
     from toolpalette._tools.origin import Origin
@@ -79,10 +81,13 @@ __all__ = [
     "Audio",
     "BoundTool",
     "ClassToolProvider",
+    "ClientChannel",
+    "ClientRequestError",
     "ConfigError",
     "Conversation",
     "Decision",
     "ENUM_LIMIT",
+    "Elicited",
     "Executor",
     "File",
     "FunctionToolProvider",
@@ -93,6 +98,7 @@ __all__ = [
     "InvalidManifestError",
     "InvalidToolSchemaError",
     "LexicalRanker",
+    "LoggingChannel",
     "MCPServerError",
     "MCPServerSpec",
     "Origin",
@@ -107,7 +113,9 @@ __all__ = [
     "RequestToolsProvider",
     "ResolvedTools",
     "ResourceLink",
+    "Root",
     "SKILL_ENUM_LIMIT",
+    "Sampled",
     "SearchSkillsProvider",
     "SearchToolsProvider",
     "Skill",
@@ -161,15 +169,18 @@ _LAZY: dict[str, str] = {
     "Audio": "toolpalette._tools.result",
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
+    "ClientChannel": "toolpalette._tools.channel",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
     "ENUM_LIMIT": "toolpalette._agents.meta",
+    "Elicited": "toolpalette._tools.channel",
     "Executor": "toolpalette._run.executor",
     "File": "toolpalette._tools.result",
     "FunctionToolProvider": "toolpalette._tools.provider",
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
     "LexicalRanker": "toolpalette._agents.ranking",
+    "LoggingChannel": "toolpalette._tools.channel",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "Origin": "toolpalette._tools.origin",
     "Overhead": "toolpalette._agents.turn",
@@ -180,7 +191,9 @@ _LAZY: dict[str, str] = {
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",
     "ResourceLink": "toolpalette._tools.result",
+    "Root": "toolpalette._tools.channel",
     "SKILL_ENUM_LIMIT": "toolpalette._agents.meta",
+    "Sampled": "toolpalette._tools.channel",
     "SearchSkillsProvider": "toolpalette._agents.meta_search",
     "SearchToolsProvider": "toolpalette._agents.meta_search",
     "Skill": "toolpalette._skills",

@@ -20,6 +20,7 @@ can act on them without parsing text::
     ├── ToolNotFoundError               an unknown tool name (also LookupError)
     ├── SkillNotFoundError              an unknown skill id (also LookupError)
     ├── InvalidInputError               model input refused (also ValueError)
+    ├── ClientRequestError              a tool's question the caller cannot answer
     └── ToolError                       raised by a tool: code, status, user message
 
     ToolpaletteWarning (UserWarning)
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 __all__ = [
+    "ClientRequestError",
     "ConfigError",
     "IncompatiblePluginError",
     "InputProblem",
@@ -357,6 +359,35 @@ class InvalidInputError(ToolpaletteError, ValueError):
 
     def _fields(self) -> dict[str, Any]:
         return {"tool_name": self.tool_name, "problems": self.problems}
+
+
+_CLIENT_REASONS: Final = {
+    "unsupported": "the caller does not support it",
+    "timed_out": "the caller did not answer in time",
+    "failed": "the caller could not answer",
+}
+
+
+class ClientRequestError(ToolpaletteError):
+    """A tool asked its caller something the caller cannot answer (``ToolContext``).
+
+    Raised by ``ToolContext.elicit``, ``sample`` and ``roots``: the host set no
+    callback for it, the MCP client did not declare the capability or has no way to be
+    asked during this request, or it did not answer within the deadline. A tool may
+    catch it and go on without the answer. The message never holds what was asked or
+    answered.
+    """
+
+    def __init__(self, *, feature: str, reason: str) -> None:
+        self.feature = feature
+        """What was asked: ``elicitation``, ``sampling`` or ``roots``."""
+        self.reason = reason
+        """Why there is no answer: ``unsupported``, ``timed_out`` or ``failed``."""
+        why = _CLIENT_REASONS.get(reason, reason)
+        super().__init__(f"The tool's {feature} request got no answer: {why}.")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"feature": self.feature, "reason": self.reason}
 
 
 class ToolError(ToolpaletteError):

@@ -52,6 +52,7 @@ from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
 from toolpalette._formats.strict import restore_input
 from toolpalette._skills import Conversation, SkillSelector
+from toolpalette._tools.channel import ClientChannel
 from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
 from toolpalette._tools.strict_json import InputPolicyError, load_input
@@ -150,6 +151,7 @@ class Thinker:
         user: Mapping[str, Any] | None = None,
         approver: Notify | None = None,
         keep_grants: bool = True,
+        client: ClientChannel | None = None,
     ) -> None:
         key = id(self)
         if key in _BINDINGS:
@@ -168,6 +170,10 @@ class Thinker:
         """Identifies this run in reports."""
         self.user: Mapping[str, Any] = dict(user or {})
         """Whatever the host passes about its user (reaches tools through ToolContext)."""
+        self.client = client
+        """How the thinker's tools talk to the host (``ToolContext.log``, ``elicit``,
+        ``sample``, ``roots``): the host's :class:`ClientChannel`, or None (logs go to
+        :mod:`logging`, questions raise ``ClientRequestError``)."""
         self.palette = ToolRegistry()
         """This thinker's palette registry, reconciled each turn."""
         self.turn_number = 0
@@ -273,7 +279,11 @@ class Thinker:
         executor = binding.executor
         executor.offered = turn.surface.name_set
         executor.context = ToolContext(
-            parent=self, run_id=self.run_id, thread_id=self.conversation.id, user=self.user
+            parent=self,
+            run_id=self.run_id,
+            thread_id=self.conversation.id,
+            user=self.user,
+            channel=self.client,
         )
         executor.on_tool_error = tuple(self.hub.tool_error_reporters())
         self._turn = turn
@@ -363,6 +373,7 @@ class Thinker:
         abort: AbortSignal | None = None,
         approved: bool = False,
         deferred: bool = False,
+        channel: ClientChannel | None = None,
     ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
@@ -376,7 +387,9 @@ class Thinker:
 
         ``on_progress`` receives ``(done, total, message)`` each time the tool calls
         ``ctx.report_progress`` (from the tool's own thread for a sync tool); aborting
-        ``abort`` stops the call with a 499 result.
+        ``abort`` stops the call with a 499 result. ``channel`` answers the tool's
+        ``ctx.log``, ``elicit``, ``sample`` and ``roots`` for this call (instead of the
+        thinker's ``client``).
 
         ``approved=True`` says a person already approved this very call through the
         host's own flow (an agent framework's deferred approval, say): a policy's
@@ -397,8 +410,12 @@ class Thinker:
         binding.approvals.loop = asyncio.get_running_loop()
         executor = binding.executor
         context = None
-        if on_progress is not None and executor.context is not None:
-            context = dataclasses.replace(executor.context, on_progress=on_progress)
+        if (on_progress is not None or channel is not None) and executor.context is not None:
+            context = dataclasses.replace(
+                executor.context,
+                on_progress=on_progress or executor.context.on_progress,
+                channel=channel or executor.context.channel,
+            )
         token = APPROVED.set(True) if approved else None
         try:
             if self._at_call_time(name, deferred or turn.native):

@@ -429,6 +429,7 @@ class Executor:
             thread_id=base.thread_id,
             user=base.user,
             on_progress=base.on_progress,
+            channel=base.channel,
         )
 
     async def _run(

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, overload
 
-from toolpalette.errors import ToolDefinitionError
+from toolpalette._tools.channel import (
+    DEFAULT_ROUND_TRIP,
+    ClientChannel,
+    Elicited,
+    LoggingChannel,
+    Root,
+    Sampled,
+    check_level,
+)
+from toolpalette.errors import ClientRequestError, ToolDefinitionError
 
 __all__ = [
     "CONTROL_CHARACTERS",
@@ -47,6 +57,8 @@ and tabs, DEL, and the C1 controls (U+0080 to U+009F, which terminals obey too).
 """Characters a text for the model may not hold (line breaks and tabs it may)."""
 
 _SPEC_ATTR: Final = "__toolpalette_spec__"
+_NOBODY: Final = LoggingChannel()
+"""The channel of a call whose runner supplied none."""
 
 T = TypeVar("T")
 ProgressSink = Callable[[float, "float | None", "str | None"], None]
@@ -149,6 +161,98 @@ class ToolContext:
     """Whatever the host passes about its user."""
     on_progress: ProgressSink | None = field(default=None, repr=False)
     """Where :meth:`report_progress` goes: the host's callback for this call, if any."""
+    channel: ClientChannel | None = field(default=None, repr=False)
+    """Who answers :meth:`log`, :meth:`elicit`, :meth:`sample` and :meth:`roots`: the
+    host's channel or the MCP client's; None logs to :mod:`logging` and refuses the rest."""
+
+    def log(self, level: str, message: str, data: Any = None) -> None:
+        """Send one log line to the caller (an MCP client's ``notifications/message``).
+
+        ``level`` is one of ``debug``, ``info``, ``notice``, ``warning``, ``error``,
+        ``critical``, ``alert``, ``emergency``; ``data`` is any JSON value to send
+        beside the message. Call it from a sync tool's thread or an async tool's
+        coroutine; it never blocks. Without a caller's channel the line goes to the
+        ``toolpalette.tool`` logger; a channel that raises is logged, never passed on.
+        An MCP client gets only the levels it asked for (``logging/setLevel``, or the
+        request's ``_meta`` on 2026-07-28).
+
+        Raises:
+            ValueError: ``level`` is not one of the levels, or ``message`` not a string.
+        """
+        check_level(level)
+        if not isinstance(message, str):
+            raise ValueError("message must be a string")
+        try:
+            (self.channel or _NOBODY).log(level, message, data)
+        except Exception:
+            logging.getLogger("toolpalette.tool").exception(
+                "the log channel raised; the line was dropped"
+            )
+
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = None
+    ) -> Elicited:
+        """Ask the user a question; their answer is an object of ``schema``.
+
+        ``schema`` is a flat JSON Schema object (properties of type string, number,
+        integer, boolean, or a string enum), as MCP's form elicitation takes. Returns
+        an :class:`Elicited`: ``accepted`` with ``content``, or a decline or cancel.
+        Await it from an async tool. The answer is never logged.
+
+        Raises:
+            ClientRequestError: the caller cannot ask (no callback, no client
+                capability), failed, or gave no answer within ``timeout`` seconds
+                (default :data:`DEFAULT_ROUND_TRIP`).
+        """
+        if not isinstance(message, str) or not isinstance(schema, Mapping):
+            raise ValueError("elicit takes a message string and a schema mapping")
+        channel = self.channel or _NOBODY
+        return await _round_trip("elicitation", channel.elicit(message, schema), timeout)
+
+    async def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> Sampled:
+        """Ask the caller's model for a completion (MCP's ``sampling/createMessage``).
+
+        ``messages`` is a text (one user message) or MCP sampling messages
+        (``{"role": "user", "content": {"type": "text", "text": ...}}``). Other
+        options (``stop_sequences``, ``model_preferences``, ...) go to the caller as
+        given. Sampling is deprecated in MCP 2026-07-28 (SEP-2577): prefer asking the
+        user with :meth:`elicit`, or returning what the model should do next.
+
+        Raises:
+            ClientRequestError: the caller cannot sample, failed, or took longer than
+                ``timeout`` seconds (default :data:`DEFAULT_ROUND_TRIP`).
+        """
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        wanted: dict[str, Any] = {"max_tokens": max_tokens, **options}
+        if system_prompt is not None:
+            wanted["system_prompt"] = system_prompt
+        if temperature is not None:
+            wanted["temperature"] = temperature
+        channel = self.channel or _NOBODY
+        return await _round_trip("sampling", channel.sample(list(messages), wanted), timeout)
+
+    async def roots(self, *, timeout: float | None = None) -> list[Root]:
+        """The caller's roots: the folders or locations it lets the tool work in.
+
+        Roots are deprecated in MCP 2026-07-28 (SEP-2577); a host's configuration
+        (``config``) is the durable way to give a tool its workspace.
+
+        Raises:
+            ClientRequestError: the caller has no roots to give, failed, or took longer
+                than ``timeout`` seconds (default :data:`DEFAULT_ROUND_TRIP`).
+        """
+        channel = self.channel or _NOBODY
+        return await _round_trip("roots", channel.roots(), timeout)
 
     def report_progress(
         self, done: float, total: float | None = None, message: str | None = None
@@ -169,6 +273,15 @@ class ToolContext:
             logging.getLogger("toolpalette.progress").exception(
                 "the progress callback raised; the report was dropped"
             )
+
+
+async def _round_trip(feature: str, asked: Awaitable[T], timeout: float | None) -> T:
+    """``asked``'s answer within ``timeout`` seconds, else :class:`ClientRequestError`."""
+    deadline = DEFAULT_ROUND_TRIP if timeout is None else timeout
+    try:
+        return await asyncio.wait_for(asked, deadline)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise ClientRequestError(feature=feature, reason="timed_out") from None
 
 
 class BoundTool:

@@ -17,7 +17,8 @@ comments, a disconnect cancels it).
 Anything else goes to the SDK untouched (the body already read is replayed): other
 methods, notifications, sessions, any request that fails a check (the SDK then gives
 its own error), a request that asks for progress, carries request state or input
-responses, a client that can answer an elicitation (a call may then pause to ask),
+responses, a client that can answer an elicitation, a sampling or a roots request (a
+tool may then ask it), a 2026-era request whose ``_meta`` asks for log lines,
 and a request whose params the SDK's validation would not pass as they are (checked
 before the chain runs). So every error and every exchange that
 needs the SDK's machinery is the SDK's; the differential tests hold the two paths to
@@ -232,8 +233,11 @@ class FastPath:
         if isinstance(verdict, InboundLadderRejection):
             return None
         capabilities = verdict.client_capabilities
-        if isinstance(capabilities, Mapping) and "elicitation" in capabilities:
+        if isinstance(capabilities, Mapping) and not _ASKABLE.isdisjoint(capabilities):
             return None  # a call may pause to ask this client: the SDK's boundary seals it
+        meta = params.get("_meta")
+        if isinstance(meta, Mapping) and types.LOG_LEVEL_META_KEY in meta:
+            return None  # the client asked for the call's log lines: the SDK streams them
         if method == "tools/call":
             name, arguments = params.get("name"), params.get("arguments")
             if isinstance(name, str) and isinstance(arguments, (dict, type(None))):
@@ -424,8 +428,13 @@ class _Session:
     async def send_tool_list_changed(self) -> None:
         return None
 
+    async def send_log_message(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
 
 _SESSION: Final = _Session()
+_ASKABLE: Final = frozenset({"elicitation", "sampling", "roots"})
+"""The client capabilities a tool may ask through (``ToolContext``): the SDK's path then."""
 
 
 @dataclass

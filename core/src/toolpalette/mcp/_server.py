@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from toolpalette import SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette.mcp._approvals import state_boundary
+from toolpalette.mcp._channel import set_level
 from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
@@ -218,7 +218,7 @@ class PaletteServer(Server[Any]):
         # come before the handshake, for the methods it has a handler of (see _tools.py).
         self.add_request_handler("tools/list", types.PaginatedRequestParams, tools.checked)
         self.add_request_handler("tools/call", types.CallToolRequestParams, tools.checked)
-        self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
 
     async def run_stdio(self) -> None:
         """Serve over this process's stdin and stdout until the client closes stdin.
@@ -244,13 +244,6 @@ class PaletteServer(Server[Any]):
         return super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )
-
-
-async def _set_level(
-    ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
-) -> types.EmptyResult:
-    """Accept a handshake-era client's ``logging/setLevel``: no log notification is sent."""
-    return types.EmptyResult()
 
 
 def _version() -> str:

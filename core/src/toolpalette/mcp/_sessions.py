@@ -47,7 +47,7 @@ from toolpalette.mcp._call_tool import CALL_TOOL, call_tool_for
 from toolpalette.mcp._listing import listing_of
 from toolpalette.mcp._principal import PaletteChoice, Principal, ThinkerFor, request_principal
 
-__all__ = ["Served", "Sessions", "is_meta"]
+__all__ = ["Served", "Sessions", "connection_state", "is_meta"]
 
 _STATE_KEY: Final = "toolpalette.session"
 _OWNER_KEY: Final = "toolpalette.session.principal"
@@ -138,7 +138,7 @@ class Sessions:
         """The served thinker that answers ``ctx``'s request."""
         state = None
         if not self.stateless and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            state = _connection_state(ctx)  # None: the request stands alone
+            state = connection_state(ctx)  # None: the request stands alone
         return self.for_principal(request_principal(ctx), state)
 
     def for_principal(self, principal: Principal | None, state: dict[str, Any] | None) -> Served:
@@ -205,7 +205,7 @@ class Sessions:
         return thinker
 
 
-def _connection_state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
+def connection_state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
     """The SDK's per-connection scratch state for ``ctx``'s connection, if it can be had.
 
     The SDK keeps a dict of state per client connection (``Connection.state``) and

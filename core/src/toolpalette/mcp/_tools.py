@@ -35,6 +35,7 @@ from toolpalette import AbortSignal, InvalidInputError, ToolResult
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.mcp._approvals import ASKER, Asker, answer_of, input_required
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
+from toolpalette.mcp._channel import McpChannel, resumed_from
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._progress import Progress
 from toolpalette.mcp._raw import SentLines, repeats_in
@@ -217,10 +218,26 @@ class ToolsEndpoint:
         name: str,
         arguments: Any,
     ) -> dict[str, Any]:
-        """The call of tool ``name`` (offered or deferred), answered in wire form."""
-        result, asker = await self._run(served, name, arguments, ctx, answer_of(ctx, params))
+        """The call of tool ``name`` (offered or deferred), answered in wire form.
+
+        On 2026-07-28 a call that stopped to ask (an approval, or the tool's own
+        question through its context) answers ``input_required``; the retry re-runs it
+        with every answer given so far (the tool's questions are asked in order, so the
+        n-th question of a kind meets the n-th answer).
+        """
+        approved, answers = resumed_from(ctx, params)
+        answer = answer_of(ctx, params)
+        if answer is None:
+            answer = approved
+        result, asker, channel = await self._run(served, name, arguments, ctx, answer, answers)
         if asker.input_required is not None:
             return input_required(asker.input_required)
+        if channel.input_required is not None:
+            return {
+                "resultType": "input_required",
+                "inputRequests": channel.input_required,
+                "requestState": channel.state(answer),
+            }
         if result.is_error and result.code in _UNKNOWN:
             raise unknown_tool(name)
         provider = served.listing.by_name.get(name) or served.reachable.get(name)
@@ -244,20 +261,28 @@ class ToolsEndpoint:
         arguments: Any,
         ctx: ServerRequestContext[Any],
         answer: bool | None,
-    ) -> tuple[ToolResult, Asker]:
+        answers: Mapping[str, Any],
+    ) -> tuple[ToolResult, Asker, McpChannel]:
         """The pipeline's result; the client's cancellation aborts the call (499).
 
         The call's task starts with the request's :class:`Asker` in its context, which
-        the thinker's approver asks when the call pauses for a person.
+        the thinker's approver asks when the call pauses for a person; the tool's
+        context talks to the client through the request's :class:`McpChannel`.
         """
         abort = AbortSignal()
         progress = Progress(ctx)
         asker = Asker(ctx, abort, answer)
+        channel = McpChannel(ctx, abort, answers, name)
         token = ASKER.set(asker)
         try:
             call = asyncio.ensure_future(
                 served.thinker.call(
-                    name, arguments, abort=abort, on_progress=progress.report, deferred=True
+                    name,
+                    arguments,
+                    abort=abort,
+                    on_progress=progress.report,
+                    deferred=True,
+                    channel=channel,
                 )
             )
         finally:
@@ -272,7 +297,8 @@ class ToolsEndpoint:
             raise
         finally:
             await progress.close()
-        return result, asker
+            await channel.close()
+        return result, asker, channel
 
 
 def unknown_tool(name: object) -> MCPError:
