@@ -10,6 +10,7 @@ gets the tool's own ``ClientRequestError``, never a hang.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,7 +36,7 @@ class Peer:
     """The client's side: what it was asked, what it answers."""
 
     def __init__(self, name: str = "Ada") -> None:
-        self.names = iter([name, "Lovelace"])
+        self.names = itertools.cycle([name, "Lovelace"])
         self.asked: list[str] = []
         self.lines: list[tuple[str, Any]] = []
 
