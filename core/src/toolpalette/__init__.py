@@ -37,6 +37,7 @@ from toolpalette.errors import (
 from toolpalette.hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
+    from toolpalette._agents.content import ContentSelector, OfferedContent
     from toolpalette._agents.grants import GrantRecord
     from toolpalette._agents.meta import (
         ENUM_LIMIT,
@@ -65,6 +66,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
     from toolpalette._tools.origin import Origin
+    from toolpalette._tools.prompt import PackPrompt, prompt
     from toolpalette._tools.provider import (
         BoundTool,
         ClassToolProvider,
@@ -72,6 +74,7 @@ if _typing.TYPE_CHECKING:
         ToolProvider,
     )
     from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
+    from toolpalette._tools.resource import PackResource, resource
     from toolpalette._tools.result import Audio, File, Image, ResourceLink, ToolResult
     from toolpalette._tools.tool import Tool, ToolContext, ToolSpec, tool
 
@@ -84,6 +87,7 @@ __all__ = [
     "ClientChannel",
     "ClientRequestError",
     "ConfigError",
+    "ContentSelector",
     "Conversation",
     "Decision",
     "ENUM_LIMIT",
@@ -101,8 +105,11 @@ __all__ = [
     "LoggingChannel",
     "MCPServerError",
     "MCPServerSpec",
+    "OfferedContent",
     "Origin",
     "Overhead",
+    "PackPrompt",
+    "PackResource",
     "PluginError",
     "PluginInfo",
     "PluginLoadError",
@@ -158,8 +165,10 @@ __all__ = [
     "execute_many",
     "function_tool",
     "hookimpl",
+    "prompt",
     "render_result",
     "replies",
+    "resource",
     "tool",
 ]
 
@@ -170,6 +179,7 @@ _LAZY: dict[str, str] = {
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
     "ClientChannel": "toolpalette._tools.channel",
+    "ContentSelector": "toolpalette._agents.content",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
     "ENUM_LIMIT": "toolpalette._agents.meta",
@@ -182,8 +192,11 @@ _LAZY: dict[str, str] = {
     "LexicalRanker": "toolpalette._agents.ranking",
     "LoggingChannel": "toolpalette._tools.channel",
     "MCPServerSpec": "toolpalette._plugins.servers",
+    "OfferedContent": "toolpalette._agents.content",
     "Origin": "toolpalette._tools.origin",
     "Overhead": "toolpalette._agents.turn",
+    "PackPrompt": "toolpalette._tools.prompt",
+    "PackResource": "toolpalette._tools.resource",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
     "ReadOnlyPalette": "toolpalette._agents.palette",
@@ -224,8 +237,10 @@ _LAZY: dict[str, str] = {
     "execute": "toolpalette._run.executor",
     "execute_many": "toolpalette._run.executor",
     "function_tool": "toolpalette._tools.function_tool",
+    "prompt": "toolpalette._tools.prompt",
     "render_result": "toolpalette._formats.calls",
     "replies": "toolpalette._formats.calls",
+    "resource": "toolpalette._tools.resource",
     "tool": "toolpalette._tools.tool",
 }
 """Public names imported on first use, and the module that defines each."""

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, final
 
+from toolpalette._agents.content import OfferedContent
 from toolpalette._agents.grants import GrantLog, GrantRecord
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
 from toolpalette._agents.thinker import ResolvedPalette, Thinker, resolve_palette
@@ -22,6 +23,7 @@ from toolpalette._hookcall import call_each, in_call_order
 from toolpalette._mcp_client import servers as _mcp
 from toolpalette._plugins import collect as _collect
 from toolpalette._plugins.catalog import PackCatalog
+from toolpalette._plugins.content import Content, PackContent
 from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
 from toolpalette._plugins.listing import Listing
 from toolpalette._plugins.packs import Pack
@@ -66,6 +68,8 @@ class Host:
         self._mcp_claims: dict[str, Pack] = {}
         self._mcp_changes = 0
         catalog.attach(_ServerClaims(self))
+        self._content = PackContent(catalog)
+        self._content_asked = False
 
     # -- skills ----------------------------------------------------------------------
 
@@ -88,13 +92,31 @@ class Host:
     def problems(self) -> list[Problem]:
         """The host side's problems so far.
 
-        Configuration keys nothing reads, skills (once used) and MCP server descriptions.
+        Configuration keys nothing reads, skills (once used), MCP server descriptions,
+        and the packs' prompts and resources (once asked for).
         """
         with self._lock:
             found = [*self._catalog.config.problems, *self._server_problems]
             if self._skills is not None:
                 found.extend(self._skills.problems())
-            return found
+            asked = self._content_asked
+        if asked:
+            found.extend(self._content.content().problems)
+        return found
+
+    # -- prompts and resources ---------------------------------------------------------
+
+    def content(self) -> Content:
+        """Every pack's prompts and resources (imports every pack)."""
+        self._content_asked = True
+        return self._content.content()
+
+    def content_for(self, cls: type[Thinker]) -> OfferedContent:
+        """The prompts and resources ``cls`` declares (read-only ones for a read-only class)."""
+        selector = cls.declare_content()
+        if not selector:
+            return OfferedContent()
+        return selector.resolve(self.content(), read_only=bool(cls.read_only))
 
     def _collect_skills(self, pack: str, registry: SkillRegistry) -> None:
         origin = self._catalog.origin_of(pack)

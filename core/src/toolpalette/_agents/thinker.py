@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from toolpalette._agents import search as _search
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
+from toolpalette._agents.content import ContentSelector
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
 from toolpalette._agents.policy import ToolPolicy
@@ -140,6 +141,11 @@ class Thinker:
     def declare_skills(cls) -> SkillSelector:
         """The skills this kind may request; none by default."""
         return SkillSelector()
+
+    @classmethod
+    def declare_content(cls) -> ContentSelector:
+        """The packs' prompts and resources this kind offers (over MCP); none by default."""
+        return ContentSelector()
 
     def __init__(
         self,

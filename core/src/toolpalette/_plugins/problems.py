@@ -23,6 +23,7 @@ ProblemKind = Literal[
     "invalid-jar",  # a skilljar whose bundle id or package is unusable
     "server",  # an MCP server that did not start, answer, or list its tools
     "config",  # a key of the host's configuration that nothing reads (a typo)
+    "invalid-content",  # a prompt or resource a pack returned that cannot be served
 ]
 
 
