@@ -5,7 +5,9 @@ which thinker answers a request (``_sessions.py``: a thinker per stateful sessio
 shared by every request without a session), ``tools/list`` and ``tools/call``
 (``_tools.py``, with ``call_tool`` from ``_call_tool.py``), approvals asked of the
 client's user (``_approvals.py``, and the SDK's sealed request state on the 2026-07-28
-era), skills as prompts and resources (``_skills.py``), progress (``_progress.py``)
+era), skills as prompts and resources (``_skills.py``), the packs' own prompts and resources
+beside them (``_content.py``), a tool's log lines and questions (``_channel.py``),
+progress (``_progress.py``)
 and the message text a client sent (``_raw.py``).
 
 Every protocol era and mode serves the thinker's turn (its up-front palette and the
@@ -23,9 +25,10 @@ import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
-from toolpalette import SkillSelector, Thinker, ToolHub, ToolSelector
+from toolpalette import ContentSelector, SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette.mcp._approvals import state_boundary
 from toolpalette.mcp._channel import set_level
+from toolpalette.mcp._content import ContentEndpoint
 from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
@@ -109,8 +112,10 @@ def selection_thinker(
     """A thinker class offering the installed distributions or import packages named.
 
     Each name is a distribution when one is installed under it, else an import
-    package. With no names it offers every installed tool and skill; with names, the
-    skills those distributions ship.
+    package. With no names it offers every installed tool, skill, prompt and
+    resource; with names, the skills, prompts and resources those distributions ship
+    (a name that is no distribution selects the prompts and resources of the pack of
+    that name).
     """
     distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
     wanted = {_canonical(n) for n in names}
@@ -121,7 +126,14 @@ def selection_thinker(
         else:
             chosen.package(item)
     skills = SkillSelector()
+    content = ContentSelector()
+    for item in names:
+        if _canonical(item) in distributions:
+            content.distribution(item)
+        else:
+            content.pack(item)
     if not names:
+        content.all()
         skills.all()
     else:
         for skill in hub.skills().skills():
@@ -143,6 +155,10 @@ def selection_thinker(
         @classmethod
         def declare_skills(cls) -> SkillSelector:
             return skills
+
+        @classmethod
+        def declare_content(cls) -> ContentSelector:
+            return content
 
     Selection.read_only = read_only
     return Selection
@@ -174,16 +190,19 @@ class PaletteServer(Server[Any]):
         boundary = state_boundary(state_keys, name)  # a bad key is refused now
         hub.resolve_thinker(thinker)  # a declaration error surfaces now, not mid-session
         sessions = Sessions(hub, thinker, stateless=stateless, thinker_for=thinker_for)
-        skills = SkillsEndpoint(sessions)
+        content = ContentEndpoint(hub, sessions, SkillsEndpoint(sessions), page_size)
         super().__init__(
             name,
             version=_version(),
             get_tool_input_schema=lambda name: sessions.shared().listing.schemas.get(name),
-            on_list_prompts=skills.list_prompts,
-            on_get_prompt=skills.get_prompt,
-            on_list_resources=skills.list_resources,
-            on_list_resource_templates=skills.list_resource_templates,
-            on_read_resource=skills.read_resource,
+            on_list_prompts=content.list_prompts,
+            on_get_prompt=content.get_prompt,
+            on_list_resources=content.list_resources,
+            on_list_resource_templates=content.list_resource_templates,
+            on_read_resource=content.read_resource,
+            on_subscribe_resource=content.subscribe,
+            on_unsubscribe_resource=content.unsubscribe,
+            on_completion=content.complete,
         )
         self.hub = hub
         """The hub the palettes are resolved from."""
