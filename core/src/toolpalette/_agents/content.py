@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from typing_extensions import Self
 
 from toolpalette._plugins.content import Content
-from toolpalette._tools.prompt import PackPrompt
-from toolpalette._tools.resource import PackResource
+from toolpalette._tools.prompt import PackPrompt, get_prompt_spec
+from toolpalette._tools.resource import PackResource, get_resource_spec
 
 __all__ = ["ContentSelector", "OfferedContent"]
 
@@ -55,6 +55,7 @@ class ContentSelector:
         self._packs: set[str] = set()
         self._distributions: set[str] = set()
         self._names: set[str] = set()
+        self._objects: list[PackPrompt | PackResource] = []
 
     def all(self) -> Self:
         """Every pack's prompts and resources."""
@@ -71,18 +72,26 @@ class ContentSelector:
         self._distributions.add(_canonical(name))
         return self
 
-    def prompt(self, name: str) -> Self:
-        """The prompt of that name, whichever pack ships it."""
-        self._names.add(name)
-        return self
+    def prompt(self, name_or_function: object) -> Self:
+        """The prompt of that name (whichever pack ships it), or a ``@prompt`` function."""
+        return self._named(name_or_function, get_prompt_spec, "@prompt")
 
-    def resource(self, uri: str) -> Self:
-        """The resource of that URI (or URI template), whichever pack ships it."""
-        self._names.add(uri)
+    def resource(self, uri_or_function: object) -> Self:
+        """The resource of that URI or template (any pack's), or a ``@resource`` function."""
+        return self._named(uri_or_function, get_resource_spec, "@resource")
+
+    def _named(self, target: object, spec_of: Any, what: str) -> Self:
+        if isinstance(target, str):
+            self._names.add(target)
+            return self
+        spec = spec_of(target)
+        if spec is None:
+            raise TypeError(f"expected a name or a {what} function, got {type(target).__name__}")
+        self._objects.append(spec)
         return self
 
     def __bool__(self) -> bool:
-        return self._all or bool(self._packs or self._distributions or self._names)
+        return self._all or bool(self._packs or self._distributions or self._names or self._objects)
 
     def _wants(self, item: PackPrompt | PackResource, key: str) -> bool:
         if self._all or key in self._names or item.pack in self._packs:
@@ -92,8 +101,14 @@ class ContentSelector:
 
     def resolve(self, content: Content, *, read_only: bool = False) -> OfferedContent:
         """What this selection offers of ``content`` (a read-only thinker: read-only ones)."""
+        own_prompts = {o.name: o for o in self._objects if isinstance(o, PackPrompt)}
+        own_resources = {o.uri: o for o in self._objects if isinstance(o, PackResource)}
         prompts = self._kept(((p, p.name) for p in content.prompts.values()), read_only)
         resources = self._kept(((r, r.uri) for r in content.resources.values()), read_only)
+        prompts = [p for p in prompts if p.name not in own_prompts]
+        resources = [r for r in resources if r.uri not in own_resources]
+        prompts += [p for p in own_prompts.values() if p.read_only or not read_only]
+        resources += [r for r in own_resources.values() if r.read_only or not read_only]
         return OfferedContent(tuple(prompts), tuple(resources))
 
     def _kept(self, items: Iterable[tuple[_Item, str]], read_only: bool) -> list[_Item]:
