@@ -68,19 +68,25 @@ class HostChannel(LoggingChannel):
     def log(self, level: str, message: str, data: Any) -> None:
         self.seen.append(("log", level, message, data))
 
-    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+    ) -> Elicited:
         if message == "Still there?":
             await self.never.wait()  # a user who never answers
         self.seen.append(("elicit", message))
         return Elicited("accept", {"name": "Grace"})
 
     async def sample(
-        self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        *,
+        key: str | None = None,
     ) -> Sampled:
         self.seen.append(("sample", messages[0]["content"]["text"], dict(options)))
         return Sampled({"type": "text", "text": "HI"}, model="m")
 
-    async def roots(self) -> list[Root]:
+    async def roots(self, *, key: str | None = None) -> list[Root]:
         return [Root("file:///srv")]
 
 

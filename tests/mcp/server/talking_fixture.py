@@ -67,7 +67,21 @@ async def interview(ctx: ToolContext) -> str:
     return f"{' '.join(names)} / {sampled.text}"
 
 
-TOOLS = (log_steps, greet, summarize, show_roots, interview)
+@toolpalette.tool(read_only=True)
+async def all_at_once(ctx: ToolContext) -> str:
+    """Ask three things together: a 2026-era client gets them in one round."""
+    import asyncio
+
+    name, sampled, roots = await asyncio.gather(
+        ctx.elicit("Name?", NAME_FORM, key="name"),
+        ctx.sample("Say hi", max_tokens=5, key="hi"),
+        ctx.roots(key="where"),
+    )
+    content = name.content or {}
+    return f"{content.get('name')} / {sampled.text} / {roots[0].uri}"
+
+
+TOOLS = (log_steps, greet, summarize, show_roots, interview, all_at_once)
 
 
 class Talking(Thinker):

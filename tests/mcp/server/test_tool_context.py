@@ -207,3 +207,28 @@ async def test_nothing_the_user_answers_is_logged(
         result = await client.call_tool("greet", {})
     assert text(result) == "hello Zanzibar-7731"
     assert not [r for r in caplog.records if "Zanzibar-7731" in r.getMessage()]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_questions_asked_together_are_answered_together(hub: ToolHub, mode: str):
+    peer = Peer()
+    async with connect(hub, mode, peer) as client:
+        result = await client.call_tool("all_at_once", {})
+    assert text(result) == "Ada / SAY HI / file:///work/project"
+
+
+async def test_a_2026_round_carries_every_question_asked_together_under_its_key(hub: ToolHub):
+    async with connect(hub, "auto", Peer()) as client:
+        first = await client.session.call_tool("all_at_once", {}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        assert sorted(first.input_requests or {}) == ["hi", "name", "where"]
+        # Answered in part: the questions still open are asked again.
+        again = await client.session.call_tool(
+            "all_at_once",
+            {},
+            input_responses={"name": {"action": "accept", "content": {"name": "Ada"}}},  # type: ignore[dict-item]
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+    assert isinstance(again, types.InputRequiredResult)
+    assert sorted(again.input_requests or {}) == ["hi", "where"]

@@ -105,25 +105,32 @@ class ClientChannel(Protocol):
 
     ``log`` may be called from any thread and must not block; the other three are
     awaited on the call's event loop and raise :class:`ClientRequestError` when the
-    caller cannot answer. A host implements the ones it supports (subclass
-    :class:`LoggingChannel` to get the defaults for the rest).
+    caller cannot answer. ``key``, when the tool gives one, names the question (an MCP
+    2026-07-28 input request's key); a host may ignore it. A host implements the ones
+    it supports (subclass :class:`LoggingChannel` to get the defaults for the rest).
     """
 
     def log(self, level: str, message: str, data: Any) -> None:
         """Deliver one log line (``level`` is one of :data:`LOG_LEVELS`)."""
         ...
 
-    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+    ) -> Elicited:
         """Ask the user ``message``, for an answer of the flat object ``schema``."""
         ...
 
     async def sample(
-        self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        *,
+        key: str | None = None,
     ) -> Sampled:
         """Ask the caller's model for a completion of ``messages`` (MCP's shapes)."""
         ...
 
-    async def roots(self) -> list[Root]:
+    async def roots(self, *, key: str | None = None) -> list[Root]:
         """The caller's roots."""
         ...
 
@@ -134,15 +141,21 @@ class LoggingChannel:
     def log(self, level: str, message: str, data: Any) -> None:
         log_to_logging(level, message, data)
 
-    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+    ) -> Elicited:
         raise ClientRequestError(feature="elicitation", reason="unsupported")
 
     async def sample(
-        self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        *,
+        key: str | None = None,
     ) -> Sampled:
         raise ClientRequestError(feature="sampling", reason="unsupported")
 
-    async def roots(self) -> list[Root]:
+    async def roots(self, *, key: str | None = None) -> list[Root]:
         raise ClientRequestError(feature="roots", reason="unsupported")
 
 

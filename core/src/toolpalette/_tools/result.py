@@ -276,7 +276,8 @@ class File:
     """A file a tool returns: its name, its contents (bytes, or text) and MIME type.
 
     It reaches the result as an MCP embedded ``resource`` block whose ``uri`` is
-    ``file:///NAME`` (the name, percent-encoded; nothing on disk is implied), with the
+    ``file:///NAME`` (the name, percent-encoded; nothing on disk is implied), or the
+    ``uri`` given (an embedded resource the pack serves, ``docs://guide``), with the
     contents as ``blob`` (base64) for bytes or ``text`` for text. Its bytes (UTF-8 for
     text) count against the output cap.
 
@@ -285,11 +286,19 @@ class File:
         ValueError: ``name`` is empty, holds a slash, or ``mime_type`` is malformed.
     """
 
-    __slots__ = ("data", "mime_type", "name")
+    __slots__ = ("_uri", "data", "mime_type", "name")
 
     def __init__(
-        self, data: bytes | str, name: str, mime_type: str = "application/octet-stream"
+        self,
+        data: bytes | str,
+        name: str,
+        mime_type: str = "application/octet-stream",
+        *,
+        uri: str | None = None,
     ) -> None:
+        if uri is not None and (not isinstance(uri, str) or "://" not in uri or len(uri) > 2048):
+            raise ValueError("File uri must be an absolute URI (scheme://...)")
+        self._uri = uri
         if not isinstance(data, str):
             data = _check_bytes("File", data)
         if not isinstance(name, str) or not name or "/" in name or "\\" in name or len(name) > 255:
@@ -303,8 +312,8 @@ class File:
 
     @property
     def uri(self) -> str:
-        """``file:///NAME``: how MCP names the embedded resource."""
-        return "file:///" + urllib.parse.quote(self.name)
+        """The ``uri`` given, else ``file:///NAME``: how MCP names the embedded resource."""
+        return self._uri or "file:///" + urllib.parse.quote(self.name)
 
     @property
     def size(self) -> int:
@@ -330,10 +339,11 @@ class File:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, File):
             return NotImplemented
-        return (self.data, self.name, self.mime_type) == (other.data, other.name, other.mime_type)
+        mine = (self.data, self.name, self.mime_type, self.uri)
+        return mine == (other.data, other.name, other.mime_type, other.uri)
 
     def __hash__(self) -> int:
-        return hash((File, self.data, self.name, self.mime_type))
+        return hash((File, self.data, self.name, self.mime_type, self.uri))
 
     def __repr__(self) -> str:
         return f"File({self.name!r}, {self.mime_type}, {self.size} bytes)"

@@ -190,14 +190,22 @@ class ToolContext:
             )
 
     async def elicit(
-        self, message: str, schema: Mapping[str, Any], *, timeout: float | None = None
+        self,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
     ) -> Elicited:
         """Ask the user a question; their answer is an object of ``schema``.
 
         ``schema`` is a flat JSON Schema object (properties of type string, number,
         integer, boolean, or a string enum), as MCP's form elicitation takes. Returns
         an :class:`Elicited`: ``accepted`` with ``content``, or a decline or cancel.
-        Await it from an async tool. The answer is never logged.
+        Await it from an async tool. The answer is never logged. ``key`` names the
+        question where the caller sees names (an MCP 2026-07-28 input request; by
+        default ``elicitation-1``, ``elicitation-2``, ...): questions asked together
+        (``asyncio.gather``) need different keys, and go to such a client together.
 
         Raises:
             ClientRequestError: the caller cannot ask (no callback, no client
@@ -207,7 +215,8 @@ class ToolContext:
         if not isinstance(message, str) or not isinstance(schema, Mapping):
             raise ValueError("elicit takes a message string and a schema mapping")
         channel = self.channel or _NOBODY
-        return await _round_trip("elicitation", channel.elicit(message, schema), timeout)
+        asked = channel.elicit(message, schema, key=_key(key))
+        return await _round_trip("elicitation", asked, timeout)
 
     async def sample(
         self,
@@ -217,6 +226,7 @@ class ToolContext:
         system_prompt: str | None = None,
         temperature: float | None = None,
         timeout: float | None = None,
+        key: str | None = None,
         **options: Any,
     ) -> Sampled:
         """Ask the caller's model for a completion (MCP's ``sampling/createMessage``).
@@ -239,9 +249,10 @@ class ToolContext:
         if temperature is not None:
             wanted["temperature"] = temperature
         channel = self.channel or _NOBODY
-        return await _round_trip("sampling", channel.sample(list(messages), wanted), timeout)
+        asked = channel.sample(list(messages), wanted, key=_key(key))
+        return await _round_trip("sampling", asked, timeout)
 
-    async def roots(self, *, timeout: float | None = None) -> list[Root]:
+    async def roots(self, *, timeout: float | None = None, key: str | None = None) -> list[Root]:
         """The caller's roots: the folders or locations it lets the tool work in.
 
         Roots are deprecated in MCP 2026-07-28 (SEP-2577); a host's configuration
@@ -252,7 +263,7 @@ class ToolContext:
                 than ``timeout`` seconds (default :data:`DEFAULT_ROUND_TRIP`).
         """
         channel = self.channel or _NOBODY
-        return await _round_trip("roots", channel.roots(), timeout)
+        return await _round_trip("roots", channel.roots(key=_key(key)), timeout)
 
     def report_progress(
         self, done: float, total: float | None = None, message: str | None = None
@@ -273,6 +284,12 @@ class ToolContext:
             logging.getLogger("toolpalette.progress").exception(
                 "the progress callback raised; the report was dropped"
             )
+
+
+def _key(key: object) -> str | None:
+    if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 64):
+        raise ValueError("key must be a string of 1 to 64 characters")
+    return key
 
 
 async def _round_trip(feature: str, asked: Awaitable[T], timeout: float | None) -> T:

@@ -10,8 +10,8 @@ import asyncio
 import json
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any, Final, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -49,6 +49,7 @@ _SAMPLING_OPTIONS: Final = {
 }
 
 Line = tuple[str, str, Any]
+T = TypeVar("T")
 
 
 class McpChannel:
@@ -125,67 +126,44 @@ class McpChannel:
 
     # -- questions -------------------------------------------------------------------
 
-    async def elicit(self, message: str, schema: Mapping[str, Any]) -> Elicited:
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+    ) -> Elicited:
         params = {"mode": "form", "message": message, "requestedSchema": dict(schema)}
-        answer = await self._ask("elicitation", params)
-        action = answer.get("action")
-        if action not in ("accept", "decline", "cancel"):
-            raise ClientRequestError(feature="elicitation", reason="failed")
-        content = answer.get("content")
-        if action == "accept" and not isinstance(content, Mapping):
-            raise ClientRequestError(feature="elicitation", reason="failed")
-        return Elicited(action, dict(content) if isinstance(content, Mapping) else None)
+        return await self._ask("elicitation", params, key, _elicited)
 
     async def sample(
-        self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        *,
+        key: str | None = None,
     ) -> Sampled:
         params: dict[str, Any] = {"messages": [dict(m) for m in messages]}
-        for key, value in options.items():
-            params[_SAMPLING_OPTIONS.get(key, key)] = value
-        answer = await self._ask("sampling", params)
-        content = answer.get("content")
-        if isinstance(content, list) and len(content) == 1:
-            content = content[0]
-        if not isinstance(content, Mapping) or not isinstance(content.get("type"), str):
-            raise ClientRequestError(feature="sampling", reason="failed")
-        model, stop = answer.get("model"), answer.get("stopReason")
-        return Sampled(
-            dict(content),
-            role=str(answer.get("role", "assistant")),
-            model=model if isinstance(model, str) else None,
-            stop_reason=stop if isinstance(stop, str) else None,
-        )
+        for name, value in options.items():
+            params[_SAMPLING_OPTIONS.get(name, name)] = value
+        return await self._ask("sampling", params, key, _sampled)
 
-    async def roots(self) -> list[Root]:
-        answer = await self._ask("roots", {})
-        listed = answer.get("roots")
-        if not isinstance(listed, list):
-            raise ClientRequestError(feature="roots", reason="failed")
-        roots = []
-        for item in listed:
-            if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
-                raise ClientRequestError(feature="roots", reason="failed")
-            name, meta = item.get("name"), item.get("_meta")
-            roots.append(
-                Root(
-                    item["uri"],
-                    name if isinstance(name, str) else None,
-                    dict(meta) if isinstance(meta, Mapping) else {},
-                )
-            )
-        return roots
+    async def roots(self, *, key: str | None = None) -> list[Root]:
+        return await self._ask("roots", {}, key, _roots)
 
-    async def _ask(self, feature: str, params: dict[str, Any]) -> Mapping[str, Any]:
-        """The client's answer (wire form) to one question of ``feature``.
+    async def _ask(
+        self,
+        feature: str,
+        params: dict[str, Any],
+        key: str | None,
+        parse: Callable[[Mapping[str, Any]], T],
+    ) -> T:
+        """The client's answer to one question of ``feature``, parsed.
 
         Raises:
             ClientRequestError: the client did not declare the capability, cannot be
-                asked during this request, or failed to answer.
+                asked during this request, or failed to answer (or answered nonsense).
         """
         if not self._can_ask(feature):
             raise ClientRequestError(feature=feature, reason="unsupported")
         if self._modern:
-            return await self._ask_by_retry(feature, params)
+            return await self._ask_by_retry(feature, params, key, parse)
         method = _METHOD[feature]
         try:
             with warnings.catch_warnings():
@@ -196,7 +174,7 @@ class McpChannel:
         except Exception:  # the client refused or failed; nothing it said is logged
             logger.info("the client did not answer a tool's %s request", feature)
             raise ClientRequestError(feature=feature, reason="failed") from None
-        return answer
+        return parse(answer)
 
     async def _request(self, method: str, params: dict[str, Any]) -> Mapping[str, Any]:
         """Send one request to the client within the call's request; its wire result."""
@@ -222,15 +200,32 @@ class McpChannel:
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return dumped
 
-    async def _ask_by_retry(self, feature: str, params: dict[str, Any]) -> Mapping[str, Any]:
-        """2026-07-28: the retry's answer, or stop the call and ask for it."""
-        count = self._asked[feature] = self._asked.get(feature, 0) + 1
-        key = f"{feature}-{count}"
+    async def _ask_by_retry(
+        self,
+        feature: str,
+        params: dict[str, Any],
+        key: str | None,
+        parse: Callable[[Mapping[str, Any]], T],
+    ) -> T:
+        """2026-07-28: the retry's answer, or stop the call and ask for it.
+
+        An answer that does not parse is asked again. Questions asked in the same step
+        (``asyncio.gather``) are all asked: the call stops one loop turn later.
+        """
+        if key is None:
+            count = self._asked[feature] = self._asked.get(feature, 0) + 1
+            key = f"{feature}-{count}"
         answer = self.answers.get(key)
         if isinstance(answer, Mapping):
-            return answer
-        self.input_required = {key: {"method": _METHOD[feature], "params": params}}
-        self._abort.abort(_STOPPED)
+            try:
+                return parse(answer)
+            except ClientRequestError:
+                del self.answers[key]  # nonsense: ask again
+        if self.input_required is None:
+            self.input_required = {}
+            loop = asyncio.get_running_loop()
+            loop.call_soon(loop.call_soon, self._abort.abort, _STOPPED)
+        self.input_required[key] = {"method": _METHOD[feature], "params": params}
         await asyncio.get_running_loop().create_future()  # the abort cancels the tool
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -248,6 +243,50 @@ class McpChannel:
         asked = list(self.input_required or ())
         saved = {"answers": self.answers, "asked": asked, "approved": approved}
         return INPUT_STATE + json.dumps(saved, separators=(",", ":"))
+
+
+def _elicited(answer: Mapping[str, Any]) -> Elicited:
+    action = answer.get("action")
+    content = answer.get("content")
+    if action not in ("accept", "decline", "cancel") or (
+        action == "accept" and not isinstance(content, Mapping)
+    ):
+        raise ClientRequestError(feature="elicitation", reason="failed")
+    return Elicited(action, dict(content) if isinstance(content, Mapping) else None)
+
+
+def _sampled(answer: Mapping[str, Any]) -> Sampled:
+    content = answer.get("content")
+    if isinstance(content, list) and len(content) == 1:
+        content = content[0]
+    if not isinstance(content, Mapping) or not isinstance(content.get("type"), str):
+        raise ClientRequestError(feature="sampling", reason="failed")
+    model, stop = answer.get("model"), answer.get("stopReason")
+    return Sampled(
+        dict(content),
+        role=str(answer.get("role", "assistant")),
+        model=model if isinstance(model, str) else None,
+        stop_reason=stop if isinstance(stop, str) else None,
+    )
+
+
+def _roots(answer: Mapping[str, Any]) -> list[Root]:
+    listed = answer.get("roots")
+    if not isinstance(listed, list):
+        raise ClientRequestError(feature="roots", reason="failed")
+    roots = []
+    for item in listed:
+        if not isinstance(item, Mapping) or not isinstance(item.get("uri"), str):
+            raise ClientRequestError(feature="roots", reason="failed")
+        name, meta = item.get("name"), item.get("_meta")
+        roots.append(
+            Root(
+                item["uri"],
+                name if isinstance(name, str) else None,
+                dict(meta) if isinstance(meta, Mapping) else {},
+            )
+        )
+    return roots
 
 
 def resumed_from(
