@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, overload
 
-from toolpalette._tools.tool import TOOL_NAME
+from toolpalette._tools.tool import TOOL_NAME, ToolContext
 from toolpalette.errors import ToolDefinitionError
 
 __all__ = [
@@ -57,6 +57,8 @@ class PackPrompt:
     completions: Mapping[str, Completer] = field(default_factory=dict, repr=False)
     read_only: bool = True
     """Whether rendering it changes nothing (a read-only thinker lists only these)."""
+    context_param: str | None = None
+    """The parameter that receives a ``ToolContext`` (the prompt may ask the user)."""
     pack: str | None = None
     """The pack that shipped it (set when collected)."""
     distribution: str | None = None
@@ -67,8 +69,29 @@ class PackPrompt:
 
         Raises:
             ValueError: a required argument is missing, an unknown one given, or a
-                value is not a string; the function returned something not a message.
+                value is not a string; the function returned something not a message,
+                or is async (use :meth:`arender`).
         """
+        value = self.function(**self._arguments(arguments, ToolContext()))
+        if inspect.isawaitable(value):
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
+            raise ValueError("an async prompt is rendered with arender")
+        return messages_of(value)
+
+    async def arender(
+        self, arguments: Mapping[str, Any] | None, context: ToolContext | None = None
+    ) -> list[dict[str, Any]]:
+        """:meth:`render` for an async prompt too; ``context`` reaches its ``ToolContext``."""
+        value = self.function(**self._arguments(arguments, context or ToolContext()))
+        if inspect.isawaitable(value):
+            value = await value
+        return messages_of(value)
+
+    def _arguments(
+        self, arguments: Mapping[str, Any] | None, context: ToolContext
+    ) -> dict[str, Any]:
         given = dict(arguments or {})
         known = {a.name for a in self.arguments}
         unknown = sorted(set(given) - known)
@@ -79,7 +102,9 @@ class PackPrompt:
             raise ValueError(f"missing required argument(s): {', '.join(missing)}")
         if any(not isinstance(v, str) for v in given.values()):
             raise ValueError("prompt arguments are strings")
-        return messages_of(self.function(**given))
+        if self.context_param is not None:
+            given[self.context_param] = context
+        return given
 
     def complete(self, argument: str, prefix: str) -> list[str]:
         """Completions of ``argument`` for the typed ``prefix`` (none for an unknown one)."""
@@ -163,10 +188,11 @@ def prompt(obj: Any = None, /, **options: Any) -> Any:
 
     Its parameters are the prompt's arguments (strings; one with a default is
     optional; ``Args:`` in the docstring describes them), its docstring the
-    description. It returns the messages: a text, an ``Image``, a ``File`` (an
-    embedded resource), a content block, a ``(role, content)`` pair, or a list of
-    them. ``completions`` maps an argument to its values or a function of the prefix.
-    The function is returned unchanged.
+    description; a parameter annotated ``ToolContext`` receives the request's context
+    (an ``async def`` prompt may ``elicit``). It returns the messages: a text, an
+    ``Image``, a ``File`` (an embedded resource), a content block, a ``(role,
+    content)`` pair, or a list of them. ``completions`` maps an argument to its
+    values or a function of the prefix. The function is returned unchanged.
 
     Raises:
         ToolDefinitionError: a malformed name, a ``*args`` parameter, or completions
@@ -202,7 +228,11 @@ def build_prompt(
     doc = inspect.getdoc(function) or ""
     summary, described = _split_doc(doc)
     arguments = []
+    context_param = None
     for parameter in inspect.signature(function).parameters.values():
+        if parameter.annotation is ToolContext or parameter.annotation == "ToolContext":
+            context_param = parameter.name
+            continue
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(
                 tool_name=label, reason="a prompt's arguments are named parameters"
@@ -228,6 +258,7 @@ def build_prompt(
         arguments=tuple(arguments),
         completions=completions,
         read_only=bool(read_only),
+        context_param=context_param,
     )
 
 

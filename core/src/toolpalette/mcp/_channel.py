@@ -16,7 +16,7 @@ from typing import Any, Final, TypeVar, cast
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import AbortSignal, ClientRequestError, Elicited, Root, Sampled
@@ -71,6 +71,8 @@ class McpChannel:
     ) -> None:
         self._ctx = ctx
         self._abort = abort
+        self.abort_signal = abort
+        """The signal a 2026-era question fires to stop what asked it."""
         self.answers = dict(answers)
         """Every answer given so far, by key (kept in the state of the next question)."""
         self._tool = tool
@@ -81,7 +83,9 @@ class McpChannel:
         self._sender: asyncio.Future[None] | None = None
         self._least = _least_level(ctx) if not self._modern else 0
         self.input_required: dict[str, Any] | None = None
-        """Set when the call stopped to ask (2026-07-28): the question, by key."""
+        """Set when the call stopped to ask (2026-07-28): the questions, by key."""
+        self.missing: str | None = None
+        """The capability a 2026-era client did not declare that the tool asked for."""
 
     # -- log ------------------------------------------------------------------------
 
@@ -161,6 +165,8 @@ class McpChannel:
                 asked during this request, or failed to answer (or answered nonsense).
         """
         if not self._can_ask(feature):
+            if self._modern:
+                self.missing = feature
             raise ClientRequestError(feature=feature, reason="unsupported")
         if self._modern:
             return await self._ask_by_retry(feature, params, key, parse)
@@ -237,6 +243,15 @@ class McpChannel:
         if feature == "elicitation" and capability.form is None and capability.url is not None:
             return False  # URL elicitation only (an empty declaration means form)
         return self._modern or bool(self._ctx.session.can_send_request)
+
+    def missing_capability(self) -> MCPError:
+        """-32021: the tool needed a capability the 2026-era client did not declare."""
+        feature = self.missing or "elicitation"
+        return MCPError(
+            code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message=f"Missing required client capability: {feature}",
+            data={"requiredCapabilities": {feature: {}}},
+        )
 
     def state(self, approved: bool | None) -> str:
         """The request state of the question asked: the answers so far, sealed later."""

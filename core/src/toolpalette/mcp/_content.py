@@ -6,16 +6,18 @@ the served thinker declares (``declare_content``) after its skills (``_skills.py
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from toolpalette import OfferedContent, ToolHub
+from toolpalette import AbortSignal, OfferedContent, PackPrompt, ToolContext, ToolHub
+from toolpalette.mcp._channel import McpChannel, resumed_from
 from toolpalette.mcp._cursor import BadCursor, decode, encode
 from toolpalette.mcp._sessions import Sessions, connection_state
 from toolpalette.mcp._skills import RESOURCE_NOT_FOUND, SkillsEndpoint
@@ -84,12 +86,37 @@ class ContentEndpoint:
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        """A pack's prompt, rendered (or a skill's).
+
+        A prompt that takes a context may ask the client (``ctx.elicit``): on
+        2026-07-28 the request then answers ``input_required``, and the retry renders it
+        again with the answers, as a tool's call is (``_channel.py``).
+
+        Raises:
+            MCPError: -32602 for bad arguments or an unknown prompt; -32603 when the
+                pack's function fails (its exception is logged, never sent).
+        """
         found = self._offered(ctx).prompt(params.name)
         if found is None:
             return await self._skills.get_prompt(ctx, params)
+        channel = None
         try:
-            messages = found.render(params.arguments)
+            if found.context_param is None:
+                messages = found.render(params.arguments)
+            else:
+                answers = resumed_from(ctx, ctx.params or {})[1]
+                channel = McpChannel(ctx, AbortSignal(), answers, found.name)
+                messages = await _rendered(found, params.arguments, channel)
+        except _Stopped:
+            assert channel is not None
+            return types.InputRequiredResult.model_validate(
+                {
+                    "resultType": "input_required",
+                    "inputRequests": channel.input_required,
+                    "requestState": channel.state(None),
+                }
+            )
         except ValueError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid arguments: {exc}") from None
         except Exception:
@@ -235,6 +262,32 @@ class ContentEndpoint:
         end = start + self._page
         following = encode(digest, end) if end < len(items) else None
         return list(items[start:end]), following
+
+
+class _Stopped(Exception):
+    """The prompt stopped to ask the client (2026-07-28)."""
+
+
+async def _rendered(
+    found: PackPrompt, arguments: Mapping[str, str] | None, channel: McpChannel
+) -> list[dict[str, Any]]:
+    """``found`` rendered in a task its channel's question cancels (then :class:`_Stopped`)."""
+    task = asyncio.ensure_future(found.arender(arguments, ToolContext(channel=channel)))
+    loop = asyncio.get_running_loop()
+
+    def stop(_reason: str) -> None:
+        loop.call_soon_threadsafe(task.cancel)
+
+    unsubscribe = channel.abort_signal.subscribe(stop)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if channel.input_required is None or not task.cancelled():
+            raise
+        raise _Stopped from None
+    finally:
+        unsubscribe()
+        await channel.close()
 
 
 def _safe(complete: Any) -> list[str]:

@@ -223,7 +223,8 @@ class ToolsEndpoint:
         On 2026-07-28 a call that stopped to ask (an approval, or the tool's own
         question through its context) answers ``input_required``; the retry re-runs it
         with every answer given so far (the tool's questions are asked in order, so the
-        n-th question of a kind meets the n-th answer).
+        n-th question of a kind meets the n-th answer). A tool that failed after asking
+        for a capability the client did not declare is -32021, naming it.
         """
         approved, answers = resumed_from(ctx, params)
         answer = answer_of(ctx, params)
@@ -238,6 +239,8 @@ class ToolsEndpoint:
                 "inputRequests": channel.input_required,
                 "requestState": channel.state(answer),
             }
+        if result.is_error and channel.missing is not None:
+            raise channel.missing_capability()  # the tool did not go on without it
         if result.is_error and result.code in _UNKNOWN:
             raise unknown_tool(name)
         provider = served.listing.by_name.get(name) or served.reachable.get(name)
