@@ -10,9 +10,9 @@ scenario of the suite (``--suite all``) against each, for each protocol era
 and server.
 
 The scenarios of the tasks and Skills extensions are not applicable here (a companion
-piece of work covers both), nor a session-only check against a server that has no
-sessions; :data:`NOT_APPLICABLE` says why. Every other scenario must pass; the exit
-status is 1 when one does not. A scenario passes when none of its checks fails (a
+piece of work covers both), nor a 2025-era server-to-client request against a server
+that has no sessions; :data:`NOT_APPLICABLE` and :data:`SESSION_ONLY` say why. Every
+other scenario must pass; the exit status is 1 when one does not. A scenario passes when none of its checks fails (a
 warning or a skipped check is shown beside it).
 """
 
@@ -41,6 +41,20 @@ NOT_APPLICABLE: dict[str, str] = {
     "sep-2640-": "the Skills extension (SEP-2640): a companion piece of work",
 }
 """Scenario name prefixes that do not apply to this server, and why."""
+_NO_SESSION = (
+    "a 2025-era server-to-client request needs a session (the client's answer comes back "
+    "on another POST, to the process that asked); two workers serve stateless"
+)
+SESSION_ONLY: dict[str, str] = dict.fromkeys(
+    (
+        "tools-call-sampling",
+        "tools-call-elicitation",
+        "elicitation-sep1034-defaults",
+        "elicitation-sep1330-enums",
+    ),
+    _NO_SESSION,
+)
+"""Scenarios that cannot apply to a 2025-era request without a session (two workers)."""
 _RESULT_FOLDER = re.compile(r"^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
 _LISTED = re.compile(r"^\s+- (\S+) \[([^\]]*)\]", flags=re.MULTILINE)
 
@@ -53,8 +67,10 @@ def scenarios(node: str, suite: str) -> dict[str, tuple[str, ...]]:
     return {m.group(1): tuple(m.group(2).split(",")) for m in _LISTED.finditer(listed)}
 
 
-def not_applicable(name: str) -> str | None:
-    """Why scenario ``name`` does not apply here, or None."""
+def not_applicable(name: str, era: str, label: str) -> str | None:
+    """Why scenario ``name`` does not apply to ``era`` against server ``label``, or None."""
+    if era != "2026-07-28" and label != "1 worker" and name in SESSION_ONLY:
+        return SESSION_ONLY[name]
     return next((why for prefix, why in NOT_APPLICABLE.items() if name.startswith(prefix)), None)
 
 
@@ -125,9 +141,9 @@ def main(argv: list[str]) -> int:
     print("|---|---|---|---|")
     failures = []
     for name, versions in names.items():
-        why = not_applicable(name)
         for era in ERAS:
             for label in CONFIGURATIONS:
+                why = not_applicable(name, era, label)
                 outcome, detail = outcomes[(era, label)].get(name, ("", ""))
                 if why is not None:
                     shown = f"not applicable: {why}"

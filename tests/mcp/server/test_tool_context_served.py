@@ -72,9 +72,17 @@ async def test_over_http_with_two_workers_a_retry_any_worker_answers():
                 await exercise(client, peer)
 
 
-async def test_a_2025_request_without_a_session_cannot_be_asked():
+async def test_a_2025_request_without_a_session_cannot_be_asked_but_gets_its_log_lines():
+    peer = Peer()
     with serving("--thinker", "talking_fixture:Talking", "--workers", "2") as served:
-        async with client_for(served.url, "legacy", Peer()) as client:
+        async with client_for(served.url, "legacy", peer) as client:
             result = await client.call_tool("greet", {})
+            logged = await client.call_tool("log_steps", {"steps": 2})
     assert text(result) == "no way to ask: unsupported"
     assert isinstance(result, types.CallToolResult)
+    assert text(logged) == "2 steps"
+    assert peer.lines == [
+        ("info", {"message": "step 1 of 2", "data": {"step": 1}}),
+        ("info", {"message": "step 2 of 2", "data": {"step": 2}}),
+        ("debug", "all steps done"),
+    ]

@@ -196,7 +196,10 @@ class FastPath:
             version = request.headers.get("mcp-protocol-version", "")
         if version is None or not self._valid(method, params, version, modern=modern):
             return None
-        return _Exchange(request, held, key, method, params, version, modern=modern)
+        session = _SESSION if modern or self._json else _LoggedSession()
+        return _Exchange(
+            request, held, key, method, params, version, modern=modern, session=session
+        )
 
     def _valid(self, method: str, params: dict[str, Any], version: str, *, modern: bool) -> bool:
         """Whether the request's params pass the SDK's own validation as they are.
@@ -305,8 +308,15 @@ class FastPath:
                         "headers": self._legacy_sse_headers,
                     }
                 )
+                body = (
+                    exchange.session.take() if isinstance(exchange.session, _LoggedSession) else b""
+                )
                 await send(
-                    {"type": "http.response.body", "body": _legacy_event(reply), "more_body": True}
+                    {
+                        "type": "http.response.body",
+                        "body": body + _legacy_event(reply),
+                        "more_body": True,
+                    }
                 )
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
@@ -329,8 +339,11 @@ class FastPath:
         """A call still running after the first keep-alive interval: SSE, pinged, as the SDK."""
         headers = _SSE_HEADERS_MODERN if exchange.modern else self._legacy_sse_headers
         await send({"type": "http.response.start", "status": 200, "headers": headers})
+        logged = exchange.session if isinstance(exchange.session, _LoggedSession) else None
         while True:
             ping = _MODERN_PING if exchange.modern else _legacy_ping()
+            if logged is not None:
+                ping = logged.take() + ping
             await send({"type": "http.response.body", "body": ping, "more_body": True})
             done, _ = await asyncio.wait(
                 {call, watch}, timeout=_PING, return_when="FIRST_COMPLETED"
@@ -345,6 +358,8 @@ class FastPath:
         except _Fallback:  # pragma: no cover - raised before any await, so never this late
             reply = _error_reply(exchange, _INTERNAL)
         event = _modern_event(reply) if exchange.modern else _legacy_event(reply)
+        if logged is not None:
+            event = logged.take() + event
         await send({"type": "http.response.body", "body": event, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -357,6 +372,7 @@ class FastPath:
             request_id=exchange.key,
             request=exchange.request,
             meta=exchange.params.get("_meta"),
+            session=exchange.session,
         )
         call: Callable[[Any], Awaitable[Any]] = self._inner
         for middleware in reversed(self._server.middleware):  # the SDK's chain, as it runs it
@@ -409,6 +425,8 @@ class _Exchange:
     params: dict[str, Any]
     version: str
     modern: bool
+    session: _Session = field(default_factory=lambda: _Session())
+    """What the endpoint sends through (a handshake-era SSE call's log lines)."""
 
 
 class _Session:
@@ -430,6 +448,30 @@ class _Session:
 
     async def send_log_message(self, *args: Any, **kwargs: Any) -> None:
         return None
+
+
+class _LoggedSession(_Session):
+    """A handshake-era SSE exchange's session: a tool's log lines go out before its result.
+
+    (A 2026-era request that asks for log lines goes to the SDK; a JSON answer has
+    nowhere to put them.)
+    """
+
+    def __init__(self) -> None:
+        self.notes: list[dict[str, Any]] = []
+
+    async def send_log_message(
+        self, level: str, data: Any, logger: str | None = None, **_: Any
+    ) -> None:
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self.notes.append({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    def take(self) -> bytes:
+        """The log lines so far, as SSE events."""
+        notes, self.notes = self.notes, []
+        return b"".join(_legacy_event(note) for note in notes)
 
 
 _SESSION: Final = _Session()
