@@ -12,8 +12,8 @@ and server.
 The scenarios of the tasks and Skills extensions are not applicable here (a companion
 piece of work covers both), nor a 2025-era server-to-client request against a server
 that has no sessions; :data:`NOT_APPLICABLE` and :data:`SESSION_ONLY` say why. Every
-other scenario must pass; the exit status is 1 when one does not. A scenario passes when none of its checks fails (a
-warning or a skipped check is shown beside it).
+other scenario must pass; the exit status is 1 when one does not. A scenario passes
+when none of its checks fails (a warning or a skipped check is shown beside it).
 """
 
 from __future__ import annotations
