@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         registry = hub.skills()
         registry.load_all()
         jars, skills = registry.loaded_bundles(), len(registry.ids())
+        prompts, resources = len(hub.prompts()), len(hub.resources())
         problems = hub.problems()
     fatal = sum(1 for p in problems if is_fatal(p))
     if args.json:
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
             "tools": tools,
             "skilljars_loaded": jars,
             "skills": skills,
+            "prompts": prompts,
+            "resources": resources,
             "problems": [problem_entry(p) for p in problems],
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(hub.loaded_packs())} pack(s) loaded, {tools} tool(s) available, "
             f"{len(jars)} skilljar(s) loaded, {skills} skill(s) available"
         )
+        if prompts or resources:
+            summary += f", {prompts} prompt(s) and {resources} resource(s)"
         print(_text(summary, problems, fatal))
     return 1 if fatal else 0
 
