@@ -19,6 +19,7 @@ call that pauses for a person is asked of the client (``_approvals.py``); on the
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -31,7 +32,7 @@ from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
-from toolpalette import AbortSignal, InvalidInputError, ToolResult
+from toolpalette import AbortSignal, InvalidInputError, SearchToolsProvider, ToolResult
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.mcp._approvals import ASKER, Asker, answer_of, input_required
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
@@ -255,7 +256,10 @@ class ToolsEndpoint:
             if changed:
                 await ctx.session.send_tool_list_changed()
         structured = provider is not None and provider.output_schema is not None
-        return _call_result(result, structured=structured)
+        wire = _call_result(result, structured=structured)
+        if isinstance(provider, SearchToolsProvider) and CALL_TOOL in served.listing.by_name:
+            _note_call_tool(wire)
+        return wire
 
     async def _run(
         self,
@@ -309,6 +313,23 @@ def unknown_tool(name: object) -> MCPError:
     if isinstance(name, str) and TOOL_NAME.match(name):
         return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
     return MCPError(code=types.INVALID_PARAMS, message="Unknown tool")
+
+
+_CALL_TOOL_NOTE: Final = (
+    " Behind a gateway that renames tools, call them through call_tool: "
+    '{"name": NAME, "arguments": {...}} reaches each by the name given here.'
+)
+
+
+def _note_call_tool(wire: dict[str, Any]) -> None:
+    """Tell a search's reader that ``call_tool`` reaches what it found, by that name."""
+    found = wire.get("structuredContent")
+    if wire.get("isError") or not isinstance(found, dict) or not found.get("tools"):
+        return
+    found = {**found, "note": str(found.get("note", "")) + _CALL_TOOL_NOTE}
+    wire["structuredContent"] = found
+    text = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+    wire["content"] = [{"type": "text", "text": text}]
 
 
 def _call_result(result: ToolResult, *, structured: bool) -> dict[str, Any]:
