@@ -11,7 +11,7 @@ calls one of its tools.
 
 The fingerprint (:func:`fingerprint`) is what would change what the server lists:
 its configuration (command, arguments, working folder, URL, name, prefix, renames,
-trust; the environment and headers it gets, hashed, never stored), the program it runs
+exclusions, trust; the environment and headers it gets, hashed, never stored), the program it runs
 and every argument that names a file (path, size, modification time), and toolpalette
 itself (:func:`~toolpalette._plugins.listing.server_key`). A server can change its
 tools without any of that changing, so a stored listing is also stale after the
@@ -147,6 +147,7 @@ def fingerprint(config: MCPServerConfig) -> dict[str, Any] | None:
         "trusted": config.trusted,
         "prefix": config.prefix,
         "rename": dict(config.rename),
+        "exclude": sorted(config.exclude),
         "pack": config.pack,
         "secrets": secrets,
     }

@@ -74,7 +74,10 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
     providers: list[MCPToolProvider] = []
     problems: list[Problem] = []
     total = 0
+    excluded = frozenset(config.exclude)
     for position, tool in enumerate(fetched.tools):
+        if excluded and getattr(tool, "name", None) in excluded:
+            continue  # the host's [mcp_servers.NAME] exclude
         size = _size(tool)
         if size > MAX_TOOL_BYTES:
             problems.append(

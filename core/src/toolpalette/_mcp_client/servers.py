@@ -273,7 +273,7 @@ def assemble(
         else:
             adjusting[name] = table
     found: list[MCPServerConfig] = []
-    bad: list[str] = []
+    bad: list[_config.BadEntry] = []
     if json_file is not None:
         found, bad = _desktop_file(json_file, adjusting, shown)
     more, worse = _config.read_servers(own, source=shown)
@@ -283,8 +283,8 @@ def assemble(
         found, bad = [*found, *more], [*bad, *worse]
     for config in found:
         servers.add(config)
-    for reason in bad:
-        servers.add_problem(Problem("server", reason, "mcp"))
+    for server, reason in bad:  # filed under the server it concerns, when it is one
+        servers.add_problem(Problem("server", reason, problem_pack(server) if server else "mcp"))
     servers.overrides = adjusting
     return servers
 
@@ -360,7 +360,7 @@ def claim_note(config: MCPServerConfig, config_file: str | None) -> tuple[str, s
 
 def _desktop_file(
     path: str, adjusting: dict[str, Mapping[str, Any]], shown: str
-) -> tuple[list[MCPServerConfig], list[str]]:
+) -> tuple[list[MCPServerConfig], list[_config.BadEntry]]:
     """The servers of a desktop client's JSON file; ``adjusting`` tables merged over them.
 
     The host's tables of the JSON servers' names are taken out of ``adjusting``: each
@@ -369,14 +369,14 @@ def _desktop_file(
     try:
         data = _config.read_json_file(path)
     except (OSError, ValueError) as exc:
-        return [], [f"MCP servers file {path}: {exc}"]
+        return [], [(None, f"MCP servers file {path}: {exc}")]
     name = Path(path).name
     block = data.get("mcpServers", data.get("mcp_servers"))
     if not isinstance(block, Mapping):
         return _config.from_desktop_block(data, source=name)  # says what is missing
     plain: dict[str, Any] = {}
     found: list[MCPServerConfig] = []
-    bad: list[str] = []
+    bad: list[_config.BadEntry] = []
     for server, entry in block.items():
         adjustment = adjusting.pop(server, None) if isinstance(entry, Mapping) else None
         if adjustment is None:
@@ -389,16 +389,16 @@ def _desktop_file(
     return [*more, *found], [*worse, *bad]
 
 
-def _from_code(code: Any) -> tuple[list[MCPServerConfig], list[str]]:
+def _from_code(code: Any) -> tuple[list[MCPServerConfig], list[_config.BadEntry]]:
     if isinstance(code, (str, os.PathLike)):
         path = os.fspath(code)
         try:
             data = _config.read_json_file(path)
         except (OSError, ValueError) as exc:
-            return [], [f"MCP servers file {path}: {exc}"]
+            return [], [(None, f"MCP servers file {path}: {exc}")]
         return _config.from_desktop_block(data, source=f"{Path(path).name} (given in code)")
     if not isinstance(code, Mapping):
-        return [], [f"mcp_servers= takes a mapping or a path, not {type(code).__name__}"]
+        return [], [(None, f"mcp_servers= takes a mapping or a path, not {type(code).__name__}")]
     if "mcpServers" in code:
         return _config.from_desktop_block(code, source="code")
     return _config.read_servers(code, source="code")

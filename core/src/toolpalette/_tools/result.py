@@ -25,6 +25,7 @@ from typing import Any, Final, final, get_args
 __all__ = [
     "CONTENT_TYPES",
     "RESULT_KEYS",
+    "FASTMCP_WRAPPED",
     "WRAPPED",
     "Audio",
     "File",
@@ -52,9 +53,19 @@ The text a model reads is the bare value.
 """
 
 
+FASTMCP_WRAPPED: Final = "x-fastmcp-wrap-result"
+"""FastMCP's key for the same wrapping: written beside :data:`WRAPPED`, and read, so
+that a scalar crosses between toolpalette and FastMCP, either way, as itself."""
+
+
 def is_wrapped(schema: Mapping[str, Any] | None) -> bool:
-    """Whether an output schema wraps its results in ``{"result": VALUE}`` (:data:`WRAPPED`)."""
-    return schema is not None and schema.get(WRAPPED) is True
+    """Whether an output schema wraps its results in ``{"result": VALUE}``.
+
+    Marked by :data:`WRAPPED` or FastMCP's :data:`FASTMCP_WRAPPED`.
+    """
+    return schema is not None and (
+        schema.get(WRAPPED) is True or schema.get(FASTMCP_WRAPPED) is True
+    )
 
 
 @final

@@ -12,8 +12,9 @@ Every declared return type but text gets an output schema, so MCP clients receiv
 (a model, a dataclass, a TypedDict, ``dict[str, X]``) publishes its own schema; any
 other (``list[Event]``, ``int``, ``datetime.date``, ``Event | None``) publishes the
 schema of an object wrapping it, ``{"result": VALUE}``, marked with
-``"x-toolpalette-wrapped": true`` at its top level (``toolpalette._tools.result.WRAPPED``)
-so that a client knows to unwrap it, as other MCP servers wrap such values. The
+``"x-toolpalette-wrapped": true`` at its top level (``toolpalette._tools.result.WRAPPED``),
+and FastMCP's ``"x-fastmcp-wrap-result": true`` beside it, so that a client knows to
+unwrap it, as other MCP servers wrap such values. The
 model-visible text is the bare value either way.
 """
 
@@ -28,7 +29,7 @@ from typing import Any, get_type_hints
 
 import pydantic
 
-from toolpalette._tools.result import WRAPPED, mentions_content
+from toolpalette._tools.result import FASTMCP_WRAPPED, WRAPPED, mentions_content
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import ToolDefinitionError
 
@@ -171,6 +172,7 @@ def wrapped_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         "properties": {"result": inner},
         "required": ["result"],
         WRAPPED: True,
+        FASTMCP_WRAPPED: True,
     }
     if defs is not None:
         wrapped["$defs"] = defs
