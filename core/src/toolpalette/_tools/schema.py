@@ -19,6 +19,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
+from toolpalette._tools.headers import header_problems
 from toolpalette._tools.metaschema import surely_valid
 from toolpalette._tools.patterns import (
     MAX_PATTERN_WEIGHT,
@@ -129,5 +130,7 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     errors.extend(f"{what} schema {p}" for p in work_problems(schema))
     if what == "input" and schema.get("type") != "object":
         errors.append("input schema must have type 'object'")
+    if what == "input":
+        errors.extend(f"input schema {p}" for p in header_problems(schema))
     if errors:
         raise InvalidToolSchemaError(tool_name=tool_name, errors=errors)
