@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from toolpalette import ToolHub
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "host-guide-talking.md"
