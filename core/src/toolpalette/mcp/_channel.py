@@ -62,6 +62,22 @@ class McpChannel:
         tool: the tool's name (the log lines' ``logger``).
     """
 
+    __slots__ = (
+        "_abort",
+        "_asked",
+        "_ctx",
+        "_least",
+        "_loop",
+        "_modern",
+        "_queue",
+        "_sender",
+        "_tool",
+        "abort_signal",
+        "answers",
+        "input_required",
+        "missing",
+    )
+
     def __init__(
         self,
         ctx: ServerRequestContext[Any],
@@ -73,7 +89,7 @@ class McpChannel:
         self._abort = abort
         self.abort_signal = abort
         """The signal a 2026-era question fires to stop what asked it."""
-        self.answers = dict(answers)
+        self.answers: dict[str, Any] = dict(answers) if answers else {}
         """Every answer given so far, by key (kept in the state of the next question)."""
         self._tool = tool
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -120,6 +136,11 @@ class McpChannel:
                 await sending
             except Exception:  # a closed stream: the result will not arrive either
                 logger.debug("a log notification could not be sent", exc_info=True)
+
+    @property
+    def sending(self) -> bool:
+        """Whether log lines were queued (then :meth:`close` must be awaited)."""
+        return self._queue is not None
 
     async def close(self) -> None:
         """Send the log lines still queued, before the call's result goes out."""
@@ -314,9 +335,10 @@ def resumed_from(
     """
     state = params.get("requestState")
     if (
-        ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        state is None
         or not isinstance(state, str)
         or not state.startswith(INPUT_STATE)
+        or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
     ):
         return None, {}
     try:

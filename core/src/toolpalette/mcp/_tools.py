@@ -304,7 +304,8 @@ class ToolsEndpoint:
             raise
         finally:
             await progress.close()
-            await channel.close()
+            if channel.sending:
+                await channel.close()
         return result, asker, channel
 
 
