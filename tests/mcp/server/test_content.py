@@ -120,7 +120,8 @@ async def test_an_unknown_or_failing_resource_is_an_error_that_repeats_nothing(
             await client.read_resource("docs://nothing-here")
         with pytest.raises(MCPError) as failing:
             await client.read_resource("users://mallory-9d2/profile")
-    assert unknown.value.code == -32002
+    # SEP-2164: 2026-07-28 says -32602 (with the URI in the data), the 2025 era -32002.
+    assert unknown.value.code == (-32002 if mode == "legacy" else types.INVALID_PARAMS)
     assert failing.value.code == types.INTERNAL_ERROR
     assert "mallory" not in failing.value.message
     assert "resource users://{id}/profile raised" in caplog.text
@@ -154,7 +155,7 @@ async def test_a_read_only_server_lists_only_read_only_resources(hub: ToolHub, m
         with pytest.raises(MCPError) as caught:
             await client.read_resource("admin://reset")
     assert listed == ["docs://guide", "docs://logo"]
-    assert caught.value.code == -32002
+    assert caught.value.code == (-32002 if mode == "legacy" else types.INVALID_PARAMS)
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -15,6 +15,7 @@ from typing import Any, Final, TypeVar
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import AbortSignal, OfferedContent, PackPrompt, ToolContext, ToolHub
 from toolpalette.mcp._channel import McpChannel, resumed_from
@@ -174,7 +175,8 @@ class ContentEndpoint:
         """A pack's resource, or a skill's file (``skill://``).
 
         Raises:
-            MCPError: -32002 for a URI nothing offered serves (the skills' -32602 for
+            MCPError: -32002 for a URI nothing offered serves (-32602 on 2026-07-28,
+                as SEP-2164 says; the skills' -32602 for
                 a URI of another scheme when no pack resource is offered); -32603 when
                 the pack's function fails (its exception is logged, never sent).
         """
@@ -184,7 +186,7 @@ class ContentEndpoint:
             return await self._skills.read_resource(ctx, params)  # its own refusals
         found = offered.resource_for(uri)
         if found is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=_NOT_FOUND, data={"uri": uri})
+            raise _not_found(ctx, uri)
         try:
             contents = found[0].read(uri)
         except Exception:
@@ -216,7 +218,7 @@ class ContentEndpoint:
         if uri.startswith("skill://"):
             return
         if self._offered(ctx).resource_for(uri) is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=_NOT_FOUND, data={"uri": uri})
+            raise _not_found(ctx, uri)
 
     # -- completions ---------------------------------------------------------------
 
@@ -262,6 +264,13 @@ class ContentEndpoint:
         end = start + self._page
         following = encode(digest, end) if end < len(items) else None
         return list(items[start:end]), following
+
+
+def _not_found(ctx: ServerRequestContext[Any], uri: str) -> MCPError:
+    """An unknown resource: -32002 on the 2025 era, -32602 on 2026-07-28 (SEP-2164)."""
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    code = types.INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
+    return MCPError(code=code, message=_NOT_FOUND, data={"uri": uri})
 
 
 class _Stopped(Exception):
