@@ -44,6 +44,7 @@ nox.options.sessions = [
     f"tests-{MAIN_PYTHON}",
     *(f"core-{version}" for version in OTHER_PYTHONS),
     "dists",
+    "conformance",
 ]
 
 
@@ -57,7 +58,12 @@ FIRST_PARTY = ["./core", *_distributions("plugins"), *_distributions("skilljars"
 # Code mode's sandbox (pydantic-monty, the core's `code` extra) comes with the test-peers,
 # typecheck and bench groups (pyproject.toml), so every session that runs its tests has it.
 WITH_MCP = ["./core[mcp]", *FIRST_PARTY[1:]]
-TEST_ONLY = _distributions("tests/integration/packs") + _distributions("tests/integration/jars")
+# The conformance pack (the suite's test server) is installed by its own session only.
+TEST_ONLY = [
+    p
+    for p in _distributions("tests/integration/packs") + _distributions("tests/integration/jars")
+    if Path(p).name != "conformance"
+]
 # Test-only distributions whose folder starts with "nodeps-" declare requirements pip
 # cannot meet on purpose (e.g. toolpalette>=99); they are installed with --no-deps.
 NO_DEPS = [p for p in TEST_ONLY if Path(p).name.startswith("nodeps-")]
@@ -364,7 +370,8 @@ def load(session: nox.Session) -> None:
 # command needs Node.js 22 or newer: an older node on the machine gets the npm ``node``
 # package (22) installed beside it.
 CONFORMANCE = ROOT / ".nox" / "conformance-suite"
-CONFORMANCE_NPM = "@modelcontextprotocol/conformance@0.1.16"
+CONFORMANCE_NPM = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+CONFORMANCE_PACK = str(ROOT / "tests" / "integration" / "packs" / "conformance")
 CONFORMANCE_NODE_NPM = "node@22"
 
 
@@ -372,15 +379,18 @@ CONFORMANCE_NODE_NPM = "node@22"
 def conformance(session: nox.Session) -> None:
     """Run the MCP conformance suite's server scenarios against ``toolpalette serve --http``.
 
-    Not part of CI. Serves every installed tool and skill with ``--workers 2`` and with
-    one worker, runs every server scenario against each, and prints pass or fail per
-    scenario; the scenarios that need the suite's own fixtures (tools, prompts and
-    resources by name) are listed as out of scope. Fails when another scenario fails.
+    Serves the test pack ``toolpalette-testpack-conformance`` (the suite's test server,
+    written on the public pack API) with one worker and with ``--workers 2``, runs every
+    server scenario (``--suite all``) on both protocol eras against each, and prints one
+    row per scenario, era and server. Fails when an applicable scenario fails (the tasks
+    and Skills extension scenarios are listed as not applicable, with the reason).
+    Skipped, saying so, on a machine without npm.
     """
     npm = shutil.which("npm")
     if npm is None:
-        session.error("the conformance suite needs npm (and Node.js) on the machine")
+        session.skip("the conformance suite needs npm (and Node.js) on the machine")
     session.install(*WITH_MCP)
+    session.install(CONFORMANCE_PACK)
     install = [npm, "install", "--prefix", str(CONFORMANCE), "--no-audit", "--no-fund"]
     session.run(*install, "--loglevel=error", CONFORMANCE_NPM, external=True)
     node = shutil.which("node") or ""

@@ -13,6 +13,7 @@ import importlib as _importlib
 import typing as _typing
 
 from toolpalette.errors import (
+    ClientRequestError,
     ConfigError,
     IncompatiblePluginError,
     InvalidInputError,
@@ -37,6 +38,7 @@ from toolpalette.errors import (
 from toolpalette.hookspecs import hookimpl
 
 if _typing.TYPE_CHECKING:
+    from toolpalette._agents.content import ContentSelector, OfferedContent
     from toolpalette._agents.grants import GrantRecord
     from toolpalette._agents.meta import (
         ENUM_LIMIT,
@@ -62,9 +64,11 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.telemetry import configure_telemetry
     from toolpalette._search.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.channel import ClientChannel, Elicited, LoggingChannel, Root, Sampled
     from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
     from toolpalette._tools.origin import Origin
+    from toolpalette._tools.prompt import PackPrompt, prompt
     from toolpalette._tools.provider import (
         BoundTool,
         ClassToolProvider,
@@ -72,6 +76,7 @@ if _typing.TYPE_CHECKING:
         ToolProvider,
     )
     from toolpalette._tools.registry import Surface, SurfaceDiff, ToolRegistry
+    from toolpalette._tools.resource import PackResource, resource
     from toolpalette._tools.result import Audio, File, Image, ResourceLink, ToolResult
     from toolpalette._tools.tool import Tool, ToolContext, ToolSpec, tool
 
@@ -81,11 +86,15 @@ __all__ = [
     "Audio",
     "BoundTool",
     "ClassToolProvider",
+    "ClientChannel",
+    "ClientRequestError",
     "CodeLimits",
     "ConfigError",
+    "ContentSelector",
     "Conversation",
     "Decision",
     "ENUM_LIMIT",
+    "Elicited",
     "Executor",
     "File",
     "FunctionToolProvider",
@@ -96,10 +105,14 @@ __all__ = [
     "InvalidManifestError",
     "InvalidToolSchemaError",
     "LexicalRanker",
+    "LoggingChannel",
     "MCPServerError",
     "MCPServerSpec",
+    "OfferedContent",
     "Origin",
     "Overhead",
+    "PackPrompt",
+    "PackResource",
     "PluginError",
     "PluginInfo",
     "PluginLoadError",
@@ -110,7 +123,9 @@ __all__ = [
     "RequestToolsProvider",
     "ResolvedTools",
     "ResourceLink",
+    "Root",
     "SKILL_ENUM_LIMIT",
+    "Sampled",
     "SearchSkillsProvider",
     "SearchToolsProvider",
     "Skill",
@@ -154,8 +169,10 @@ __all__ = [
     "execute_many",
     "function_tool",
     "hookimpl",
+    "prompt",
     "render_result",
     "replies",
+    "resource",
     "tool",
 ]
 
@@ -166,18 +183,25 @@ _LAZY: dict[str, str] = {
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
     "CodeLimits": "toolpalette._agents.sandbox",
+    "ClientChannel": "toolpalette._tools.channel",
+    "ContentSelector": "toolpalette._agents.content",
     "Conversation": "toolpalette._skills",
     "Decision": "toolpalette._agents.policy",
     "ENUM_LIMIT": "toolpalette._agents.meta",
+    "Elicited": "toolpalette._tools.channel",
     "Executor": "toolpalette._run.executor",
     "File": "toolpalette._tools.result",
     "FunctionToolProvider": "toolpalette._tools.provider",
     "GrantRecord": "toolpalette._agents.grants",
     "Image": "toolpalette._tools.result",
     "LexicalRanker": "toolpalette._search.ranking",
+    "LoggingChannel": "toolpalette._tools.channel",
     "MCPServerSpec": "toolpalette._plugins.servers",
+    "OfferedContent": "toolpalette._agents.content",
     "Origin": "toolpalette._tools.origin",
     "Overhead": "toolpalette._agents.turn",
+    "PackPrompt": "toolpalette._tools.prompt",
+    "PackResource": "toolpalette._tools.resource",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
     "ReadOnlyPalette": "toolpalette._agents.palette",
@@ -185,7 +209,9 @@ _LAZY: dict[str, str] = {
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",
     "ResourceLink": "toolpalette._tools.result",
+    "Root": "toolpalette._tools.channel",
     "SKILL_ENUM_LIMIT": "toolpalette._agents.meta",
+    "Sampled": "toolpalette._tools.channel",
     "SearchSkillsProvider": "toolpalette._agents.meta_search",
     "SearchToolsProvider": "toolpalette._agents.meta_search",
     "Skill": "toolpalette._skills",
@@ -216,8 +242,10 @@ _LAZY: dict[str, str] = {
     "execute": "toolpalette._run.executor",
     "execute_many": "toolpalette._run.executor",
     "function_tool": "toolpalette._tools.function_tool",
+    "prompt": "toolpalette._tools.prompt",
     "render_result": "toolpalette._formats.calls",
     "replies": "toolpalette._formats.calls",
+    "resource": "toolpalette._tools.resource",
     "tool": "toolpalette._tools.tool",
 }
 """Public names imported on first use, and the module that defines each."""

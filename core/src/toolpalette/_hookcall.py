@@ -2,7 +2,7 @@
 
 pluggy's ``pm.hook.x(...)`` stops at the first implementation that raises, so one
 broken pack would silence every other. Every hook toolpalette calls goes through
-:func:`call_each` instead, which applies the same containment rules everywhere:
+`call_each()` instead, which applies the same containment rules everywhere:
 
 - each implementation is called on its own, in pluggy's call order (the last
   registered first: ``reversed(caller.get_hookimpls())``), with only the arguments it
@@ -96,7 +96,7 @@ def first_result(
     """A ``firstresult`` hook: the first implementation that returns non-None or raises.
 
     Returns None when every implementation returned None. A raising implementation
-    stops the search as pluggy's would, but comes back as a :class:`Called` with its
+    stops the search as pluggy's would, but comes back as a `Called` with its
     error instead of escaping.
     """
     for called in call_each(impls, hook_name, kwargs):

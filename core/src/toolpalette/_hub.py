@@ -2,16 +2,16 @@
 
 A hub holds two objects and delegates to them:
 
-- the **pack catalog** (:class:`toolpalette._plugins.catalog.PackCatalog`): discovers
+- the **pack catalog** (`toolpalette._plugins.catalog.PackCatalog`): discovers
   installed packs from their entry points, imports each only when something needs it,
-  reports every broken one as a :class:`~toolpalette.Problem`, and builds the registry
+  reports every broken one as a `Problem`, and builds the registry
   of every available tool and the cached listing;
-- the **host side** (:class:`toolpalette._agents.host.Host`): skills, MCP server
+- the **host side** (`toolpalette._agents.host.Host`): skills, MCP server
   descriptions, system-wide tools, thinkers (resolved once per class and cached) and
   the grant record.
 
 The environment switches (``TOOLPALETTE_PLUGINS``, ``TOOLPALETTE_BLOCK_PLUGINS``, ...)
-are read once, when the hub is built (:mod:`toolpalette._plugins.switches`). Nothing
+are read once, when the hub is built (`toolpalette._plugins.switches`). Nothing
 is imported when the hub is built.
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, final
 
+from toolpalette._agents.content import OfferedContent
 from toolpalette._agents.grants import GrantRecord
 from toolpalette._agents.host import Host
 from toolpalette._agents.links import linked_skills
@@ -36,8 +37,10 @@ from toolpalette._plugins.servers import MCPServerSpec
 from toolpalette._plugins.switches import Switches
 from toolpalette._run.reports import Reporter
 from toolpalette._skills import Conversation, SkillRegistry
+from toolpalette._tools.prompt import PackPrompt
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import ToolRegistry
+from toolpalette._tools.resource import PackResource
 from toolpalette.errors import ToolCollisionError
 
 __all__ = ["PackStatus", "PluginInfo", "ToolHub"]
@@ -204,6 +207,26 @@ class ToolHub:
         imported so far; ``hub.catalog()`` imports them all.
         """
         return self._host.skills()
+
+    def prompts(self) -> list[PackPrompt]:
+        """Every prompt the packs ship (``toolpalette_register_prompts``), by name.
+
+        Imports every pack (like ``catalog()``); a broken one is in ``hub.problems()``.
+        """
+        found = self._host.content().prompts
+        return [found[name] for name in sorted(found)]
+
+    def resources(self) -> list[PackResource]:
+        """Every resource and resource template the packs ship, by URI.
+
+        Imports every pack (like ``catalog()``); a broken one is in ``hub.problems()``.
+        """
+        found = self._host.content().resources
+        return [found[uri] for uri in sorted(found)]
+
+    def content_for(self, thinker: type[Thinker]) -> OfferedContent:
+        """The prompts and resources a thinker class declares (``declare_content``)."""
+        return self._host.content_for(thinker)
 
     def mcp_servers(self) -> list[MCPServerSpec]:
         """The MCP servers installed packs describe, checked, sorted by name.

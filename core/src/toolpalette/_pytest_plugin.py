@@ -3,10 +3,10 @@
 Installed with toolpalette through the ``pytest11`` entry point, so the fixtures are
 available in any test suite without an import:
 
-- ``tool_registry``: a fresh, empty :class:`~toolpalette.ToolRegistry`;
-- ``tool_context``: a fresh :class:`~toolpalette.ToolContext` (no parent, abort unset);
-- ``fake_tool_factory``: :func:`toolpalette.testing.fake_tool`, to build scripted tools;
-- ``leak_check``: a started :class:`~toolpalette.testing.LeakCheck` that fails the test
+- ``tool_registry``: a fresh, empty `ToolRegistry`;
+- ``tool_context``: a fresh `ToolContext` (no parent, abort unset);
+- ``fake_tool_factory``: `toolpalette.testing.fake_tool()`, to build scripted tools;
+- ``leak_check``: a started `LeakCheck` that fails the test
   if it leaves a thread, file descriptor, child process or pending approval behind.
 
 pytest loads this module in every session of an environment where toolpalette is

@@ -21,6 +21,7 @@ message, so hosts can act on them without parsing text::
     ├── SkillNotFoundError              an unknown skill id (also LookupError)
     ├── SkillIntegrityError             an MCP-served skill file unlike its entry (also OSError)
     ├── InvalidInputError               model input refused (also ValueError)
+    ├── ClientRequestError              a tool's question the caller cannot answer
     └── ToolError                       raised by a tool: code, status, user message
 
     ToolpaletteWarning (UserWarning)
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 __all__ = [
+    "ClientRequestError",
     "ConfigError",
     "IncompatiblePluginError",
     "InputProblem",
@@ -387,6 +389,35 @@ class InvalidInputError(ToolpaletteError, ValueError):
         return {"tool_name": self.tool_name, "problems": self.problems}
 
 
+_CLIENT_REASONS: Final = {
+    "unsupported": "the caller does not support it",
+    "timed_out": "the caller did not answer in time",
+    "failed": "the caller could not answer",
+}
+
+
+class ClientRequestError(ToolpaletteError):
+    """A tool asked its caller something the caller cannot answer (``ToolContext``).
+
+    Raised by ``ToolContext.elicit``, ``sample`` and ``roots``: the host set no
+    callback for it, the MCP client did not declare the capability or has no way to be
+    asked during this request, or it did not answer within the deadline. A tool may
+    catch it and go on without the answer. The message never holds what was asked or
+    answered.
+    """
+
+    def __init__(self, *, feature: str, reason: str) -> None:
+        self.feature = feature
+        """What was asked: ``elicitation``, ``sampling`` or ``roots``."""
+        self.reason = reason
+        """Why there is no answer: ``unsupported``, ``timed_out`` or ``failed``."""
+        why = _CLIENT_REASONS.get(reason, reason)
+        super().__init__(f"The tool's {feature} request got no answer: {why}.")
+
+    def _fields(self) -> dict[str, Any]:
+        return {"feature": self.feature, "reason": self.reason}
+
+
 class ToolError(ToolpaletteError):
     """Raise from a tool to give the model a deliberate, readable failure.
 
@@ -444,11 +475,11 @@ _WELL_FORMED: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def _unavailable_text(name: object, available: Sequence[str]) -> str:
     """The one text for an unknown or not-offered tool name, to a model or a developer.
 
-    :class:`ToolNotFoundError`'s message, which the pipeline's 404/403 answer reuses
+    `ToolNotFoundError`'s message, which the pipeline's 404/403 answer reuses
     (``str(ToolNotFoundError(...))``), so both read the same (no existence oracle).
 
     The name is quoted only when it is a well-formed tool name (a model's garbage is
-    never echoed); at most :data:`_MAX_LISTED` names are listed, so a huge catalog
+    never echoed); at most `_MAX_LISTED` names are listed, so a huge catalog
     cannot flood the model.
     """
     label = f"Tool '{name}'" if isinstance(name, str) and _WELL_FORMED.fullmatch(name) else None

@@ -57,6 +57,30 @@ def toolpalette_register_skills() -> Iterable[Any] | Any:
 
 
 @hookspec
+def toolpalette_register_prompts() -> Iterable[Any] | Any:
+    """Called once per pack, when the hub first needs the packs' prompts.
+
+    Returns one ``@toolpalette.prompt`` function or an iterable of them; ``None``
+    means none. Each implementation is called on its own; failures are recorded in
+    ``hub.problems()``.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def toolpalette_register_resources() -> Iterable[Any] | Any:
+    """Called once per pack, when the hub first needs the packs' resources.
+
+    Returns one ``@toolpalette.resource(...)`` function or an iterable of them;
+    ``None`` means none. Each implementation is called on its own; failures are
+    recorded in ``hub.problems()``.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def toolpalette_register_mcp_servers() -> Iterable[Any] | Any:
     """Called once per pack, when the hub first needs the MCP servers a pack bridges.
 

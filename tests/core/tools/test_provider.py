@@ -243,6 +243,7 @@ def test_defaults_of_a_plain_function_tool() -> None:
         "properties": {"result": {"type": "integer"}},
         "required": ["result"],
         "x-toolpalette-wrapped": True,
+        "x-fastmcp-wrap-result": True,
     }
     assert provider.resource_key(None) is None
     assert provider.grade_for(Parent()) is None

@@ -4,7 +4,7 @@ One implementation decides every way a model reaches for more: ``request_tools``
 ``request_skill`` (and a host's ``thinker.admit``), ``search_tools`` and
 ``search_skills`` (each match, in rank order), and a call of a deferred tool decided
 at call time (``thinker.call(..., deferred=True)``). Each name is judged the same way
-(:meth:`Admission._judge`): already present; in the thinker's catalog; the read-only
+(`Admission._judge()`): already present; in the thinker's catalog; the read-only
 binding; the ``toolpalette_admit`` hooks (the first answer decides, a raising one
 refuses); the policy's ``decide_grant`` (a deny or a raising policy refuses, an ask
 needs a person). What each way does with the verdict:
@@ -153,7 +153,7 @@ class Admission:
         return granted
 
     def granted_since(self) -> list[str]:
-        """The names :meth:`take_granted` would give now, left for it (a grant mid-turn)."""
+        """The names `take_granted()` would give now, left for it (a grant mid-turn)."""
         with self._lock:
             return list(self._granted)
 
@@ -222,7 +222,7 @@ class Admission:
         A refused item is left out (and recorded), an allowed one granted, one that
         needs a person returned marked so (``"ask"``: each call of the tool is approved
         by a person; ``"pending"``: a skill's grant waits for one). At most
-        :data:`_MAX_JUDGED_PER_MATCH` items per match are judged.
+        `_MAX_JUDGED_PER_MATCH` items per match are judged.
         """
         found: list[Found] = []
         budget = limit * _MAX_JUDGED_PER_MATCH
@@ -325,7 +325,7 @@ class Admission:
         Returns the tool and whether a person must approve the call, or None when it
         may not be called (not in the thinker's catalog, or refused: the caller answers
         as for an unknown name). A refusal and an allowed call are recorded now; a call
-        a person approves is recorded when they answer (:meth:`answered`).
+        a person approves is recorded when they answer (`answered()`).
         """
         provider = self._palette.requestable.get(name) if isinstance(name, str) else None
         if provider is None:
@@ -340,7 +340,7 @@ class Admission:
         return provider, verdict is Verdict.ASK
 
     def answered(self, name: str, approved: bool, reason: str) -> None:
-        """Record a person's answer about a call admitted at call time (:meth:`at_call`)."""
+        """Record a person's answer about a call admitted at call time (`at_call()`)."""
         decision: GrantDecision = "granted" if approved else "refused"
         with self._lock:
             self.record("tool", name, decision, reason)

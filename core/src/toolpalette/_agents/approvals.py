@@ -1,6 +1,6 @@
 """What waits for a person: one thinker's pending approvals, asked and resolved here.
 
-An :class:`~toolpalette.Approval` is pending exactly while something waits on it: a
+An `Approval` is pending exactly while something waits on it: a
 paused call (until it resumes, is refused, aborted or cancelled) or a grant the host was
 told about. The rules, each guarded by a test in ``tests/faults/test_approvals.py``:
 
@@ -60,9 +60,9 @@ class Approvals:
 
     Args:
         notify: the host's approver, told of each new approval (None: the host polls
-            :meth:`pending`).
+            `pending()`).
         withdrawn: called with a grant's approval when its delivery to the host failed
-            after :meth:`ask_grant` returned (the thinker records the refusal).
+            after `ask_grant()` returned (the thinker records the refusal).
     """
 
     def __init__(
@@ -106,7 +106,7 @@ class Approvals:
         """Register a grant's ``approval`` and tell the host; False if that failed.
 
         Runs on whichever thread decides the grant (a worker, for a meta-tool). An
-        awaitable the approver returns runs on :attr:`loop` (or, with no loop known,
+        awaitable the approver returns runs on `loop` (or, with no loop known,
         to its end here); if it raises later the approval is withdrawn and ``withdrawn``
         is told.
         """
@@ -132,7 +132,7 @@ class Approvals:
     def resolve(self, token: str) -> Approval:
         """Take ``token`` off the pending list, for the thinker to apply its answer.
 
-        For a paused call, use :meth:`answer_call` instead, which also wakes the call.
+        For a paused call, use `answer_call()` instead, which also wakes the call.
 
         Raises:
             KeyError: ``token`` is not pending (unknown, resolved or withdrawn).

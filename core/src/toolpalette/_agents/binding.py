@@ -3,10 +3,10 @@
 ``hub.bind(Cls)`` reads the class's ``read_only`` and ``strict`` once and fixes them,
 with the thinker's policy, its pending approvals, its palette's reconciliation
 (``reconcile.py``), its grants (``admission.py``) and one executor for its whole life,
-in a frozen :class:`Binding` (:func:`make_binding`). The thinker keeps it where no
+in a frozen `Binding` (`make_binding()`). The thinker keeps it where no
 attribute write reaches it (``thinker.py``, "the latch").
 
-The binding's :class:`CallRules` is the one object the thinker's executor asks about
+The binding's `CallRules` is the one object the thinker's executor asks about
 each call (``_run/rules.py``): read-only, the policy, who answers an ask, and each
 tool's configuration (the host's settings for its pack, read once per tool).
 """

@@ -1,6 +1,6 @@
 """The grant record: every admission request a model made, and what was decided.
 
-:data:`PRINCIPAL` says on whose behalf the calls made now are made: the MCP server sets
+`PRINCIPAL` says on whose behalf the calls made now are made: the MCP server sets
 it to the verified principal of each request it serves (``toolpalette.mcp``), so that a
 thinker shared by several callers still records, per decision, who asked. A host's own
 calls leave it unset: their records say None.
@@ -77,7 +77,7 @@ them all."""
 
 
 class GrantLog:
-    """A thread-safe window of the newest grant records (at most :data:`GRANT_WINDOW`).
+    """A thread-safe window of the newest grant records (at most `GRANT_WINDOW`).
 
     The host side tells the ``toolpalette_grant`` hook of each record it adds, before
     the window forgets it, so memory stays flat however many requests are decided.

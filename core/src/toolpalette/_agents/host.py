@@ -1,6 +1,6 @@
 """The host side of a hub: skills, MCP server descriptions, system-wide tools, thinkers, grants.
 
-:class:`Host` is one of the two objects a :class:`~toolpalette.ToolHub` holds; the
+`Host` is one of the two objects a `ToolHub` holds; the
 other is the pack catalog (``toolpalette._plugins.catalog``), which it reads through
 its public methods. The hub delegates to both, so each has one purpose: the catalog
 finds and loads packs, the host composes what thinkers are offered and keeps the
@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, final
 
+from toolpalette._agents.content import OfferedContent
 from toolpalette._agents.grants import GrantLog, GrantRecord
 from toolpalette._agents.selector import ResolvedTools, ToolSelector
 from toolpalette._agents.thinker import ResolvedPalette, Thinker, resolve_palette
@@ -22,6 +23,7 @@ from toolpalette._hookcall import call_each, in_call_order
 from toolpalette._mcp_client import servers as _mcp
 from toolpalette._plugins import collect as _collect
 from toolpalette._plugins.catalog import PackCatalog
+from toolpalette._plugins.content import Content, PackContent
 from toolpalette._plugins.discovery import SKILLJAR_GROUP, discover
 from toolpalette._plugins.listing import Listing
 from toolpalette._plugins.packs import Pack
@@ -71,6 +73,8 @@ class Host:
         self._mcp_claims: dict[str, Pack] = {}
         self._mcp_changes = 0
         catalog.attach(_ServerClaims(self))
+        self._content = PackContent(catalog)
+        self._content_asked = False
 
     # -- skills ----------------------------------------------------------------------
 
@@ -98,7 +102,8 @@ class Host:
         """The host side's problems so far.
 
         Configuration keys nothing reads, skills (once used), what the skill hooks
-        raised, and MCP server descriptions.
+        raised, MCP server descriptions, and the packs' prompts and resources (once
+        asked for).
         """
         with self._lock:
             found = [
@@ -109,7 +114,24 @@ class Host:
             ]
             if self._skills is not None:
                 found.extend(self._skills.problems())
-            return found
+            asked = self._content_asked
+        if asked:
+            found.extend(self._content.content().problems)
+        return found
+
+    # -- prompts and resources ---------------------------------------------------------
+
+    def content(self) -> Content:
+        """Every pack's prompts and resources (imports every pack)."""
+        self._content_asked = True
+        return self._content.content()
+
+    def content_for(self, cls: type[Thinker]) -> OfferedContent:
+        """The prompts and resources ``cls`` declares (read-only ones for a read-only class)."""
+        selector = cls.declare_content()
+        if not selector:
+            return OfferedContent()
+        return selector.resolve(self.content(), read_only=bool(cls.read_only))
 
     def _collect_skills(self, pack: str, registry: SkillRegistry) -> None:
         origin = self._catalog.origin_of(pack)
@@ -372,7 +394,7 @@ class Host:
         return lambda: reporters.remove(callback) if callback in reporters else None
 
     def tool_error_reporters(self) -> Iterable[Reporter]:
-        """The callbacks registered with :meth:`on_tool_error`."""
+        """The callbacks registered with `on_tool_error()`."""
         return tuple(self._on_tool_error)
 
 

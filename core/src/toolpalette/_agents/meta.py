@@ -9,14 +9,14 @@ its ``tool_search`` mode and the size of each catalog (``reconcile.py``):
   Their input schema lists the catalog as ``anyOf`` entries, each an ``enum`` of one
   name with that member's own description, so the catalog never enters the prompt as
   free text, and a provider's strict mode keeps the model on it. The schema grows
-  with the catalog: these serve catalogs of at most :data:`ENUM_LIMIT` tools and
-  :data:`SKILL_ENUM_LIMIT` skills in the ``auto`` mode.
+  with the catalog: these serve catalogs of at most `ENUM_LIMIT` tools and
+  `SKILL_ENUM_LIMIT` skills in the ``auto`` mode.
 - ``search_tools`` and ``search_skills`` (``meta_search.py``) take ``{"query": ...,
   "limit": ...}`` and return the best matches of the thinker's catalog; their
   definitions are the same whatever the catalog holds.
 
 Every meta-tool validates the model's input against a schema of its own that accepts
-any names or any query (:class:`Checked`), not against the schema it publishes: each
+any names or any query (`Checked`), not against the schema it publishes: each
 name is then decided on its own by the thinker's admission, so one name off the
 catalog is refused with a reason while the others are granted, and a name that is not
 a well-formed tool name or skill id is never repeated back (its place in the list is).
@@ -291,7 +291,7 @@ class ReadSkillFileProvider(ToolProvider):
     Offered when attached skills have files besides ``SKILL.md`` (a preamble that links
     to ``references/guide.md`` can then be followed). Read-only. Its catalog is an
     ``enum`` of ``<skill id>/<path>`` entries; the file is read through
-    :meth:`Skill.resource`, which refuses paths that leave the skill's folder.
+    `Skill.resource()`, which refuses paths that leave the skill's folder.
     """
 
     def __init__(self, files: Sequence[SkillFile]) -> None:

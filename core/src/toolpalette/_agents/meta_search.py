@@ -221,7 +221,7 @@ class _SearchProvider(ToolProvider):
         return False
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
-        """A query, and a limit from 1 to :data:`MAX_LIMIT` (null or left out: the default)."""
+        """A query, and a limit from 1 to `MAX_LIMIT` (null or left out: the default)."""
         return self._checked.parse_input(raw)
 
     def create(self, parent: Any = None) -> BoundTool:

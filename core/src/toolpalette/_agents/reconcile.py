@@ -100,7 +100,7 @@ class Reconciler:
         self._work = registry
         """The palette before the reconcile hooks: the live one while no hook is
         implemented, a private registry while hooks are, so that what they change is
-        staged each turn on a copy of it and never builds up (:meth:`_publish`)."""
+        staged each turn on a copy of it and never builds up (`_publish()`)."""
         self._published_at = -1
         self._hub = hub
         self._policy = policy
@@ -122,7 +122,7 @@ class Reconciler:
         self.tool_catalog: dict[str, ToolProvider] = {}
         """The deferred tools the thinker may still ask for, by name."""
         self.requestable: dict[str, ToolProvider] = {}
-        """The part of :attr:`tool_catalog` the model may reach: its read-only tools for
+        """The part of `tool_catalog` the model may reach: its read-only tools for
         a read-only thinker, all of it otherwise (the thinker's deferred catalog)."""
         self.skill_catalog: dict[str, Skill] = {}
         """The skills the thinker may still ask for, by id."""
@@ -147,7 +147,7 @@ class Reconciler:
         ``resolved`` and ``key`` (the hub's version, the attached skills) say what the
         palette is made from; ``admitted`` holds every tool granted so far, ``granted``
         the names granted since the last turn; ``extra`` the tools offered for this turn
-        only (:meth:`_offer_extra`). An unchanged palette costs a version check.
+        only (`_offer_extra()`). An unchanged palette costs a version check.
 
         Raises:
             ToolCollisionError: two tools the turn would offer share a name.

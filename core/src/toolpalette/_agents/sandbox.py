@@ -203,7 +203,7 @@ class Sandbox:
     """Monty's worker pool: one per script by default, or kept warm by a host.
 
     ``async with Sandbox() as sandbox`` starts one worker and keeps it; pass it to
-    :func:`run_script` to run scripts without starting a worker each time. The worker
+    `run_script()` to run scripts without starting a worker each time. The worker
     ends when the block does.
     """
 
@@ -248,7 +248,7 @@ async def run_script(
     """Run ``code`` (or resume a paused script) to its end, each tool call via ``on_call``.
 
     ``on_call`` answers each call the script makes of a name it has not defined itself;
-    raising :class:`Suspend` stops the script there (a :class:`Paused` is returned, and
+    raising `Suspend` stops the script there (a `Paused` is returned, and
     the call is announced again when it resumes). Operating-system calls (files,
     imports beyond Monty's own modules) are refused inside the script.
 

@@ -96,7 +96,7 @@ class ResolvedTools:
     """Not offered up front: the catalog of ``request_tools``."""
     bundles: tuple[Bundle, ...] = ()
     """The entries deferred whole (``deferred="bundle"``): each names some of
-    :attr:`deferred`, found and granted together."""
+    `deferred`, found and granted together."""
 
     @property
     def names(self) -> frozenset[str]:

@@ -2,8 +2,8 @@
 
 A ``Thinker`` subclass declares what it may use (``declare_compatible_tools``,
 ``declare_skills``), whether it is read-only, and its grade. ``hub.bind(Cls)`` gives a
-bound thinker; each turn, :meth:`Thinker.begin_turn` reconciles its palette and says
-what the model is offered, and :meth:`Thinker.call` runs the model's calls through the
+bound thinker; each turn, `Thinker.begin_turn()` reconciles its palette and says
+what the model is offered, and `Thinker.call()` runs the model's calls through the
 pipeline with that turn's offer and the read-only binding latched at bind time.
 
 The thinker is the public face of three parts, each in its own module and made at
@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from toolpalette._agents.binding import APPROVED, Binding, make_binding
+from toolpalette._agents.content import ContentSelector
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
 from toolpalette._agents.links import link_text
@@ -57,6 +58,7 @@ from toolpalette._schema.strict import restore_input
 from toolpalette._schema.strict_json import InputPolicyError, load_input
 from toolpalette._search import search as _search
 from toolpalette._skills import Conversation, SkillSelector
+from toolpalette._tools.channel import ClientChannel
 from toolpalette._tools.provider import as_provider
 from toolpalette._tools.registry import ToolRegistry, lookup
 from toolpalette._tools.tool import ProgressSink, ToolContext
@@ -166,6 +168,11 @@ class Thinker:
         """The skills this kind may request; none by default."""
         return SkillSelector()
 
+    @classmethod
+    def declare_content(cls) -> ContentSelector:
+        """The packs' prompts and resources this kind offers (over MCP); none by default."""
+        return ContentSelector()
+
     def __init__(
         self,
         hub: ThinkerHub,
@@ -176,6 +183,7 @@ class Thinker:
         user: Mapping[str, Any] | None = None,
         approver: Notify | None = None,
         keep_grants: bool = True,
+        client: ClientChannel | None = None,
     ) -> None:
         key = id(self)
         if key in _BINDINGS:
@@ -204,6 +212,10 @@ class Thinker:
         """Identifies this run in reports."""
         self.user: Mapping[str, Any] = dict(user or {})
         """Whatever the host passes about its user (reaches tools through ToolContext)."""
+        self.client = client
+        """How the thinker's tools talk to the host (``ToolContext.log``, ``elicit``,
+        ``sample``, ``roots``): the host's `ClientChannel`, or None (logs go to
+        `logging`, questions raise ``ClientRequestError``)."""
         self.palette = ToolRegistry()
         """This thinker's palette registry, reconciled each turn."""
         self.turn_number = 0
@@ -314,7 +326,11 @@ class Thinker:
         executor = binding.executor
         executor.offered = turn.surface.name_set
         executor.context = ToolContext(
-            parent=self, run_id=self.run_id, thread_id=self.conversation.id, user=self.user
+            parent=self,
+            run_id=self.run_id,
+            thread_id=self.conversation.id,
+            user=self.user,
+            channel=self.client,
         )
         executor.on_tool_error = tuple(self.hub.tool_error_reporters())
         self._turn = turn
@@ -496,6 +512,7 @@ class Thinker:
         abort: AbortSignal | None = None,
         approved: bool = False,
         deferred: bool = False,
+        channel: ClientChannel | None = None,
     ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
@@ -511,7 +528,9 @@ class Thinker:
 
         ``on_progress`` receives ``(done, total, message)`` each time the tool calls
         ``ctx.report_progress`` (from the tool's own thread for a sync tool); aborting
-        ``abort`` stops the call with a 499 result.
+        ``abort`` stops the call with a 499 result. ``channel`` answers the tool's
+        ``ctx.log``, ``elicit``, ``sample`` and ``roots`` for this call (instead of the
+        thinker's ``client``).
 
         ``approved=True`` says a person already approved this very call through the
         host's own flow (an agent framework's deferred approval, say): a policy's
@@ -533,8 +552,12 @@ class Thinker:
         binding.approvals.loop = asyncio.get_running_loop()
         executor = binding.executor
         context = None
-        if on_progress is not None and executor.context is not None:
-            context = dataclasses.replace(executor.context, on_progress=on_progress)
+        if (on_progress is not None or channel is not None) and executor.context is not None:
+            context = dataclasses.replace(
+                executor.context,
+                on_progress=on_progress or executor.context.on_progress,
+                channel=channel or executor.context.channel,
+            )
         # Set either way: an approval covers this call, not the calls it makes (a
         # run_code script's, or a tool's that calls the thinker again).
         token = APPROVED.set(bool(approved))

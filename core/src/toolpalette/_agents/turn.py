@@ -1,12 +1,12 @@
 """What a thinker's turn offers the model, what changed since the last, what it costs.
 
-A turn is taken from the thinker's palette at its start (:class:`Turn`): the surface,
+A turn is taken from the thinker's palette at its start (`Turn`): the surface,
 the preamble, and, computed when first read, what changed since the thinker's previous
-turn (:attr:`Turn.changes`) and what the tool definitions and the preamble take of a
-model's context (:meth:`Turn.overhead`). Neither reads the whole palette when little
-moved: the thinker's :class:`ChangeLog` hears every change of its palette
+turn (`Turn.changes`) and what the tool definitions and the preamble take of a
+model's context (`Turn.overhead()`). Neither reads the whole palette when little
+moved: the thinker's `ChangeLog` hears every change of its palette
 (``on_surface_changed``), so a turn compares its surface with the previous one over the
-names that changed only. The tools' guidance (:func:`offered_guidance`) is kept from
+names that changed only. The tools' guidance (`offered_guidance()`) is kept from
 turn to turn the same way.
 
 A turn of a thinker whose ``tool_search`` is ``native`` also carries its deferred
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 BYTES_PER_TOKEN: Final = 4
-"""The bytes counted as one token in :class:`Overhead`'s estimates.
+"""The bytes counted as one token in `Overhead`'s estimates.
 
 Measured against three tokenizers (OpenAI's ``o200k_base`` and ``cl100k_base``, and an
 older Claude tokenizer) on compact JSON tool definitions in the four formats (the
@@ -150,7 +150,7 @@ class Turn:
     deferred: tuple[ToolProvider, ...] = ()
     """The thinker's deferred tools, in a ``native`` turn (empty otherwise)."""
     namespaces: tuple[Namespace, ...] = ()
-    """The bundles among :attr:`deferred` (name, description, tools' names): in a format
+    """The bundles among `deferred` (name, description, tools' names): in a format
     with namespaces they are exported as such (``export_deferred``)."""
     _cache: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     _fragments: dict[tuple[str, bool], dict[int, tuple[ToolProvider, bytes]]] = field(
@@ -158,18 +158,18 @@ class Turn:
     )
     """Each provider's serialized schema by format, shared by a thinker's turns."""
     _previous: Surface | None = field(default=None, repr=False, compare=False)
-    """The thinker's previous turn's surface (held, not copied), for :attr:`changes`."""
+    """The thinker's previous turn's surface (held, not copied), for `changes`."""
     _touched: frozenset[str] | None = field(default=None, repr=False, compare=False)
-    """The names changed since the previous turn (:class:`ChangeLog`); None: compare all."""
+    """The names changed since the previous turn (`ChangeLog`); None: compare all."""
     _guidance: Guidance = field(default=(), repr=False, compare=False)
-    """The offered tools' guidance in :attr:`preamble`, for the next turn to keep."""
+    """The offered tools' guidance in `preamble`, for the next turn to keep."""
     _overheads: dict[tuple[str, bool], tuple[int, str, Overhead]] = field(
         default_factory=dict, repr=False, compare=False
     )
     """Each format's overhead, with the version and preamble it was measured at; shared
     by a thinker's turns."""
     _changes: SurfaceDiff | None = field(default=None, repr=False, compare=False)
-    """:attr:`changes`, once read."""
+    """`changes`, once read."""
 
     @property
     def tools(self) -> tuple[ToolProvider, ...]:
@@ -391,7 +391,7 @@ def surface_changes(
 ) -> SurfaceDiff:
     """What changed from ``before`` to ``after``, looking at ``touched`` names only when given.
 
-    ``touched`` must hold every name that changed (a :class:`ChangeLog`'s take); None
+    ``touched`` must hold every name that changed (a `ChangeLog`'s take); None
     compares every name. No ``before`` (a first turn): everything is added.
     """
     if before is after:
@@ -422,7 +422,7 @@ def offered_guidance(
     """The guidance of ``surface``'s tools, in its order.
 
     ``held`` is the guidance of ``before`` (the previous turn's surface); it is kept when
-    no name in ``touched`` (every name changed since: :meth:`ChangeLog.take`) had or has
+    no name in ``touched`` (every name changed since: `ChangeLog.take()`) had or has
     guidance, so a turn reads the whole palette only when a tool with guidance came,
     went or was replaced (or when what changed is not known).
     """

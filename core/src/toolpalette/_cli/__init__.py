@@ -66,7 +66,7 @@ def _columns() -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser (and subcommand parsers) formatting help with :class:`_HelpFormatter`."""
+    """An argument parser (and subcommand parsers) formatting help with `_HelpFormatter`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _HelpFormatter)

@@ -2,7 +2,7 @@
 
 ``toolpalette show``, ``plugins`` and ``skills`` build their answer the slow way (a
 hub, the packs imported, the schemas built), print it, and store it in the listing
-cache (:mod:`toolpalette._plugins.listing`, which documents the files) under the key of
+cache (`toolpalette._plugins.listing`, which documents the files) under the key of
 what is installed. The next run under the same key prints the stored answer through the
 same code, so both ways print the same bytes, and imports neither pydantic, asyncio,
 the hub nor any pack. A key that differs, a file that is missing or unreadable, or an
@@ -87,12 +87,12 @@ class Answer:
         return self.path is not None and self.key is not None
 
     def read(self) -> Any | None:
-        """The cached answer, or None on a miss (the caller builds it and :meth:`write` s it)."""
+        """The cached answer, or None on a miss (the caller builds it and `write()` s it)."""
         if self.path is None or self.key is None:
             return None
         return listing.load_answer(self.path, self.key)
 
     def write(self, answer: Any) -> None:
-        """Store ``answer`` (a JSON value) for the next run; skipped when not :attr:`usable`."""
+        """Store ``answer`` (a JSON value) for the next run; skipped when not `usable`."""
         if self.path is not None and self.key is not None:
             listing.store_answer(self.path, self.key, answer)

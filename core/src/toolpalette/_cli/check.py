@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         registry = hub.skills()
         registry.load_all()
         jars, skills = registry.loaded_bundles(), len(registry.ids())
+        prompts, resources = len(hub.prompts()), len(hub.resources())
         problems = [*hub.problems(), *_links(hub, providers, registry)]
         unfound = findable.unfound(providers) if args.findable else None
     fatal = sum(1 for p in problems if is_fatal(p))
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
             "tools": tools,
             "skilljars_loaded": jars,
             "skills": skills,
+            "prompts": prompts,
+            "resources": resources,
             "problems": [_entry(p, verbose=args.verbose) for p in problems],
         }
         if unfound is not None:
@@ -80,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(hub.loaded_packs())} pack(s) loaded, {tools} tool(s) available, "
             f"{len(jars)} skilljar(s) loaded, {skills} skill(s) available"
         )
+        if prompts or resources:
+            summary += f", {prompts} prompt(s) and {resources} resource(s)"
         print(_text(summary, problems, fatal, verbose=args.verbose))
         if unfound is not None:
             print(_findable(unfound, tools))

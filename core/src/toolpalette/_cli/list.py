@@ -64,6 +64,11 @@ def register(subparsers: Any) -> None:
         description="List every tool the installed packs offer.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--content",
+        action="store_true",
+        help="list the packs' prompts and resources instead (imports every pack)",
+    )
     add_config_option(parser)
     parser.set_defaults(func=run)
 
@@ -78,14 +83,14 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
 
 
 def given_hub() -> ToolHub | None:
-    """The hub :func:`using_hub` gives the commands, or None (they build their own)."""
+    """The hub `using_hub()` gives the commands, or None (they build their own)."""
     return _GIVEN_HUB.get()
 
 
 def hub_from_args(args: argparse.Namespace) -> ToolHub:
     """The hub a command works on: installed packs, configured as ``--config`` says.
 
-    Inside :func:`using_hub`, the hub given there instead (``--config`` is then unused).
+    Inside `using_hub()`, the hub given there instead (``--config`` is then unused).
     """
     given = _GIVEN_HUB.get()
     if given is not None:
@@ -192,6 +197,8 @@ def using_hub(hub: ToolHub) -> Iterator[ToolHub]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the catalog; exit status 0 (problems do not fail a listing)."""
+    if getattr(args, "content", False):
+        return _run_content(args)
     found = listing_from_args(args)
     providers, problems = found.tools, found.problems
     if args.json:
@@ -206,6 +213,58 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(table([_row(p) for p in providers], ("NAME", "MODE", "PACK", "DESCRIPTION")))
     problems_note(problems)
+    return 0
+
+
+def _run_content(args: argparse.Namespace) -> int:
+    """``list --content``: every pack's prompts and resources (never cached)."""
+    with hub_from_args(args) as hub:
+        prompts, resources = hub.prompts(), hub.resources()
+        problems = [p for p in hub.problems() if p.kind in ("invalid-content", "garbage")]
+    if args.json:
+        listing = {
+            "prompts": [
+                {
+                    "name": p.name,
+                    "description": p.description,
+                    "arguments": [{"name": a.name, "required": a.required} for a in p.arguments],
+                    "pack": p.pack,
+                    "read_only": p.read_only,
+                }
+                for p in prompts
+            ],
+            "resources": [
+                {
+                    "uri": r.uri,
+                    "templated": r.templated,
+                    "mime_type": r.mime_type,
+                    "pack": r.pack,
+                    "read_only": r.read_only,
+                }
+                for r in resources
+            ],
+        }
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        return 0
+    if not prompts and not resources:
+        print("No prompts or resources: no installed pack ships any.")
+        return 0
+    rows = [
+        (
+            "prompt",
+            p.name,
+            ", ".join(a.name + ("" if a.required else "?") for a in p.arguments),
+            p.pack or "",
+        )
+        for p in prompts
+    ]
+    rows += [
+        ("template" if r.templated else "resource", r.uri, r.mime_type or "", r.pack or "")
+        for r in resources
+    ]
+    print(table(rows, ("KIND", "NAME OR URI", "ARGUMENTS OR TYPE", "PACK")))
+    if problems:
+        print(f"\n{len(problems)} problem(s) found; run `toolpalette check`.", file=sys.stderr)
     return 0
 
 

@@ -1,8 +1,8 @@
 """A model's tool calls in, results out, in each provider's own shapes.
 
-:func:`calls_from` reads the calls out of what a provider returned (an SDK object or
-its plain JSON form); :meth:`ToolCall.reply` and :func:`replies` turn each call's
-:class:`~toolpalette.ToolResult` into what goes back in the next request:
+`calls_from()` reads the calls out of what a provider returned (an SDK object or
+its plain JSON form); `ToolCall.reply()` and `replies()` turn each call's
+`ToolResult` into what goes back in the next request:
 
 =====================  ===========================================  ==========================
 format                 calls read from                              a result goes back as

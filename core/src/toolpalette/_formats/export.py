@@ -9,8 +9,8 @@ record (``provider.info``), so whatever offers a tool (a rename, a prefix) keeps
 field a format has a place for.
 
 Two formats have a search of their own over tools the model is not shown up front
-(:data:`NATIVE_SEARCH`): Anthropic's tool search server tool (BM25), and the Responses
-API's ``tool_search``. :func:`export_deferred` writes that search tool and the deferred
+(`NATIVE_SEARCH`): Anthropic's tool search server tool (BM25), and the Responses
+API's ``tool_search``. `export_deferred()` writes that search tool and the deferred
 tools, each marked ``defer_loading: true``: the provider keeps them out of the model's
 context until its search finds them. The other formats have no such search.
 """
@@ -139,8 +139,8 @@ def export(
     """The providers' schemas in format ``fmt``, in the order given.
 
     ``strict=True`` normalizes each schema into the provider's strict subset where it
-    can (see :func:`strict_report` for the tools it could not); the model's input must
-    then pass through :func:`~toolpalette._schema.strict.restore_input` on the way in,
+    can (see `strict_report()` for the tools it could not); the model's input must
+    then pass through `restore_input()` on the way in,
     as a strict thinker's calls do.
 
     Raises:
@@ -180,8 +180,8 @@ def export_deferred(
     """The provider's search tool, then ``providers`` marked ``defer_loading: true``.
 
     What follows the offered tools in a request that lets the provider's own search
-    find the deferred ones (:data:`NATIVE_SEARCH`). In a format with namespaces
-    (:data:`NAMESPACES`), the tools each of ``namespaces`` names are one
+    find the deferred ones (`NATIVE_SEARCH`). In a format with namespaces
+    (`NAMESPACES`), the tools each of ``namespaces`` names are one
     ``namespace`` item, where its first tool would be, holding them marked so (the
     model sees the namespace's name and description only); elsewhere they stay apart.
 
@@ -216,7 +216,7 @@ def export_deferred(
 
 
 def export_json(providers: Iterable[ToolProvider], fmt: Format, *, strict: bool = False) -> bytes:
-    """:func:`export` as canonical JSON bytes: the same palette gives the same bytes."""
+    """`export()` as canonical JSON bytes: the same palette gives the same bytes."""
     text = json.dumps(export(providers, fmt, strict=strict), sort_keys=True, separators=(",", ":"))
     return text.encode("utf-8")
 

@@ -3,7 +3,7 @@
 An async caller ends a remote call by cancelling it. A sync caller's worker cannot:
 the pipeline gives up on it by setting the call's ``threading.Event``. That event has
 no way to wake a loop, so the task making the call looks at it every
-:data:`ABORT_POLL` seconds and cancels itself once it is set (the SDK then sends
+`ABORT_POLL` seconds and cancels itself once it is set (the SDK then sends
 ``notifications/cancelled``).
 """
 
@@ -20,9 +20,9 @@ ABORT_POLL: Final = 0.1
 
 
 class AbortWatch:
-    """Cancels the current task once ``event`` is set, looking every :data:`ABORT_POLL`.
+    """Cancels the current task once ``event`` is set, looking every `ABORT_POLL`.
 
-    Made inside the task to cancel; :meth:`cancel` it when the call ends.
+    Made inside the task to cancel; `cancel()` it when the call ends.
     """
 
     __slots__ = ("_event", "_handle", "_loop", "_task")

@@ -3,27 +3,27 @@
 Every listing a hub reads from a stdio or HTTP server is stored, as the hub offers it
 (each tool's offered name, texts and schemas, and the problems), in the listing cache
 (``mcp-NAME-DIGEST.json``, the digest of the server's configuration: see
-:func:`file_name` and :mod:`toolpalette._plugins.listing`). A later hub whose
+`file_name()` and `toolpalette._plugins.listing`). A later hub whose
 server has the same fingerprint takes its tools from there until the server starts
 for another reason (a call), when the live listing replaces them. So
 ``toolpalette call`` of a pack's tool, ``list`` and ``show`` beside configured servers
 start none of them once each was listed, and a thinker starts a server only when it
 calls one of its tools.
 
-The fingerprint (:func:`fingerprint`) is what would change what the server lists:
+The fingerprint (`fingerprint()`) is what would change what the server lists:
 its configuration (command, arguments, working folder, URL, name, prefix, renames,
-trust; the environment and headers it gets, hashed, never stored), the program it runs
+exclusions, trust; the environment and headers it gets, hashed, never stored), the program it runs
 and every argument that names a file (path, size, modification time), and toolpalette
-itself (:func:`~toolpalette._plugins.listing.server_key`). A server can change its
+itself (`server_key()`). A server can change its
 tools without any of that changing, so a stored listing is also stale after the
-server's ``ttlMs`` hint, or :data:`DEFAULT_TTL` without a useful one; and it is a hint,
+server's ``ttlMs`` hint, or `DEFAULT_TTL` without a useful one; and it is a hint,
 never the truth: its tools pass the checks of a live listing again when read, and each
 one's first call waits for the live listing to confirm it (the provider's
 ``from_disk``). In-process servers are never stored, and ``TOOLPALETTE_NO_CACHE`` turns
 the cache off.
 
 The ``answer`` stored: ``stored`` (seconds since the epoch), ``ttl`` (seconds, or
-null), ``tools`` (each the fields of an :class:`~toolpalette._mcp_client.provider.MCPToolProvider`:
+null), ``tools`` (each the fields of an `MCPToolProvider`:
 ``name``, ``remote_name``, ``description``, ``input_schema``, ``output_schema``,
 ``annotations``, ``title``) and ``problems`` (each a problem's fields).
 """
@@ -53,7 +53,7 @@ DEFAULT_TTL: Final = 600.0
 """Seconds a stored listing serves when the server gave no ``ttlMs`` hint, or one of a
 second or less (0 included)."""
 MAX_AGE: Final = DEFAULT_TTL
-"""The former name of :data:`DEFAULT_TTL`."""
+"""The former name of `DEFAULT_TTL`."""
 _PROBLEM_KINDS: Final = frozenset({"server", "invalid-tool", "collision"})
 _PROBLEM_TEXT: Final = 4096
 _FIELDS: Final = (
@@ -87,8 +87,8 @@ class Stored:
 def load(stored: Stored, connection: Connection) -> tuple[Offer, float] | None:
     """The stored listing's offer and when it goes stale (``time.monotonic``), or None.
 
-    The stored tools go through the checks of a live listing (:func:`~.offered.offer`:
-    names, texts, schemas, sizes); each provider is marked :attr:`from_disk`, so that
+    The stored tools go through the checks of a live listing (`offer()`:
+    names, texts, schemas, sizes); each provider is marked `from_disk`, so that
     its first call waits for the live listing to confirm it. None on any doubt:
     another key, a stale or unreadable file, another shape, a tool stored under
     another name than its server's would give it, a stored problem that is not one.
@@ -115,7 +115,7 @@ def load(stored: Stored, connection: Connection) -> tuple[Offer, float] | None:
 
 
 def _life(ttl: Any) -> float:
-    """Seconds a listing stored with hint ``ttl`` serves (see :data:`DEFAULT_TTL`)."""
+    """Seconds a listing stored with hint ``ttl`` serves (see `DEFAULT_TTL`)."""
     if ttl is None:
         return DEFAULT_TTL
     seconds = float(ttl)
@@ -123,7 +123,7 @@ def _life(ttl: Any) -> float:
 
 
 class _Kept:
-    """A stored tool, read by :func:`~.offered.offer` as it reads the SDK's ``Tool``.
+    """A stored tool, read by `offer()` as it reads the SDK's ``Tool``.
 
     Raises:
         ValueError: a field has the wrong type, or the stored name is not the one the
@@ -208,7 +208,7 @@ def store(stored: Stored, offer: Offer, ttl: float | None) -> None:
 def file_name(config: MCPServerConfig, found: dict[str, Any]) -> str:
     """``mcp-NAME-DIGEST``: the cache file of a server, from its fingerprint ``found``.
 
-    The digest is of the server's configuration (what :func:`fingerprint` holds but the
+    The digest is of the server's configuration (what `fingerprint()` holds but the
     files' sizes and times) and, for a stdio server, the folder its relative arguments
     are read from: two projects with a server of one name keep a file each.
     """
@@ -242,6 +242,7 @@ def fingerprint(config: MCPServerConfig) -> dict[str, Any] | None:
         "trusted": config.trusted,
         "prefix": config.prefix,
         "rename": dict(config.rename),
+        "exclude": sorted(config.exclude),
         "pack": config.pack,
         "secrets": secrets,
     }

@@ -1,16 +1,16 @@
 """MCP server configurations: what the host (or a pack, or code) says to connect to.
 
-Three sources, one shape (:class:`MCPServerConfig`):
+Three sources, one shape (`MCPServerConfig`):
 
-- packs: ``toolpalette_register_mcp_servers`` descriptions (:class:`MCPServerSpec`);
+- packs: ``toolpalette_register_mcp_servers`` descriptions (`MCPServerSpec`);
 - the host's configuration file: ``[mcp_servers.NAME]`` tables in ``toolpalette.toml``
   (or ``[tool.toolpalette.mcp_servers.NAME]`` in ``pyproject.toml``), and the
   ``mcpServers`` JSON block desktop MCP clients use, read as is;
-- code: ``ToolHub(mcp_servers={...})`` with tables, :class:`MCPServerConfig` objects or
+- code: ``ToolHub(mcp_servers={...})`` with tables, `MCPServerConfig` objects or
   in-process SDK servers.
 
 The environment rule: a stdio server's process receives a minimal base taken from the
-host (:data:`BASE_ENV`: ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``)
+host (`BASE_ENV`: ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``)
 and exactly the variables its configuration names in ``env``, nothing else. A value
 may name a host variable explicitly as ``${VAR}``; that is the only way a host variable
 beyond the base reaches a server, so a secret is never passed by accident. HTTP
@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_MAX_STREAM",
     "KNOWN_KEYS",
     "MCPServerConfig",
+    "BadEntry",
     "from_desktop_block",
     "from_spec",
     "from_table",
@@ -68,6 +69,8 @@ _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _EMPTY: Final[Mapping[str, str]] = MappingProxyType({})
+BadEntry = tuple["str | None", str]
+"""A configuration entry that was refused: the server's name (None: no one server's), why."""
 KNOWN_KEYS: Final = frozenset(
     {
         "command",
@@ -88,6 +91,7 @@ KNOWN_KEYS: Final = frozenset(
         "transport",
         "enabled",
         "disabled",
+        "exclude",
     }
 )
 """The keys of a server's table; any other is refused, with the closest as a suggestion."""
@@ -135,6 +139,8 @@ class MCPServerConfig:
     """Put in front of every tool name of this server."""
     rename: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     """The server's tool name to the name it is offered under (wins over ``prefix``)."""
+    exclude: tuple[str, ...] = ()
+    """The server's own names of tools not to offer (``exclude = ["delete_repo"]``)."""
     source: str = "code"
     """Where the configuration comes from: ``code``, a file, or ``pack NAME``."""
     pack: str | None = None
@@ -180,6 +186,8 @@ class MCPServerConfig:
             raise ValueError(f"{where}: prefix {self.prefix!r}: use letters, digits, '_' and '-'")
         if not _str_pairs(self.rename):
             raise ValueError(f"{where}: 'rename' must map strings to strings")
+        if not isinstance(self.exclude, tuple) or not all(isinstance(n, str) for n in self.exclude):
+            raise ValueError(f"{where}: 'exclude' must be a list of tool names")
         for old, new in self.rename.items():
             if not TOOL_NAME.match(new):
                 raise ValueError(f"{where}: rename {old!r} -> {new!r} is not a valid tool name")
@@ -320,6 +328,11 @@ def from_table(
             options[key] = MappingProxyType(dict(table[key]))
     if "cwd" in options and not isinstance(options["cwd"], str):
         raise ValueError(f"{where}: 'cwd' must be a path")
+    if "exclude" in table:
+        excluded = table["exclude"]
+        if not isinstance(excluded, (list, tuple)) or not all(isinstance(n, str) for n in excluded):
+            raise ValueError(f"{where}: 'exclude' must be a list of tool names")
+        options["exclude"] = tuple(excluded)
     return MCPServerConfig(
         name, command=command, args=tuple(args), source=source, pack=pack, **options
     )
@@ -337,27 +350,28 @@ def is_disabled(table: Mapping[str, Any]) -> bool:
 
 def from_desktop_block(
     data: Mapping[str, Any], *, source: str
-) -> tuple[list[MCPServerConfig], list[str]]:
+) -> tuple[list[MCPServerConfig], list[BadEntry]]:
     """The servers of an ``{"mcpServers": {...}}`` block, and what was wrong with others.
 
-    Each entry is read by :func:`from_table`; a bad entry is a reason in the second list
+    Each entry is read by `from_table()`; a bad entry is a reason in the second list
     and the others are kept.
     """
     block = data.get("mcpServers", data.get("mcp_servers"))
     if not isinstance(block, Mapping):
-        return [], [f"{source}: no 'mcpServers' object"]
+        return [], [(None, f"{source}: no 'mcpServers' object")]
     return read_servers(block, source=source)
 
 
 def read_servers(
     tables: Mapping[str, Any], *, source: str
-) -> tuple[list[MCPServerConfig], list[str]]:
-    """Read a mapping of server names to tables, :class:`MCPServerConfig` or SDK servers.
+) -> tuple[list[MCPServerConfig], list[BadEntry]]:
+    """Read a mapping of server names to tables, `MCPServerConfig` or SDK servers.
 
-    Returns the configurations (disabled ones left out) and a reason per bad entry.
+    Returns the configurations (disabled ones left out) and, per bad entry, the
+    server's name and the reason.
     """
     found: list[MCPServerConfig] = []
-    bad: list[str] = []
+    bad: list[BadEntry] = []
     for name, table in tables.items():
         try:
             if isinstance(table, MCPServerConfig):
@@ -368,7 +382,7 @@ def read_servers(
             else:  # an in-process SDK server object, given in code
                 found.append(MCPServerConfig(str(name), server=table, source=source))
         except ValueError as exc:
-            bad.append(str(exc))
+            bad.append((str(name), str(exc)))
     return found, bad
 
 

@@ -1,23 +1,23 @@
 """One server's session: opened on first use, watched, restarted after a crash, closed.
 
-A :class:`Connection` lives on the pool's event loop (:mod:`.loop`); each of its
+A `Connection` lives on the pool's event loop (`loop`); each of its
 ``async`` methods runs there. The SDK's ``Client`` is held open by one task of its own
 (its context must exit in the task that entered it), which waits until the connection
 is stopped and, on 2026-era sessions whose server announces list changes, listens for
 them. Calls use the client from whatever task makes them.
 
 When the server goes away (its process exits, its HTTP stream ends), the transport
-says so at once (:mod:`.transports`): every call in flight is answered with
-:class:`ServerGone`, and the next call starts the server again, after a delay that
-doubles with each failed start (:data:`BACKOFF_FIRST` to :data:`BACKOFF_MAX`). A
+says so at once (`transports`): every call in flight is answered with
+`ServerGone`, and the next call starts the server again, after a delay that
+doubles with each failed start (`BACKOFF_FIRST` to `BACKOFF_MAX`). A
 server that does not start, or does not answer within its ``connect_timeout``, is an
-:class:`~toolpalette.errors.MCPServerError` naming the last line it wrote to stderr.
+`MCPServerError` naming the last line it wrote to stderr.
 
 The SDK's session checks every result against the tool's output schema, with
 jsonschema, without a bound on its work, on the loop every connection shares: one
 server's results could hold every other server's calls. The connection turns that
-check off (:func:`_unchecked`); toolpalette checks results itself, under the bounds of
-input validation and off the shared loop (:mod:`.outputs`).
+check off (`_unchecked()`); toolpalette checks results itself, under the bounds of
+input validation and off the shared loop (`outputs`).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class ServerGone(Exception):
 class Connection:
     """One server's session, kept open on the pool's loop and restarted after a crash.
 
-    Every ``async`` method runs on :attr:`loop` (``connection.loop.run(...)`` or
+    Every ``async`` method runs on `loop` (``connection.loop.run(...)`` or
     ``run_async(...)`` from elsewhere).
     """
 
@@ -85,7 +85,7 @@ class Connection:
         self.mismatches: dict[str, str] = {}
         """Tools offered from a listing kept on disk that the live listing contradicted at
         their first call: the offered name, and how it differed (at most
-        :data:`~.listing.MAX_TOOLS`)."""
+        `MAX_TOOLS`)."""
         self._client: Any = None
         self._gone = True
         self._failures = 0

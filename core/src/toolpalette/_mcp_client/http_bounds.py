@@ -39,14 +39,14 @@ class Bounds:
 
 
 class BoundedTransport(httpx2.AsyncBaseTransport):
-    """An ``httpx2`` transport whose responses never hold more than :class:`Bounds` allow.
+    """An ``httpx2`` transport whose responses never hold more than `Bounds` allow.
 
     A JSON body is read here, under the message bound and within ``idle`` seconds,
     before the SDK sees it; an SSE body is passed on one whole event at a time, each
     under the message bound, the stream under its total and, for a request's
     response, its idle bound. Past a bound, what was held is dropped and the request
-    is answered with a JSON-RPC error (``data.reason`` :data:`~.stdio.TOO_LARGE` for a
-    message, :data:`~.stdio.BOUND_PASSED` otherwise); the server's GET stream just ends (the
+    is answered with a JSON-RPC error (``data.reason`` `TOO_LARGE` for a
+    message, `BOUND_PASSED` otherwise); the server's GET stream just ends (the
     SDK opens it again). Compressed answers are not asked for, and refused: their
     size would only be known after inflating them.
     """

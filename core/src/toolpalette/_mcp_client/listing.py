@@ -1,18 +1,18 @@
 """A server's tool listing: every page of ``tools/list``, bounded, kept until it may change.
 
-:func:`fetch` follows ``nextCursor`` to the last page (a cursor seen twice is the
-server's fault, not a reason to loop), at most :data:`MAX_PAGES` pages and
-:data:`MAX_TOOLS` tools: past either bound it stops, keeps what it read within it, and
-says which bound was passed (:attr:`Fetched.over`), which the hub reports as a problem
+`fetch()` follows ``nextCursor`` to the last page (a cursor seen twice is the
+server's fault, not a reason to loop), at most `MAX_PAGES` pages and
+`MAX_TOOLS` tools: past either bound it stops, keeps what it read within it, and
+says which bound was passed (`Fetched.over`), which the hub reports as a problem
 naming the server and the bound. Each page is one message, itself bounded by the
-transport (:data:`~toolpalette._mcp_client.stdio.MAX_MESSAGE` for stdio servers); the
+transport (`MAX_MESSAGE` for stdio servers); the
 bytes of the tools' descriptions and schemas are bounded where the listing is made
-into tools (:mod:`.offered`). :class:`Listing` keeps what it fetched until the
+into tools (`offered`). `Listing` keeps what it fetched until the
 server says ``notifications/tools/list_changed`` (or a list-change event on 2026-era
 sessions), the connection hangs up, or the server's ``ttlMs`` hint runs out (floored at
-:data:`MIN_TTL`; without a hint the listing is kept). Its :attr:`~Listing.generation`
+`MIN_TTL`; without a hint the listing is kept). Its `generation`
 grows each time the listing may have changed (the server said so, or its hint ran
-out), which tells the hub to read it again (:mod:`.refresh`); what the hub offers then
+out), which tells the hub to read it again (`refresh`); what the hub offers then
 changes only if the new listing differs.
 """
 
@@ -41,9 +41,9 @@ class Fetched:
     """What one listing read: the tools (SDK ``Tool`` objects), the hint, a bound passed."""
 
     tools: list[Any]
-    """The tools, in the server's order, at most :data:`MAX_TOOLS`."""
+    """The tools, in the server's order, at most `MAX_TOOLS`."""
     ttl: float | None
-    """The ``ttlMs`` hint in seconds (floored at :data:`MIN_TTL`), None without one."""
+    """The ``ttlMs`` hint in seconds (floored at `MIN_TTL`), None without one."""
     over: str | None = None
     """The bound the server's listing passed (what was read within it is kept), or None."""
 
@@ -51,8 +51,8 @@ class Fetched:
 class Listing:
     """One server's tools as last listed, and whether they may still be used.
 
-    Written on the pool's event loop; :meth:`fresh`, :meth:`check_expiry` and
-    :attr:`generation` are read from any thread (a stale read only lists again).
+    Written on the pool's event loop; `fresh()`, `check_expiry()` and
+    `generation` are read from any thread (a stale read only lists again).
     """
 
     def __init__(self) -> None:

@@ -7,7 +7,7 @@ palette lists a server's tools from sync code (``begin_turn``), often called on 
 host's loop: if that loop owned the sessions, the listing would wait for the very loop
 it blocks, a deadlock. So every session of a hub lives on one loop, in a daemon thread
 started on first use, and each caller waits from its own side: an async caller awaits
-(:meth:`LoopThread.run_async`), sync code blocks (:meth:`LoopThread.run`), and sync
+(`LoopThread.run_async()`), sync code blocks (`LoopThread.run()`), and sync
 code on that loop itself is refused rather than left to wait for itself.
 
 How anyio's blocking portal is used. The thread runs ``anyio.run`` around a
@@ -18,7 +18,7 @@ and the loop is closed. Calls do not go through the portal's ``call``,
 ``start_task_soon`` or ``call_async``, for two reasons:
 
 - each blocks the calling thread until the portal's loop has started the task, so the
-  timeout of a sync caller (and of :meth:`LoopThread.close`) would not hold while
+  timeout of a sync caller (and of `LoopThread.close()`) would not hold while
   that loop is held up, by an in-process server's handler that blocks, say; and an
   async caller's own loop would stall with it;
 - a round trip costs about twice asyncio's own (``call_async`` about 115 µs against
@@ -27,14 +27,14 @@ and the loop is closed. Calls do not go through the portal's ``call``,
 
 So coroutines reach the portal's loop through ``call_soon_threadsafe``, which never
 blocks the submitter. A sync caller blocks on asyncio's ``run_coroutine_threadsafe``
-future. An async caller on another loop takes a leaner way (:class:`_Hop`): one handle
+future. An async caller on another loop takes a leaner way (`_Hop`): one handle
 each way and a future of its own loop, without the ``concurrent.futures`` future (a
 lock and a condition) and the two chained callbacks of ``run_coroutine_threadsafe`` and
 ``wrap_future``, which cost twice as much: 29 against 54 µs of CPU a round trip on the
 2-core machine the benchmarks run on, where every remote call pays it. Cancelling the
 caller cancels the coroutine on the loop, either way. For the same reason the thread is
 started here and not by ``anyio.from_thread.start_blocking_portal``, whose exit waits
-for its thread without a bound: :meth:`LoopThread.close` waits at most its ``timeout``
+for its thread without a bound: `LoopThread.close()` waits at most its ``timeout``
 (it runs at interpreter exit too), and a loop still held up after it is left to its
 daemon thread.
 
@@ -65,7 +65,7 @@ T = TypeVar("T")
 
 
 class LoopThread:
-    """One event loop in a daemon thread: started on first use, stopped by :meth:`close`.
+    """One event loop in a daemon thread: started on first use, stopped by `close()`.
 
     Thread-safe.
     """
@@ -80,7 +80,7 @@ class LoopThread:
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
+        """Whether `close()` was called."""
         return self._closed
 
     @property

@@ -1,17 +1,17 @@
 """A server's listing made into the tools a hub offers: bounded, each tool checked.
 
-:func:`offer` turns what :func:`~toolpalette._mcp_client.listing.fetch` read into
-providers (:func:`~toolpalette._mcp_client.provider.build` checks each tool's name,
+`offer()` turns what `fetch()` read into
+providers (`build()` checks each tool's name,
 texts and schemas) and problems, within two more bounds on what a server sends: one
-tool's description, title and schemas together take at most :data:`MAX_TOOL_BYTES`
+tool's description, title and schemas together take at most `MAX_TOOL_BYTES`
 bytes of JSON (over it the tool is refused, an ``invalid-tool`` problem naming the
 bound, before its schema is looked at), and all the server's tools at most
-:data:`MAX_LISTING_BYTES` (the tools past it are not offered, a ``server`` problem
+`MAX_LISTING_BYTES` (the tools past it are not offered, a ``server`` problem
 naming the bound). A listing cut at the transport's bounds on pages and tools is a
 ``server`` problem too. Two tools under one name (after renames) are a ``collision``.
 
 The work grows with the listing, so the hub runs it in a worker thread, never on the
-loop the sessions share (:mod:`.refresh`).
+loop the sessions share (`refresh`).
 """
 
 from __future__ import annotations
@@ -85,7 +85,10 @@ def offer(connection: Connection, fetched: Fetched) -> Offer:
     providers: list[MCPToolProvider] = []
     problems: list[Problem] = []
     total = 0
+    excluded = frozenset(config.exclude)
     for position, tool in enumerate(fetched.tools):
+        if excluded and getattr(tool, "name", None) in excluded:
+            continue  # the host's [mcp_servers.NAME] exclude
         size = tool_bytes(tool)
         if size > MAX_TOOL_BYTES:
             problems.append(

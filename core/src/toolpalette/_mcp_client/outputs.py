@@ -4,9 +4,9 @@ A tool that publishes an output schema promises structured content that conforms
 (the MCP specification says servers must, and clients should check). The SDK checks it
 with jsonschema, whose work no bound limits (``uniqueItems`` compares every pair: 6,000
 objects held the loop for seconds), on the one loop every connection shares; the
-connection turns that off (:mod:`.connection`). :class:`OutputCheck` checks instead,
-with the bounded validator input validation uses (:mod:`toolpalette._schema.bounded`)
-and the same bounds (:mod:`toolpalette._schema.budget`):
+connection turns that off (`connection`). `OutputCheck` checks instead,
+with the bounded validator input validation uses (`toolpalette._schema.bounded`)
+and the same bounds (`toolpalette._schema.budget`):
 
 - on the caller's event loop, the loop's share only (10,000 steps, 10 ms, 10,000 arrays
   and objects); a result that needs more is checked in a worker thread while the loop
@@ -57,7 +57,7 @@ class OutputCheck:
         """Accept ``structured`` or raise; the loop is held for its share only.
 
         Raises:
-            ToolError: 502 ``server_error``; its ``__cause__`` (an :class:`OutputMismatch`)
+            ToolError: 502 ``server_error``; its ``__cause__`` (an `OutputMismatch`)
                 says why.
         """
         if not isinstance(structured, dict):

@@ -1,18 +1,18 @@
 """The client pool: one connection per MCP server, shared by every thinker of a hub.
 
-Every connection of a pool lives on the pool's one event loop (:mod:`.loop`), so
+Every connection of a pool lives on the pool's one event loop (`loop`), so
 thinkers on different loops, threads and ``execute_sync`` share one session per
-server: an async caller awaits :meth:`ClientPool.run_async`, sync code blocks in
-:meth:`ClientPool.run`. Cancelling the caller (the pipeline's timeout, or its abort
+server: an async caller awaits `ClientPool.run_async()`, sync code blocks in
+`ClientPool.run()`. Cancelling the caller (the pipeline's timeout, or its abort
 signal) cancels the request on the pool's loop, and the SDK then sends
 ``notifications/cancelled``. What one connection does (opening, restarting after a
-crash, its listing) is :mod:`.connection`'s.
+crash, its listing) is `connection`'s.
 
-:meth:`ClientPool.close` ends every connection (stdio servers: stdin closed, then the
+`ClientPool.close()` ends every connection (stdio servers: stdin closed, then the
 server's whole process group terminated, then killed) and stops the loop; pools still
 open at interpreter exit are closed by an ``atexit`` handler, and the first stdio
 connection made from the main thread chains a handler on the signals that would end
-the host without ``atexit`` (:mod:`.signals`).
+the host without ``atexit`` (`signals`).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class ClientPool:
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
+        """Whether `close()` was called."""
         return self._loop.closed
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:

@@ -1,15 +1,15 @@
 """``MCPToolProvider``: one tool of an MCP server, offered and run like any other tool.
 
-A server's tool descriptions are checked before they are offered (:func:`build`): the
-name it is offered under, a description and a title (at most :data:`MAX_DESCRIPTION`
-and :data:`MAX_TITLE` characters, no control characters: C0 but line breaks and tabs,
+A server's tool descriptions are checked before they are offered (`build()`): the
+name it is offered under, a description and a title (at most `MAX_DESCRIPTION`
+and `MAX_TITLE` characters, no control characters: C0 but line breaks and tabs,
 DEL, C1), an input schema that is valid JSON Schema of type ``object``, and an output
 schema (if any) that is valid too. A schema that refers outside itself (a remote
 ``$ref``) is refused, so nothing is ever fetched. A tool that fails a check is a
 problem, not a crash, and the server's other tools stay.
 
-A result is checked against the tool's output schema by :mod:`.outputs`; an answer the
-transport refused as too long (:mod:`.stdio`) is a 413, as output over the cap is.
+A result is checked against the tool's output schema by `outputs`; an answer the
+transport refused as too long (`stdio`) is a 413, as output over the cap is.
 
 A tool that declares ``execution.taskSupport: "required"`` can only be called as an MCP
 task (call, poll, fetch the result), which the ``mcp`` SDK's client does not do: its
@@ -118,8 +118,8 @@ class MCPToolProvider(ToolProvider):
         )
         self.origin = Origin(pack=config.pack, server=config.name)
         self.from_disk = False
-        """Whether the tool comes from a listing kept on disk (:mod:`.cached`): its first
-        call waits until the server's live listing confirms it (:func:`confirm`)."""
+        """Whether the tool comes from a listing kept on disk (`cached`): its first
+        call waits until the server's live listing confirms it (`confirm()`)."""
         self._confirmed = False
 
     name = property(lambda self: self._name)
@@ -152,7 +152,7 @@ class MCPToolProvider(ToolProvider):
     def _check_schema(self, data: dict[str, Any], size: int) -> dict[str, Any]:
         """``data`` if the schema accepts it: the quick check first, else the validator.
 
-        The quick check (:mod:`.quick_check`) only ever says yes where the bounded
+        The quick check (`quick_check`) only ever says yes where the bounded
         validator would; anything else, refusals included, is the validator's to answer.
         """
         quick = self._quick

@@ -3,7 +3,7 @@
 Both failure shapes servers use end as pipeline results:
 
 - a result with ``isError``: the content is the tool's own message to the model and is
-  passed on (a :class:`~toolpalette.errors.ToolError`, status 422, code ``tool_error``);
+  passed on (a `ToolError`, status 422, code ``tool_error``);
 - a JSON-RPC error: its text and data may hold anything (paths, stack traces, secrets),
   so the model reads a generic text (502, ``server_error``) and the error itself goes
   to the failure report only, as the ``ToolError``'s ``__cause__``.
@@ -14,9 +14,9 @@ the schema says it wraps the value, ``x-toolpalette-wrapped``), the text when
 every block is text, and otherwise a list of toolpalette's own content, so that the
 result carries the same blocks a local tool's would, and every provider format reads
 them as it reads a local tool's (``toolpalette._tools.result.block_text``): ``image``
-and ``audio`` blocks become :class:`~toolpalette.Image` and :class:`~toolpalette.Audio`,
-an embedded ``resource`` a :class:`~toolpalette.File` (named after its URI's last
-segment), and a ``resource_link`` a :class:`~toolpalette.ResourceLink`. A binary
+and ``audio`` blocks become `Image` and `Audio`,
+an embedded ``resource`` a `File` (named after its URI's last
+segment), and a ``resource_link`` a `ResourceLink`. A binary
 block whose data is not base64 is the server's fault: 502, generic text.
 """
 
@@ -134,7 +134,7 @@ def block_of(block: Any) -> dict[str, Any]:
 
 
 def error_text(content: list[Any]) -> str:
-    """The text of an ``isError`` result: its text blocks, cut to :data:`MAX_ERROR_TEXT`."""
+    """The text of an ``isError`` result: its text blocks, cut to `MAX_ERROR_TEXT`."""
     text = "\n".join(b.text for b in content if getattr(b, "type", None) == "text").strip()
     if len(text) > MAX_ERROR_TEXT:
         text = text[: MAX_ERROR_TEXT - 1] + "…"

@@ -1,18 +1,18 @@
 """The MCP servers of one hub: their configurations, the pool, their tools and problems.
 
-The hub holds one :class:`MCPServers`. A server's tools are listed on first need (a
+The hub holds one `MCPServers`. A server's tools are listed on first need (a
 selection naming the server, the catalog, ``toolpalette list`` or ``check``), through
 the pool, or read from the disk cache of a listing made by an earlier process
-(:mod:`.cached`), and listed again in the background once the server says its list
+(`cached`), and listed again in the background once the server says its list
 changed, its ``ttlMs`` runs out, or it started since its tools came from the disk
-(:mod:`.refresh`: the last good listing serves meanwhile, and nothing ever waits for a
+(`refresh`: the last good listing serves meanwhile, and nothing ever waits for a
 refresh). A server that does not start, does not answer in time, lists an invalid
 tool or passes a bound on what it sends is a problem (kinds ``server``,
 ``invalid-tool`` and ``collision``, pack ``mcp:NAME``), never an exception.
 
 How a listing is found can be narrowed for the current thread or task:
-:meth:`MCPServers.at_hand` takes only what is at hand, starting no server
-(``toolpalette call`` of a pack's tool), and :meth:`MCPServers.live` lists every
+`MCPServers.at_hand()` takes only what is at hand, starting no server
+(``toolpalette call`` of a pack's tool), and `MCPServers.live()` lists every
 server live, over the disk cache (``toolpalette check``).
 """
 
@@ -247,7 +247,7 @@ def add_server_skills(servers: MCPServers, name: str, registry: SkillRegistry) -
     """Declare server ``name``'s skills (the Skills extension) in ``registry``, unlisted.
 
     They are listed when a skill under ``mcp.NAME`` is first asked for; never while
-    :meth:`MCPServers.at_hand` says to start no server (unless it is connected).
+    `MCPServers.at_hand()` says to start no server (unless it is connected).
     """
     from toolpalette._mcp_client.skills import bundle_prefix, server_skills  # PyYAML: when used
 
@@ -284,9 +284,9 @@ def assemble(
     ``mcp_json``. A table with ``command`` or ``url`` defines its server (replacing the
     JSON file's entry of that name: the TOML is the host's own file); one without them
     adjusts the JSON file's server of that name (its keys merged over the entry's), or
-    else a pack's server (see :func:`add_pack_servers`). ``code`` is what
+    else a pack's server (see `add_pack_servers()`). ``code`` is what
     ``ToolHub(mcp_servers=...)`` got: a mapping of names to tables,
-    :class:`MCPServerConfig` objects or in-process SDK servers; a mapping holding an
+    `MCPServerConfig` objects or in-process SDK servers; a mapping holding an
     ``mcpServers`` block; or the path of a JSON file holding one. Every bad entry is a
     problem; the rest are kept.
     """
@@ -304,7 +304,7 @@ def assemble(
         else:
             adjusting[name] = table
     found: list[MCPServerConfig] = []
-    bad: list[str] = []
+    bad: list[_config.BadEntry] = []
     if json_file is not None:
         found, bad = _desktop_file(json_file, adjusting, shown)
     more, worse = _config.read_servers(own, source=shown)
@@ -314,8 +314,8 @@ def assemble(
         found, bad = [*found, *more], [*bad, *worse]
     for config in found:
         servers.add(config)
-    for reason in bad:
-        servers.add_problem(Problem("server", reason, "mcp"))
+    for server, reason in bad:  # filed under the server it concerns, when it is one
+        servers.add_problem(Problem("server", reason, problem_pack(server) if server else "mcp"))
     servers.overrides = adjusting
     return servers
 
@@ -391,7 +391,7 @@ def claim_note(config: MCPServerConfig, config_file: str | None) -> tuple[str, s
 
 def _desktop_file(
     path: str, adjusting: dict[str, Mapping[str, Any]], shown: str
-) -> tuple[list[MCPServerConfig], list[str]]:
+) -> tuple[list[MCPServerConfig], list[_config.BadEntry]]:
     """The servers of a desktop client's JSON file; ``adjusting`` tables merged over them.
 
     The host's tables of the JSON servers' names are taken out of ``adjusting``: each
@@ -400,14 +400,14 @@ def _desktop_file(
     try:
         data = _config.read_json_file(path)
     except (OSError, ValueError) as exc:
-        return [], [f"MCP servers file {path}: {exc}"]
+        return [], [(None, f"MCP servers file {path}: {exc}")]
     name = Path(path).name
     block = data.get("mcpServers", data.get("mcp_servers"))
     if not isinstance(block, Mapping):
         return _config.from_desktop_block(data, source=name)  # says what is missing
     plain: dict[str, Any] = {}
     found: list[MCPServerConfig] = []
-    bad: list[str] = []
+    bad: list[_config.BadEntry] = []
     for server, entry in block.items():
         adjustment = adjusting.pop(server, None) if isinstance(entry, Mapping) else None
         if adjustment is None:
@@ -420,16 +420,16 @@ def _desktop_file(
     return [*more, *found], [*worse, *bad]
 
 
-def _from_code(code: Any) -> tuple[list[MCPServerConfig], list[str]]:
+def _from_code(code: Any) -> tuple[list[MCPServerConfig], list[_config.BadEntry]]:
     if isinstance(code, (str, os.PathLike)):
         path = os.fspath(code)
         try:
             data = _config.read_json_file(path)
         except (OSError, ValueError) as exc:
-            return [], [f"MCP servers file {path}: {exc}"]
+            return [], [(None, f"MCP servers file {path}: {exc}")]
         return _config.from_desktop_block(data, source=f"{Path(path).name} (given in code)")
     if not isinstance(code, Mapping):
-        return [], [f"mcp_servers= takes a mapping or a path, not {type(code).__name__}"]
+        return [], [(None, f"mcp_servers= takes a mapping or a path, not {type(code).__name__}")]
     if "mcpServers" in code:
         return _config.from_desktop_block(code, source="code")
     return _config.read_servers(code, source="code")

@@ -4,15 +4,15 @@ A host that closes its hub, returns from ``main``, raises ``SystemExit`` or
 ``KeyboardInterrupt`` (the default for SIGINT) ends its servers through ``hub.close()``
 or the pool's ``atexit`` handler. A signal whose action is the default one (SIGTERM,
 SIGHUP) kills the process without running ``atexit``; and since every stdio server
-runs in a session of its own (:mod:`.stdio`), the terminal's signals do not reach it
+runs in a session of its own (`stdio`), the terminal's signals do not reach it
 either. So a server that ignores the end of its input would outlive the host.
 
-:func:`install` (called from the main thread when a stdio server's connection is made
+`install()` (called from the main thread when a stdio server's connection is made
 there) chains a handler on SIGTERM and SIGHUP, and on SIGINT only where its action is
 the default one:
 
 - where the action was the default, the handler ends every tracked server's process
-  group (SIGTERM, then SIGKILL after :data:`GRACE` to what is left), restores the
+  group (SIGTERM, then SIGKILL after `GRACE` to what is left), restores the
   default action and raises the signal again, so the host ends as it would have;
 - where the host installed a handler of its own first, that handler is called and
   keeps its behaviour; the servers end when the host exits by way of ``atexit``
@@ -102,7 +102,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 def _end_groups() -> None:
-    """SIGTERM every tracked group, then SIGKILL what is left after :data:`GRACE`."""
+    """SIGTERM every tracked group, then SIGKILL what is left after `GRACE`."""
     with _lock:
         groups = list(_groups)
     for group in groups:

@@ -87,7 +87,7 @@ class RemoteSource:
 
     A file whose size or digest differs from the entry's, a ``SKILL.md`` whose front
     matter differs from the entry's, or a file the entry does not list is refused with
-    :class:`~toolpalette.SkillIntegrityError`; its content is never returned.
+    `SkillIntegrityError`; its content is never returned.
     """
 
     def __init__(

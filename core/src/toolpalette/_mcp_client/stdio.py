@@ -6,31 +6,31 @@ its length (a 20 MB result held the shared client loop for seconds before any si
 check could refuse it); it keeps no bound on a line; it sends the server's stderr to a
 file the caller must give, which a chatty server fills without limit; and it kills the
 server's process group only when the server does not exit on end of input, so a
-server that exits cleanly leaves its children running. :func:`open_stdio` keeps the
+server that exits cleanly leaves its children running. `open_stdio()` keeps the
 SDK's message types and shutdown order (close stdin, wait, terminate, kill) and fixes
 those four:
 
 - **Its own session.** The server starts in a new session (``start_new_session``), so
   its process group holds it and every child it starts; closing always ends the whole
   group, whether the server exited on end of input or not (SIGTERM to the group, then
-  SIGKILL to what is left), and :mod:`.signals` ends the groups still running when the
+  SIGKILL to what is left), and `signals` ends the groups still running when the
   host gets a signal that would kill it without ``atexit``.
 - **Lines read in linear time, under a cap.** Each chunk is searched for newlines
-  once; a line grows only by what arrives. A message longer than :data:`MAX_MESSAGE`
+  once; a line grows only by what arrives. A message longer than `MAX_MESSAGE`
   bytes is refused as soon as that many bytes of it are held, before its end: when its
   first bytes name the request it answers (``"id"``, first or after ``"jsonrpc"``),
   that request gets a JSON-RPC error saying so (the provider answers 413), and the rest
   of the line is skipped as it arrives; otherwise the connection ends, as if the
   server had hung up.
-- **Large messages parsed off the loop.** A line over :data:`LOOP_PARSE` bytes is
+- **Large messages parsed off the loop.** A line over `LOOP_PARSE` bytes is
   parsed in a worker thread while the loop keeps turning, so one server's large
   messages delay the other servers' calls by at most a switch interval at a time.
-- **stderr in a bounded ring.** The server's stderr is read into :class:`ServerLog`,
-  which keeps its last :data:`LOG_BYTES` bytes: only the tail is ever used, in the
+- **stderr in a bounded ring.** The server's stderr is read into `ServerLog`,
+  which keeps its last `LOG_BYTES` bytes: only the tail is ever used, in the
   problem that reports a server that failed.
 
-POSIX only (the process group); elsewhere :mod:`.transports` uses the SDK's transport.
-Importing this module never imports the ``mcp`` SDK; :func:`open_stdio` does.
+POSIX only (the process group); elsewhere `transports` uses the SDK's transport.
+Importing this module never imports the ``mcp`` SDK; `open_stdio()` does.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ TOO_LARGE: Final = "toolpalette:message-too-large"
 """The ``data.reason`` of the JSON-RPC error a request gets for an answer over the cap."""
 BOUND_PASSED: Final = "toolpalette:stream-bound"
 """The ``data.reason`` of the JSON-RPC error a request gets for an HTTP answer past another
-bound than a message's (a stream's size, a wait, an encoding; :mod:`.http_bounds`)."""
+bound than a message's (a stream's size, a wait, an encoding; `http_bounds`)."""
 _CHUNK: Final = 64 * 1024
 _POLL: Final = 0.01
 _HEAD: Final = 512
@@ -96,9 +96,9 @@ LOG_BYTES: Final = 16 * 1024
 
 
 class ServerLog:
-    """The tail of a stdio server's stderr: its last :data:`LOG_BYTES` bytes, in memory.
+    """The tail of a stdio server's stderr: its last `LOG_BYTES` bytes, in memory.
 
-    However much a server writes, the log holds at most twice :data:`LOG_BYTES`. Not
+    However much a server writes, the log holds at most twice `LOG_BYTES`. Not
     thread-safe: used from the pool's event loop only.
     """
 
@@ -326,11 +326,11 @@ async def _parsed(line: bytes) -> Any:
 
 
 async def _end_group(process: Process) -> None:
-    """Close stdin, give the server :data:`EXIT_GRACE`, then end its whole process group.
+    """Close stdin, give the server `EXIT_GRACE`, then end its whole process group.
 
     The group is signalled whether the server exited or not: a server that exits on end
     of input may leave children behind. SIGTERM first, SIGKILL after
-    :data:`TERM_GRACE` to whatever is left.
+    `TERM_GRACE` to whatever is left.
     """
     if process.stdin is not None:
         with contextlib.suppress(Exception):

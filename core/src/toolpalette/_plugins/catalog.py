@@ -5,14 +5,14 @@ and imports nothing. A pack is imported when something needs it: a selection nam
 import package or distribution, or the full catalog (which needs them all). Each pack is
 checked against this core's version before import, imported on its own, and each of
 its hook implementations is called on its own, so one broken pack is a
-:class:`~toolpalette.Problem` and never an exception (``KeyboardInterrupt`` aside).
+`Problem` and never an exception (``KeyboardInterrupt`` aside).
 
 Collisions: when loaded packs offer *different* tools under one name, none of them is
 offered and one ``collision`` problem names every claimant (the policy is
-:mod:`toolpalette._plugins.collisions`); the host resolves it with a rename or a prefix
-(see :mod:`toolpalette._plugins.config`).
+`toolpalette._plugins.collisions`); the host resolves it with a rename or a prefix
+(see `toolpalette._plugins.config`).
 
-The :class:`~toolpalette.ToolHub` holds one catalog and delegates its discovery methods
+The `ToolHub` holds one catalog and delegates its discovery methods
 to it; the host side (thinkers, skills, grants) lives in ``toolpalette._agents.host``.
 """
 
@@ -75,7 +75,7 @@ class PluginInfo:
 class ClaimSource(Protocol):
     """Tools that are not a pack's but compete with theirs for names (an MCP server's).
 
-    The host side attaches one (:meth:`PackCatalog.attach`); each claim is a pack-like
+    The host side attaches one (`PackCatalog.attach()`); each claim is a pack-like
     record holding its tools, so the collision policy treats it as it treats a pack.
     """
 
@@ -104,7 +104,7 @@ class PackCatalog:
         config: The validated host configuration (renames, prefixes, pack settings).
         switches: The environment switches (which packs to use, block, trace, cache).
         autoload: Discover installed packs through their entry points; False starts
-            empty (add plugins with :meth:`add_plugin`).
+            empty (add plugins with `add_plugin()`).
 
     Nothing is imported when it is built. All methods are thread-safe.
     """
@@ -146,7 +146,7 @@ class PackCatalog:
         Built on first use (a listing answered by the cache needs none), under the
         catalog's lock so that every caller gets the same one. Packs a listing imported
         are registered in it here, in the order they were imported, before it is
-        returned (see :meth:`listing`).
+        returned (see `listing()`).
         """
         pm = self._pm
         if pm is None or self._unregistered:
@@ -194,7 +194,7 @@ class PackCatalog:
         """Import one pack, after checking its requirement on toolpalette; once.
 
         With ``listing``, its registration in the plugin manager waits for the
-        manager's first use (see :meth:`_register`).
+        manager's first use (see `_register()`).
         """
         if pack.status != "not-loaded":
             return
@@ -381,7 +381,7 @@ class PackCatalog:
         return self._version + (claims.generation() if claims is not None else 0)
 
     def add_plugin(self, plugin: object, name: str | None = None) -> str:
-        """Register a plugin object in code; see :meth:`toolpalette.ToolHub.add_plugin`.
+        """Register a plugin object in code; see `toolpalette.ToolHub.add_plugin()`.
 
         Raises:
             ValueError: ``name`` is already a pack's name.
@@ -437,7 +437,7 @@ class PackCatalog:
         Read from the cross-process listing cache when the core, the interpreter, the
         installed packs and the host's renames are exactly those it was built for (then
         no pack is imported); otherwise built by importing every pack, without building
-        any tool's schema (a broken definition is reported by :meth:`registry`, by
+        any tool's schema (a broken definition is reported by `registry()`, by
         ``toolpalette check`` and by selections), and cached.
         """
         with self._lock:

@@ -4,7 +4,7 @@
 garbage through. Here every implementation of one plugin is called by itself, in
 pluggy's call order; what it returns is normalised (one item or an iterable), turned
 into providers, checked (name, schema), and stamped with provenance. Anything wrong
-becomes a :class:`~toolpalette._plugins.problems.Problem` and the rest is kept: a pack with one
+becomes a `Problem` and the rest is kept: a pack with one
 bad tool still offers its good ones.
 
 A register hook that returns ``None`` offers nothing (the hookspec says so); a ``None``
@@ -67,7 +67,7 @@ def call_each(
 ) -> Iterator[Called]:
     """Call each implementation of ``hook_name`` by one plugin, each on its own.
 
-    The containment rules are :func:`toolpalette._hookcall.call_each`'s: nothing a
+    The containment rules are `toolpalette._hookcall.call_each()`'s: nothing a
     pack raises escapes but ``KeyboardInterrupt``, and a wrapper comes back as a
     ``TypeError`` (a register hook has nothing to wrap).
     """

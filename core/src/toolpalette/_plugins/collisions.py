@@ -106,7 +106,7 @@ def _same(one: ToolProvider, other: ToolProvider) -> bool:
 
 
 def by_name(packs: Iterable[Pack]) -> dict[str, list[Pack]]:
-    """The packs grouped by name: a group of two or more is a :func:`duplicate_pack`."""
+    """The packs grouped by name: a group of two or more is a `duplicate_pack()`."""
     grouped: dict[str, list[Pack]] = {}
     for pack in packs:
         grouped.setdefault(pack.name, []).append(pack)

@@ -24,7 +24,7 @@ Keys:
   nothing reads is a ``config`` problem here, as a top-level one is.
 
 A file that is not TOML, or a key of the wrong type, is a
-:class:`~toolpalette.errors.ConfigError` naming the file (and the line and column for
+`ConfigError` naming the file (and the line and column for
 TOML): the command line prints it on one line. A key nothing reads (``mcp_server``
 for ``mcp_servers``) is never ignored silently: it is a ``config`` problem, with the
 closest known key as a suggestion, which ``toolpalette check`` reports.

@@ -1,10 +1,10 @@
 """Entry-point discovery shared by tool packs and skilljars: find, never import.
 
 Packs and skilljars are listed from the installed distributions' entry point tables,
-through the standard library, importing nothing. :func:`describe` then reads one
+through the standard library, importing nothing. `describe()` then reads one
 distribution's metadata headers (name, version, ``Requires-Dist``) without the
 ``email`` parser: for a pack when it is first needed, for a skilljar when it is listed
-(there are few). :func:`incompatibility` checks the requirement on ``toolpalette``
+(there are few). `incompatibility()` checks the requirement on ``toolpalette``
 with ``packaging``, imported lazily.
 """
 
@@ -150,7 +150,7 @@ def core_version() -> str:
 def check_core_requirement(info: EntryPointInfo) -> IncompatiblePluginError | None:
     """The error to report when ``info``'s distribution excludes this toolpalette, else None.
 
-    Reads the distribution's ``Requires-Dist`` (see :func:`incompatibility`).
+    Reads the distribution's ``Requires-Dist`` (see `incompatibility()`).
     """
     dist = getattr(info.entry_point, "dist", None)
     return incompatibility(info.name, (dist.requires if dist is not None else None) or [])

@@ -3,11 +3,11 @@
 Building a hub and answering ``toolpalette list`` from the cache must each cost less than
 importing the tools would, so what is installed is read without ``importlib.metadata``
 (whose import alone costs more than ``import toolpalette``, and whose objects cost more
-than the files they read): :func:`snapshot` lists the folders on ``sys.path`` once and,
+than the files they read): `snapshot()` lists the folders on ``sys.path`` once and,
 for each distribution, reads its ``entry_points.txt``. As the import system does, only
 the first distribution of a name on ``sys.path`` counts. The same snapshot then serves
-the pack scan (:func:`toolpalette._plugins.packs.scan`) and the cache key
-(:func:`fingerprint`), and a pack's ``METADATA`` is read only when something asks for
+the pack scan (`toolpalette._plugins.packs.scan()`) and the cache key
+(`fingerprint()`), and a pack's ``METADATA`` is read only when something asks for
 its version or requirements.
 
 The key covers the distributions that declare packs in the group (their entry points and

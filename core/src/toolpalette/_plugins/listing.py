@@ -16,28 +16,28 @@ code) make the answers uncacheable.
 The folder is the platform's user cache folder (``platformdirs``: ``~/.cache`` or
 ``$XDG_CACHE_HOME`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on
 Windows), under ``toolpalette``. ``TOOLPALETTE_CACHE_DIR`` moves the cache;
-``TOOLPALETTE_NO_CACHE=1`` turns it off (see :mod:`toolpalette._plugins.switches`).
+``TOOLPALETTE_NO_CACHE=1`` turns it off (see `toolpalette._plugins.switches`).
 
 The cache format, in full (this is the one place it is written down). Each file is one
 JSON object with the ``key`` it was stored under, replaced atomically (written to a
 temporary file, then renamed), so a reader sees a whole file or none:
 
 - ``listing.json``: ``hub.listing()``, printed by ``toolpalette list``. ``tools`` holds
-  each :class:`ListedTool` as an object of its fields, ``problems`` each
-  :class:`~toolpalette._plugins.problems.Problem` likewise. Keyed by :func:`packs_key`.
+  each `ListedTool` as an object of its fields, ``problems`` each
+  `Problem` likewise. Keyed by `packs_key()`.
 - ``show.json``: ``toolpalette show``. ``answer`` maps the name of every tool of the
   full catalog, in sorted order, to the JSON text (a string, parsed only for the tool
   shown) of what ``show NAME --json`` prints for it, schemas included. Stored by a
-  ``show`` that built the catalog; keyed by :func:`packs_key`.
+  ``show`` that built the catalog; keyed by `packs_key()`.
 - ``plugins.json`` and ``plugins-loaded.json``: ``toolpalette plugins --no-load`` and
   ``toolpalette plugins``. ``answer`` is the list ``plugins --json`` prints under
-  ``plugins``. Keyed by :func:`packs_key`.
+  ``plugins``. Keyed by `packs_key()`.
 - ``skills.json``: ``toolpalette skills``. ``answer`` is what ``skills --json`` prints.
-  Keyed by :func:`skills_key`, on the installed skilljars.
+  Keyed by `skills_key()`, on the installed skilljars.
 - ``mcp-NAME.json``: the tools MCP server ``NAME`` listed when it last ran, as the hub
   offers them (written and read by ``toolpalette._mcp_client.cached``, which documents
   the ``answer``), so that a process that does not call the server need not start it.
-  Keyed by :func:`server_key`: the core, and the server's fingerprint (its
+  Keyed by `server_key()`: the core, and the server's fingerprint (its
   configuration, secrets hashed, and the programs it runs). A server's listing may
   change without its key changing, so the answer also says when it goes stale.
 
@@ -153,7 +153,7 @@ def cache_file(switches: Switches, name: str = "listing") -> str | None:
 def key_of(installed: str, switches: Switches, settings: Mapping[str, Any]) -> str:
     """The cache key: what is installed, the switches, the host's settings, the interpreter.
 
-    ``installed`` is :func:`toolpalette._plugins.installed.fingerprint` (the core and
+    ``installed`` is `toolpalette._plugins.installed.fingerprint()` (the core and
     every pack distribution, with their ``RECORD``).
     """
     header = {
@@ -185,7 +185,7 @@ def packs_key(
 
     Args:
         switches: The environment switches (which packs are used).
-        settings: The host's :func:`settings_of`.
+        settings: The host's `settings_of()`.
         autoload: Whether installed packs are discovered at all (the environment can
             also turn it off); without it, nothing installed matters.
         installed: The snapshot of what is installed to fingerprint (a new one by

@@ -1,6 +1,6 @@
 """The plugin manager: pluggy, restricted to ``toolpalette_*`` hooks and made tolerant.
 
-:class:`ToolpaletteManager` is the ``PluginManager`` every hub owns. It differs from a
+`ToolpaletteManager` is the ``PluginManager`` every hub owns. It differs from a
 plain pluggy manager in three ways, each so that one careless pack cannot hurt a host:
 
 - only attributes named ``toolpalette_*`` and marked with ``@toolpalette.hookimpl``
@@ -66,7 +66,7 @@ class ToolpaletteManager(pluggy.PluginManager):
         """Pick ``toolpalette_*`` attributes marked with ``@hookimpl``; skip unknown hooks.
 
         An implementation of a hook that has no spec is remembered (see
-        :meth:`unknown_hooks`) and not registered, so it is never called.
+        `unknown_hooks()`) and not registered, so it is never called.
         """
         if not name.startswith(HOOK_PREFIX):
             return None

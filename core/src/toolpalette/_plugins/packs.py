@@ -2,7 +2,7 @@
 
 Building a hub must cost about what listing the entry points costs, even with a
 thousand packs installed. So the scan reads only the entry point tables (from the
-snapshot of :mod:`toolpalette._plugins.installed`, which names each distribution from
+snapshot of `toolpalette._plugins.installed`, which names each distribution from
 its folder, without parsing its ``METADATA``), and a pack's distribution name, version
 and requirements are read, in one read of its ``METADATA`` headers, the first time
 something asks for them: when the pack is imported, listed by ``plugins()``, or
@@ -87,7 +87,7 @@ class Pack:
         self._entry_point = entry_point
         self._info = info
         self._found_in = found_in
-        """``(group, value, metadata folder)`` of an entry point read by :func:`scan`."""
+        """``(group, value, metadata folder)`` of an entry point read by `scan()`."""
         self._requires: list[str] | None = None
 
     @property

@@ -34,6 +34,7 @@ ProblemKind = Literal[
     "config",  # a key of the host's configuration that nothing reads (a typo)
     "skill-link",  # a tool names a skill that is not installed
     "skill-requirement",  # a skill needs tools or packs that are not installed (or reachable)
+    "invalid-content",  # a prompt or resource a pack returned that cannot be served
 ]
 
 

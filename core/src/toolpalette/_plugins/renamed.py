@@ -1,7 +1,7 @@
 """A pack's tool offered under the name the host's configuration gives it.
 
 Built by the pack catalog for each tool the host renames or prefixes (see
-:mod:`toolpalette._plugins.config`); kept apart from the configuration itself so that
+`toolpalette._plugins.config`); kept apart from the configuration itself so that
 reading a configuration needs no provider machinery.
 """
 

@@ -1,8 +1,8 @@
 """The environment switches, read in one place.
 
 Every ``TOOLPALETTE_*`` variable that changes what a hub discovers, caches or logs is
-read here, by :meth:`Switches.from_environ`, when a hub is built; the rest of the
-core reads the resulting :class:`Switches`, never ``os.environ``. A test or a host
+read here, by `Switches.from_environ()`, when a hub is built; the rest of the
+core reads the resulting `Switches`, never ``os.environ``. A test or a host
 that wants other switches builds a ``Switches`` itself.
 
 Lists of pack names are comma-separated. A name that itself contains a comma is

@@ -1,7 +1,7 @@
 """Step 3 finished apart: input that needs more validation than the loop's share.
 
 On an event loop the executor validates with the loop's share of work only
-(``budget.validating_on_loop``): input that needs more is prepared as a :class:`Later`,
+(``budget.validating_on_loop``): input that needs more is prepared as a `Later`,
 and validated again here, whole, in the worker pool. jsonschema is pure Python: the
 worker gives the GIL back every switch interval, so the loop keeps turning. The work is
 bounded by the input's size, and it runs as a sync tool does: under the call's timeout
@@ -68,7 +68,7 @@ def validate_blocking(
     timeout: float,
     abort: AbortSignal | None,
 ) -> Any:
-    """:func:`validate_apart` for a thread without a loop: it waits for the worker.
+    """`validate_apart()` for a thread without a loop: it waits for the worker.
 
     Raises:
         Refusal: 400 for invalid input, 504 past the deadline, 499, 503.

@@ -3,10 +3,10 @@
 It runs after input validation: the policy sees the validated input, and a person is
 never asked about a call that would be refused anyway. The executor calls the policy
 itself and goes on at once when it answers a plain allow; any other answer (an
-awaitable, a deny, an ask, something unreadable) is settled here by :func:`authorize`.
-:class:`Decision` is the one type for a policy's answer, for calls here and for grants
+awaitable, a deny, an ask, something unreadable) is settled here by `authorize()`.
+`Decision` is the one type for a policy's answer, for calls here and for grants
 in a thinker's admission. What a policy or an approver raises refuses the call, whatever
-it is, but ``KeyboardInterrupt`` (:func:`contained`).
+it is, but ``KeyboardInterrupt`` (`contained()`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ ALLOW: Final = Decision.ALLOW
 """The plain allow, compared by identity on every call."""
 
 Policy = Callable[["ToolProvider", Any], Any]
-"""Called with the provider and the validated input; returns a :class:`Decision`, its
+"""Called with the provider and the validated input; returns a `Decision`, its
 value (``"allow"``, ``"deny"``, ``"ask"``), a bool, or an object with ``action`` and an
 optional model-readable ``reason``; may be async. Anything else, and a policy that
 raises, denies."""
@@ -52,7 +52,7 @@ Approver = Callable[["ToolProvider", Any, "ToolContext | None"], "bool | Awaitab
 
 
 def read_decision(answer: Any) -> tuple[Decision, str | None]:
-    """A policy's answer as a :class:`Decision` and its optional model-readable reason.
+    """A policy's answer as a `Decision` and its optional model-readable reason.
 
     True and None allow, False denies, a Decision or its value (or an object whose
     ``action`` is one) means what it says; anything else denies (fail closed).

@@ -1,6 +1,6 @@
 """The one door every tool call goes through (statuses and codes: docs/errors.md).
 
-:meth:`Executor.execute` runs these steps in order; each refusal is a result the model
+`Executor.execute()` runs these steps in order; each refusal is a result the model
 can read, and the first one ends the call:
 
 1. look up the name: 404 ``unknown_tool``, 403 ``not_offered`` (with the same text);
@@ -15,18 +15,18 @@ can read, and the first one ends the call:
    raising tool, 413 ``output_too_large``.
 
 Every way in shares the same preparation, as a sync and an async HTTP client share
-their base: :meth:`Executor._prepare` (steps 1 to 3, the loop's share of validation),
-:meth:`Executor._decide` (step 4's call of the policy), :meth:`Executor._tool_for` and
-:meth:`Executor._tool_context` (the tool built for the call, and its context).
+their base: `Executor._prepare()` (steps 1 to 3, the loop's share of validation),
+`Executor._decide()` (step 4's call of the policy), `Executor._tool_for()` and
+`Executor._tool_context()` (the tool built for the call, and its context).
 ``execute`` (on an event loop), ``execute_sync`` (a thread without one:
-:meth:`Executor._run_blocking`) and batches (``many.py``) differ only in how they wait.
+`Executor._run_blocking()`) and batches (``many.py``) differ only in how they wait.
 
 What the executor asks about a call besides its registry (read-only, the policy, the
-approver, each tool's configuration) is one :class:`~toolpalette._run.rules.Rules`
+approver, each tool's configuration) is one `Rules`
 object, fixed when the executor is made: built from the keywords of a standalone
-executor, or a thinker's binding (:func:`with_rules`). A call only goes down from here.
+executor, or a thinker's binding (`with_rules()`). A call only goes down from here.
 
-A step refuses by raising :class:`~toolpalette._run.call.Refusal`; each way in catches
+A step refuses by raising `Refusal`; each way in catches
 it in one place, reports the failure in the background (never the caller's own abort)
 and returns its result. Each way in first reads ``telemetry.on`` and, when it is set,
 asks ``spans.py`` whether the call gets an OpenTelemetry span (one flag read when
@@ -373,7 +373,7 @@ class Executor:
     # -- step 4: authorize --------------------------------------------------------------
 
     def _decide(self, provider: ToolProvider, value: Any, ctx: ToolContext | None) -> Any:
-        """Step 4, the policy's answer: :data:`~consent.ALLOW` to go ahead at once.
+        """Step 4, the policy's answer: `ALLOW` to go ahead at once.
 
         Any other answer (an awaitable, deny, ask, a reason) is settled by
         ``consent.authorize``. A policy that raises, whatever it raises but
@@ -430,6 +430,7 @@ class Executor:
             thread_id=base.thread_id,
             user=base.user,
             on_progress=base.on_progress,
+            channel=base.channel,
         )
 
     async def _run(
@@ -440,7 +441,7 @@ class Executor:
         abort: AbortSignal | None,
         call_id: str | None,
     ) -> ToolResult:
-        """Step 5 whole, for a batch: :meth:`_start`, then :meth:`_finish` if it must wait."""
+        """Step 5 whole, for a batch: `_start()`, then `_finish()` if it must wait."""
         run = self._start(name, call[0], call[1], ctx, abort, call_id)
         return await self._finish(run, abort) if isinstance(run, Running) else run
 
@@ -459,7 +460,7 @@ class Executor:
         An async tool starts in a task of its own, eagerly where Python allows (3.12+):
         one that never suspends is settled here, with no timer and no loop round trip.
         A tool still running, and a sync tool (it runs in the worker pool), come back as
-        a :class:`Running` for :meth:`_finish`. ``since`` is
+        a `Running` for `_finish()`. ``since`` is
         when the call began, when nothing paused it since (it saves reading the clock).
         """
         if abort is not None and abort.aborted:

@@ -1,18 +1,18 @@
 """Sync tools in the worker pool: the future an event loop awaits, and the blocked wait.
 
-A sync tool called from an event loop (:func:`run_sync`) costs one handoff to a worker
-and one wake-up of the loop. The call's :class:`_Handoff` is both the pool's job and
+A sync tool called from an event loop (`run_sync()`) costs one handoff to a worker
+and one wake-up of the loop. The call's `_Handoff` is both the pool's job and
 what the caller's task awaits: a future-like object (asyncio's protocol for foreign
 futures, the ``_asyncio_future_blocking`` attribute) that keeps the task's wake-up
 callback. The worker stores the outcome on it and schedules one callback with
 ``call_soon_threadsafe``; that callback, on the loop, settles the call and resumes the
 task right there (an asyncio future would schedule the task's step for one more turn
 of the loop). The deadline is not a timer per call: each loop keeps its calls'
-deadlines (:class:`_Deadlines`) under one timer, armed for the earliest.
+deadlines (`_Deadlines`) under one timer, armed for the earliest.
 
-From a thread without a loop (:func:`run_blocking`) the job is a lock the worker
+From a thread without a loop (`run_blocking()`) the job is a lock the worker
 releases, and the thread waits on it under the deadline. Either way a call whose
-caller stopped waiting is abandoned to the pool (:meth:`WorkerPool.abandon`), and one
+caller stopped waiting is abandoned to the pool (`WorkerPool.abandon()`), and one
 that never got a worker before its deadline is BUSY, not TIMEOUT.
 """
 
@@ -42,8 +42,8 @@ _CANCELLED: Final = Marker("CANCELLED")
 class _Handoff(Job):
     """One sync call from an event loop: the pool's job and the future its task awaits.
 
-    ``kind`` is written on the loop's thread only, once: by :meth:`_arrive` (the worker's
-    outcome), the deadline (TIMEOUT), the caller's abort (an :class:`Aborted`) or the
+    ``kind`` is written on the loop's thread only, once: by `_arrive()` (the worker's
+    outcome), the deadline (TIMEOUT), the caller's abort (an `Aborted`) or the
     task's cancellation, whichever comes first; the others then change nothing.
     """
 
@@ -294,7 +294,7 @@ def _abandon_job(pool: WorkerPool, job: Job, abort_event: threading.Event | None
 
 @final
 class _Blocking(Job):
-    """A pool job whose caller is a thread blocked in :meth:`wait` (no event loop)."""
+    """A pool job whose caller is a thread blocked in `wait()` (no event loop)."""
 
     __slots__ = ("_box", "_lock")
 

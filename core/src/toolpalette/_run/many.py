@@ -31,12 +31,12 @@ __all__ = ["Prepare", "Report", "Run", "run_many"]
 logger = logging.getLogger("toolpalette.executor")
 
 Prepare = Callable[[object, Any, "ToolContext | None", "AbortSignal | None"], Awaitable[Prepared]]
-"""Look up, read-only, validate and authorize one call (raises :class:`Refusal`)."""
+"""Look up, read-only, validate and authorize one call (raises `Refusal`)."""
 Run = Callable[
     [object, Prepared, "ToolContext | None", "AbortSignal | None", "str | None"],
     Awaitable["ToolResult"],
 ]
-"""Run and render a prepared call (raises :class:`Refusal`)."""
+"""Run and render a prepared call (raises `Refusal`)."""
 Report = Callable[
     [object, Any, Any, Refusal, "ToolContext | None", float, "str | None"], "ToolResult"
 ]

@@ -1,10 +1,10 @@
 """What an executor asks about a call besides its registry: read-only, policy, approval, config.
 
-An executor is given one :class:`Rules` object when it is made and asks it, in the
+An executor is given one `Rules` object when it is made and asks it, in the
 pipeline's order: whether tools must be declared read-only (and a further guard), the
 policy's decision on the validated input, who answers an ``ask``, and each tool's
 configuration. A thinker's binding is one (made at bind time, in
-``_agents/binding.py``); a standalone executor builds a :class:`KeywordRules` from its
+``_agents/binding.py``); a standalone executor builds a `KeywordRules` from its
 keywords. The executor reads the answers and calls down into them; nothing in the
 pipeline calls back into the layer that made its rules.
 """
@@ -72,7 +72,7 @@ class Rules(Protocol):
 
     @property
     def config_per_tool(self) -> bool:
-        """Whether :attr:`config_for` is fixed per provider.
+        """Whether `config_for` is fixed per provider.
 
         Then it is asked once, when the executor builds the provider's tool, rather
         than on every call.
@@ -82,7 +82,7 @@ class Rules(Protocol):
 
 @dataclass(frozen=True)
 class _CallablePolicy:
-    """A standalone executor's ``policy(provider, value)`` as a :class:`CallPolicy`."""
+    """A standalone executor's ``policy(provider, value)`` as a `CallPolicy`."""
 
     decide: Policy
 

@@ -72,7 +72,7 @@ class Aborted:
 
 
 class Outcome(NamedTuple):
-    """How a run ended: ``kind`` is OK, RAISED, TIMEOUT, BUSY, PENDING or an :class:`Aborted`."""
+    """How a run ended: ``kind`` is OK, RAISED, TIMEOUT, BUSY, PENDING or an `Aborted`."""
 
     kind: Any
     """OK, RAISED, TIMEOUT, BUSY, PENDING (an async tool suspended) or an Aborted."""
@@ -225,7 +225,7 @@ def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
     On Python 3.12 and later the task starts eagerly: a tool that never suspends ends
     here, with an OK or RAISED outcome and no loop round trip. Otherwise (it suspended,
     or the task could not start eagerly) a PENDING outcome holds the task, for
-    :func:`finish_async`. ``name`` is the tool's, for the watchdog.
+    `finish_async()`. ``name`` is the tool's, for the watchdog.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
     task = _task_of(asyncio.get_running_loop(), _Marked(coro, name))

@@ -2,9 +2,9 @@
 
 Every text here is built from the tool's name (only when it is a well-formed name),
 numbers and fixed words. A raw exception message or an input value never appears; the
-deliberate exceptions are :class:`~toolpalette.errors.ToolError`, whose
+deliberate exceptions are `ToolError`, whose
 ``user_message`` a tool author writes for the model, and
-:class:`~toolpalette.errors.InvalidInputError`, whose message names field paths and
+`InvalidInputError`, whose message names field paths and
 declared types only.
 """
 
@@ -134,7 +134,7 @@ def name_label(name: object) -> str:
 def unavailable_text(name: object, available: list[str]) -> str:
     """The text for an unknown or not-offered name: the same text for both.
 
-    The same text as :class:`~toolpalette.errors.ToolNotFoundError`'s message.
+    The same text as `ToolNotFoundError`'s message.
     """
     return str(ToolNotFoundError(tool_name=name, available=available))
 
@@ -152,8 +152,8 @@ def _tool_error_in(exc: BaseException) -> ToolError | None:
 def shape_exception(tool_name: str, exc: BaseException) -> ToolResult:
     """The result for an exception a tool raised.
 
-    A :class:`ToolError` (alone, or the single leaf of an exception group) keeps its
-    status, code and user message (cut to :data:`MAX_MESSAGE`). Anything else, chained
+    A `ToolError` (alone, or the single leaf of an exception group) keeps its
+    status, code and user message (cut to `MAX_MESSAGE`). Anything else, chained
     or grouped, becomes one generic text naming the tool: its message may hold secrets.
     """
     error = _tool_error_in(exc)

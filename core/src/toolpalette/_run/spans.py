@@ -1,6 +1,6 @@
 """A call's ``execute_tool`` span and duration, for a single call and for a batch's calls.
 
-Every call through an executor, when :func:`~toolpalette._run.telemetry.live` says
+Every call through an executor, when `live()` says
 something records, is one span named ``execute_tool {gen_ai.tool.name}`` (the GenAI
 semantic conventions, kind INTERNAL): ``gen_ai.operation.name`` ``execute_tool``,
 ``gen_ai.tool.name``, ``gen_ai.tool.type`` (``extension`` for an MCP server's tool,
@@ -14,12 +14,12 @@ its span is ``execute_tool`` with ``gen_ai.tool.name`` ``_OTHER``. The call's ar
 and its result's text are recorded only when the host opts in (``telemetry.py``).
 
 How a call gets its span without the untraced path paying a frame for it: the
-executor asks :func:`wanted` first (only when ``telemetry.on``); when a span is wanted
-it hands the call to :func:`execute`, which starts the span, makes it current, marks
+executor asks `wanted()` first (only when ``telemetry.on``); when a span is wanted
+it hands the call to `execute()`, which starts the span, makes it current, marks
 the context (a claim) and calls the executor's ``execute`` again, which finds the
 claim, clears it (so the calls a tool makes get spans of their own) and runs the call
-as usual. A sync tool's work is :func:`carried` into its worker thread in the call's
-context. The calls of a batch get their spans through its steps (:func:`execute_many`).
+as usual. A sync tool's work is `carried()` into its worker thread in the call's
+context. The calls of a batch get their spans through its steps (`execute_many()`).
 """
 
 from __future__ import annotations
@@ -91,13 +91,13 @@ class _Executing(Protocol):
 _claim: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "toolpalette_telemetry_claim", default=False
 )
-"""Set by :func:`execute` around the executor's call it started a span for."""
+"""Set by `execute()` around the executor's call it started a span for."""
 
 
 def wanted() -> bool:
     """Whether the call the executor is starting gets a span of its own (when ``telemetry.on``).
 
-    False for the call :func:`execute` or :func:`execute_sync` already started a span
+    False for the call `execute()` or `execute_sync()` already started a span
     for: its claim is cleared here, so the calls its tool makes are traced again.
     """
     otel = _telemetry.loaded
@@ -219,7 +219,7 @@ def _begin(
     context: ToolContext | None,
     call_id: str | None,
 ) -> Call | None:
-    """The span of a call :func:`wanted` said is traced (None if that changed since)."""
+    """The span of a call `wanted()` said is traced (None if that changed since)."""
     otel = _telemetry.live()
     if otel is None:
         return None
@@ -281,12 +281,12 @@ class Call:
         self.started = time.perf_counter()
 
     def enter(self) -> Any:
-        """Make the span current in this context; the token :meth:`leave` takes."""
+        """Make the span current in this context; the token `leave()` takes."""
         span = self.span
         return None if span is None else self.otel.attach(self.otel.in_context(span))
 
     def leave(self, token: Any) -> None:
-        """Make current again what was before :meth:`enter`."""
+        """Make current again what was before `enter()`."""
         if token is not None:
             self.otel.detach(token)
 

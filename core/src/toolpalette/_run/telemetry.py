@@ -4,19 +4,19 @@ With OpenTelemetry's API installed (``opentelemetry-api``, the ``otel`` extra) a
 provider configured by the host, every call through an executor is one span and one
 duration (``spans.py``) and every MCP request one duration (``mcp_timing.py``). This
 module decides whether any of that happens, and holds what records it: the host's
-settings (:func:`configure_telemetry`), and the tracer and the instruments (:class:`Otel`),
+settings (`configure_telemetry()`), and the tracer and the instruments (`Otel`),
 made when first needed.
 
 What it costs, decided as early as possible:
 
 - Whether the API is installed is decided when this module is imported (with the
   executor), by ``importlib.util.find_spec``, which imports nothing; ``TOOLPALETTE_OTEL=0``
-  switches everything off. Absent or off, a call pays one read of :data:`on`.
+  switches everything off. Absent or off, a call pays one read of `on`.
 - Installed, nothing is imported until something else has imported OpenTelemetry (a
   host setting up its SDK, the ``mcp`` SDK) or a provider is named (in the environment
-  or to :func:`configure_telemetry`): nobody can have configured one before that.
+  or to `configure_telemetry()`): nobody can have configured one before that.
 - Imported with no provider set (the API's no-op default) nothing is recorded
-  (:func:`live` says None): a no-op span would only carry its parent's context, which
+  (`live()` says None): a no-op span would only carry its parent's context, which
   is current already. Whether a provider is set is read from the API's module globals,
   because its public getters look the environment up on every call (about 2 µs each).
 """
@@ -77,7 +77,7 @@ _API: Final = ("opentelemetry.trace", "opentelemetry.metrics")
 
 @final
 class _Settings:
-    """What the host asked for (or the environment said), read by the next :class:`Otel`."""
+    """What the host asked for (or the environment said), read by the next `Otel`."""
 
     __slots__ = ("meter_provider", "named", "record_values", "tracer_provider")
 
@@ -94,7 +94,7 @@ class _Settings:
 on: bool = False
 """Whether calls may be traced at all: the API is installed and not switched off."""
 loaded: Otel | None = None
-"""The tracer and instruments, once made (:func:`live` makes them); None until then."""
+"""The tracer and instruments, once made (`live()` makes them); None until then."""
 _settings = _Settings(False, None, None, False)
 
 
@@ -250,7 +250,7 @@ class Otel:
         self._explicit_traces = tracer_provider is not None
         self._explicit_metrics = meter_provider is not None
         self._explicit = self._explicit_traces or self._explicit_metrics
-        """Whether a provider was given (then :func:`live` asks :meth:`refresh` every call)."""
+        """Whether a provider was given (then `live()` asks `refresh()` every call)."""
         self._trace_globals = (
             trace if hasattr(trace, "_TRACER_PROVIDER") else _Asked(trace.get_tracer_provider)
         )

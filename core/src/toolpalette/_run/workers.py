@@ -7,11 +7,11 @@ calls in progress and the abandoned threads.
 
 A call that finds every worker busy with live calls waits for one, in order (its
 caller's deadline still runs, so it never waits forever); a call is refused at once
-(:class:`PoolBusy`) only when every slot is held by an abandoned call that has not ended,
+(`PoolBusy`) only when every slot is held by an abandoned call that has not ended,
 since no live call would then ever free one: the pool never deadlocks behind hung tools.
 
 Every thread the pipeline keeps for work to come (these workers, the report thread, the
-loop-stall watchdog) is a :class:`PoolThread`, which says itself whether it is waiting
+loop-stall watchdog) is a `PoolThread`, which says itself whether it is waiting
 for work: a leak check can then tell a spare thread from one still running a tool
 without reading the thread's frames.
 """
@@ -71,7 +71,7 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_pool(max_workers: int | None = None) -> WorkerPool:
-    """The process-wide pool of ``max_workers`` threads (default: :func:`default_workers`).
+    """The process-wide pool of ``max_workers`` threads (default: `default_workers()`).
 
     Every executor asking for one size shares one pool, so the bounds hold for the
     process, not per executor.
@@ -87,10 +87,10 @@ def shared_pool(max_workers: int | None = None) -> WorkerPool:
 class Job:
     """One sync call handed to a worker: the function, and how its outcome is delivered.
 
-    A subclass sets :attr:`fn` and says how the outcome goes back in :meth:`deliver`
+    A subclass sets `fn` and says how the outcome goes back in `deliver()`
     (the pipeline's: an event loop's handoff, or a blocked thread's wait), so a call
     costs one object, not a job and a callback. The pool's own bookkeeping lives in the
-    other slots, set by :meth:`WorkerPool.submit` and written under the pool's lock.
+    other slots, set by `WorkerPool.submit()` and written under the pool's lock.
     """
 
     __slots__ = ("abandoned", "finished", "fn", "refused", "released", "waiting")

@@ -1,14 +1,14 @@
 """The bounded JSON Schema validator: Draft 2020-12, its work bounded by the input's size.
 
-:func:`compile_validator` builds a jsonschema validator for a prepared copy of the schema
-(:mod:`toolpalette._schema.prepared`: what depends on the schema alone, such as its
+`compile_validator()` builds a jsonschema validator for a prepared copy of the schema
+(`toolpalette._schema.prepared`: what depends on the schema alone, such as its
 compiled patterns, is worked out there, once) whose keywords never do more than the
-input asks for (:mod:`toolpalette._schema.keywords`, :mod:`toolpalette._schema.items`,
-:mod:`toolpalette._schema.unevaluated`). Every keyword charges its steps to the budget of
-:mod:`toolpalette._schema.budget`: one a call, more where its work grows with the input;
-every descent into a subschema is charged too (:func:`~toolpalette._schema.prepared.descent_cost`),
+input asks for (`toolpalette._schema.keywords`, `toolpalette._schema.items`,
+`toolpalette._schema.unevaluated`). Every keyword charges its steps to the budget of
+`toolpalette._schema.budget`: one a call, more where its work grows with the input;
+every descent into a subschema is charged too (`descent_cost()`),
 and a descent into ``false`` answers without printing the instance. So a
-:func:`~toolpalette._schema.budget.schema_errors` call stops where its budget runs out,
+`schema_errors()` call stops where its budget runs out,
 and no step's own work grows with the schema. References are never retrieved: only
 those inside the schema itself resolve.
 
@@ -52,12 +52,12 @@ def compile_validator(schema: dict[str, Any]) -> Validator:
     backtracking one), compiled once here; ``uniqueItems``, ``enum`` and ``const``
     hash; every keyword and descent is charged to the budget (see the module doc). Its
     messages quote at most a short prefix of the instance. Run through
-    :func:`~toolpalette._schema.budget.schema_errors`, its work is bounded by a budget of
+    `schema_errors()`, its work is bounded by a budget of
     steps.
 
     Raises:
         ValidationDeferred: on an event loop, when preparing the schema costs more
-            than the loop's share (:data:`toolpalette._schema.prepared.LOOP_BUILD`).
+            than the loop's share (`toolpalette._schema.prepared.LOOP_BUILD`).
     """
     validator: Validator = _bounded_class()(prepare(schema), registry=_empty_registry())
     return validator
@@ -105,7 +105,7 @@ def _false_error(instance: Any) -> Any:
 
 
 def _charged_descent(descend: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
-    """The ``descend`` of jsonschema, charged :func:`descent_cost`, quick on ``false``."""
+    """The ``descend`` of jsonschema, charged `descent_cost()`, quick on ``false``."""
 
     def charged(
         self: Any,

@@ -1,17 +1,17 @@
 """How much work validating against a hand-written schema may do, and where it runs.
 
-The bounded validator (:mod:`toolpalette._schema.bounded`) charges every step it takes
-to the budget of the :func:`schema_errors` call it runs in: at most
-:data:`STEPS_PER_BYTE` steps per byte of input (never less than :data:`LOOP_STEPS`), on
-input of at most :data:`MAX_CONTAINERS` arrays and objects (:func:`container_problem`).
-Input over the budget is refused with one error (keyword :data:`OVER_BUDGET`) at the
+The bounded validator (`toolpalette._schema.bounded`) charges every step it takes
+to the budget of the `schema_errors()` call it runs in: at most
+`STEPS_PER_BYTE` steps per byte of input (never less than `LOOP_STEPS`), on
+input of at most `MAX_CONTAINERS` arrays and objects (`container_problem()`).
+Input over the budget is refused with one error (keyword `OVER_BUDGET`) at the
 place the budget ran out.
 
-On an event loop the executor validates in two parts (:func:`validating_on_loop`): the
-first :data:`LOOP_STEPS` steps (within :data:`LOOP_SECONDS`) and :data:`LOOP_CONTAINERS`
+On an event loop the executor validates in two parts (`validating_on_loop()`): the
+first `LOOP_STEPS` steps (within `LOOP_SECONDS`) and `LOOP_CONTAINERS`
 arrays and objects on the loop, where most input ends; input that needs more raises
-:class:`ValidationDeferred`, and the executor validates it again in a worker thread
-(:func:`validating_apart`), under the call's deadline and abort. Called directly,
+`ValidationDeferred`, and the executor validates it again in a worker thread
+(`validating_apart()`), under the call's deadline and abort. Called directly,
 validation is whole, on the caller's thread.
 
 jsonschema is imported here lazily, never by ``import toolpalette``.
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 STEPS_PER_BYTE: Final = 1
-"""Steps the JSON Schema validator may take per byte of input (see :func:`schema_errors`).
+"""Steps the JSON Schema validator may take per byte of input (see `schema_errors()`).
 
 Typed records cost far less (about 0.15: 2,000 rows of an integer, a string and a list
 of strings are 16,000 steps for 120 KB), while a megabyte built to cost the most
@@ -70,9 +70,9 @@ LOOP_STEPS: Final = 10_000
 Also the least budget of any input, however small.
 """
 LOOP_SECONDS: Final = 0.01
-"""Time the loop's share of validation may take (checked every :data:`CHECK_EVERY` steps).
+"""Time the loop's share of validation may take (checked every `CHECK_EVERY` steps).
 
-A step costs a few microseconds, so :data:`LOOP_STEPS` alone could hold the loop for
+A step costs a few microseconds, so `LOOP_STEPS` alone could hold the loop for
 some 40 ms; past this the rest goes to a worker too (the verdict is the same).
 """
 LOOP_CONTAINERS: Final = 10_000
@@ -94,15 +94,15 @@ collector to track; a full collection holds the GIL, stalling the event loop too
 def container_problem(raw: object) -> InputProblem | None:
     """Why ``raw`` holds too many arrays and objects for a hand-written schema, or None.
 
-    At most :data:`MAX_CONTAINERS`: JSON text is counted before it is parsed (brackets,
+    At most `MAX_CONTAINERS`: JSON text is counted before it is parsed (brackets,
     with the strings cut out only when the plain count is over), a mapping by a walk
     that stops once over, so a refusal costs no parse and no validation. On an event
-    loop (:func:`validating_on_loop`) the bound is :data:`LOOP_CONTAINERS`, and input
-    over it, or text longer than :data:`LOOP_TEXT`, raises :class:`ValidationDeferred`
+    loop (`validating_on_loop()`) the bound is `LOOP_CONTAINERS`, and input
+    over it, or text longer than `LOOP_TEXT`, raises `ValidationDeferred`
     instead: it is counted, parsed and validated in a worker.
 
     Raises:
-        ValidationDeferred: on the loop, over :data:`LOOP_CONTAINERS` or :data:`LOOP_TEXT`.
+        ValidationDeferred: on the loop, over `LOOP_CONTAINERS` or `LOOP_TEXT`.
     """
     on_loop = _MODE.get() is _ON_LOOP
     if on_loop and isinstance(raw, (str, bytes)) and len(raw) > LOOP_TEXT:
@@ -172,7 +172,7 @@ def _container_count(value: Mapping[str, Any], bound: int) -> int:
 
 
 OVER_BUDGET: Final = "toolpalette:steps"
-"""The keyword of the error :func:`schema_errors` reports for input over the budget."""
+"""The keyword of the error `schema_errors()` reports for input over the budget."""
 
 
 def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0) -> list[Any]:
@@ -181,19 +181,19 @@ def schema_errors(validator: Validator, instance: Any, limit: int, size: int = 0
     A step is one keyword checked at one place of the input, or one item or key that a
     keyword goes through (a descent, a pattern searched, an item hashed). An array of
     plain values whose ``items`` schema names only a type, or allows strings by value
-    (see :mod:`toolpalette._schema.bounded`), costs one step: the items are checked in C. The budget
-    is :data:`STEPS_PER_BYTE` per byte of the input's JSON text (``size``), and never
-    less than :data:`LOOP_STEPS`. Input that needs more is refused with one error
-    (keyword :data:`OVER_BUDGET`) at the place the budget ran out, whatever else was
+    (see `toolpalette._schema.bounded`), costs one step: the items are checked in C. The budget
+    is `STEPS_PER_BYTE` per byte of the input's JSON text (``size``), and never
+    less than `LOOP_STEPS`. Input that needs more is refused with one error
+    (keyword `OVER_BUDGET`) at the place the budget ran out, whatever else was
     found: past that point the validator does no more work, so its other verdicts would
     be wrong.
 
-    The mode this runs in (see :func:`validating_on_loop`, :func:`validating_apart`)
+    The mode this runs in (see `validating_on_loop()`, `validating_apart()`)
     may end it sooner.
 
     Raises:
-        ValidationDeferred: on an event loop, past :data:`LOOP_STEPS` steps or
-            :data:`LOOP_SECONDS`.
+        ValidationDeferred: on an event loop, past `LOOP_STEPS` steps or
+            `LOOP_SECONDS`.
         ValidationStopped: apart, past the deadline or once stopped.
     """
     mode = _MODE.get()
@@ -238,8 +238,8 @@ def _first_over_budget(errors: list[Any]) -> Any:
 class ValidationDeferred(Exception):
     """On an event loop, validation needs more than the loop's share: finish it apart.
 
-    Raised by :func:`schema_errors` and :func:`container_problem` under
-    :func:`validating_on_loop` only; the executor catches it and validates the input
+    Raised by `schema_errors()` and `container_problem()` under
+    `validating_on_loop()` only; the executor catches it and validates the input
     again in a worker thread. It never reaches a caller of the executor.
     """
 
@@ -247,7 +247,7 @@ class ValidationDeferred(Exception):
 class ValidationStopped(Exception):
     """Validation apart passed its deadline, or its caller stopped waiting for it.
 
-    Raised by :func:`schema_errors` under :func:`validating_apart`; its text says which.
+    Raised by `schema_errors()` under `validating_apart()`; its text says which.
     """
 
 
@@ -256,7 +256,7 @@ class _Watch:
     """A validation's deadline (``time.monotonic``), its stop event, and what ends it.
 
     Past the deadline, a validation on the loop (``defer``) raises
-    :class:`ValidationDeferred`; one in a worker raises :class:`ValidationStopped`.
+    `ValidationDeferred`; one in a worker raises `ValidationStopped`.
     """
 
     __slots__ = ("deadline", "defer", "stop")
@@ -274,33 +274,33 @@ _MODE: contextvars.ContextVar[object] = contextvars.ContextVar(
 
 
 def validating_on_loop() -> contextvars.Token[object]:
-    """From now on (until :func:`end_mode`), validate with the loop's share of work.
+    """From now on (until `end_mode()`), validate with the loop's share of work.
 
-    At most :data:`LOOP_STEPS` steps, :data:`LOOP_SECONDS`, :data:`LOOP_CONTAINERS`
-    arrays and objects and :data:`LOOP_TEXT` of JSON text; input that needs more raises
-    :class:`ValidationDeferred`, for the caller to validate it again under
-    :func:`validating_apart`, off the loop.
+    At most `LOOP_STEPS` steps, `LOOP_SECONDS`, `LOOP_CONTAINERS`
+    arrays and objects and `LOOP_TEXT` of JSON text; input that needs more raises
+    `ValidationDeferred`, for the caller to validate it again under
+    `validating_apart()`, off the loop.
     """
     return _MODE.set(_ON_LOOP)
 
 
 def validating_apart(deadline: float, stop: threading.Event) -> contextvars.Token[object]:
-    """From now on (until :func:`end_mode`), validate with the whole budget, watched.
+    """From now on (until `end_mode()`), validate with the whole budget, watched.
 
-    Every :data:`CHECK_EVERY` steps the validator reads the clock and ``stop``: past
+    Every `CHECK_EVERY` steps the validator reads the clock and ``stop``: past
     ``deadline`` (``time.monotonic``), or once ``stop`` is set, it raises
-    :class:`ValidationStopped`, so a worker thread never outlives its call by long.
+    `ValidationStopped`, so a worker thread never outlives its call by long.
     """
     return _MODE.set(_Watch(deadline, stop, defer=False))
 
 
 def on_loop() -> bool:
-    """Whether validation runs with the loop's share of work (:func:`validating_on_loop`)."""
+    """Whether validation runs with the loop's share of work (`validating_on_loop()`)."""
     return _MODE.get() is _ON_LOOP
 
 
 def end_mode(token: contextvars.Token[object]) -> None:
-    """Back to the mode before :func:`validating_on_loop` or :func:`validating_apart`."""
+    """Back to the mode before `validating_on_loop()` or `validating_apart()`."""
     _MODE.reset(token)
 
 
@@ -309,19 +309,19 @@ CHECK_EVERY: Final = 1_000
 
 LOOP_CHECK_EVERY: Final = 250
 """Steps between two looks at the clock on an event loop, past the first
-:data:`CHECK_EVERY` (a millisecond or so: most input is validated within those)."""
+`CHECK_EVERY` (a millisecond or so: most input is validated within those)."""
 
 LOOP_AT_ONCE: Final = 1_000
 """The most steps one piece of work may cost on an event loop (a descent through a
 schema object's keys, a pattern's search of a string): work that a keyword cannot stop
-halfway. A piece that costs more is done in a worker (:class:`ValidationDeferred`)."""
+halfway. A piece that costs more is done in a worker (`ValidationDeferred`)."""
 
 
 class _Budget:
-    """The steps left to one :func:`schema_errors` call, and whether it ran out.
+    """The steps left to one `schema_errors()` call, and whether it ran out.
 
     Watched (in an executor, on the loop or in a worker), the first
-    :data:`CHECK_EVERY` steps are handed out at once and the rest ``every`` at a time,
+    `CHECK_EVERY` steps are handed out at once and the rest ``every`` at a time,
     the clock and the stop event read between two handouts; otherwise all at once.
     Either way a step costs one subtraction.
     """
@@ -375,13 +375,13 @@ def spend(steps: int, *, at_once: bool = False) -> list[Any] | None:
     """Charge ``steps``: None to go on, else the errors to yield instead of working.
 
     The first charge past the budget yields the over-budget error; every later one
-    yields nothing. Outside :func:`schema_errors` nothing is counted. ``at_once``: the
+    yields nothing. Outside `schema_errors()` nothing is counted. ``at_once``: the
     steps pay for one piece of work the caller does next without charging again (see
-    :data:`LOOP_AT_ONCE`).
+    `LOOP_AT_ONCE`).
 
     Raises:
         ValidationDeferred: on the loop, past its time, or for a piece of work over
-            :data:`LOOP_AT_ONCE`.
+            `LOOP_AT_ONCE`.
         ValidationStopped: in a worker, past the deadline or once stopped.
     """
     budget = _BUDGET.get()
@@ -404,6 +404,6 @@ def spend(steps: int, *, at_once: bool = False) -> list[Any] | None:
 
 
 def out_of_steps() -> bool:
-    """Whether the budget of this :func:`schema_errors` call ran out (stop going through)."""
+    """Whether the budget of this `schema_errors()` call ran out (stop going through)."""
     budget = _BUDGET.get()
     return budget is not None and budget.over

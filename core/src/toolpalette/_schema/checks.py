@@ -1,13 +1,13 @@
 """Checking the JSON Schemas tools bring: refined, valid, self-contained, linear-time.
 
 A schema a tool's author wrote or refined, a pack's hand-built provider, or an MCP
-server's listing is checked here when the tool is defined (:func:`check_schema`), so a
+server's listing is checked here when the tool is defined (`check_schema()`), so a
 schema the core cannot use safely is refused with its problems named, before any call:
 it must be valid Draft 2020-12, refer to nothing outside itself (only local ``$ref``,
 no nested ``$id``), and use only patterns a linear-time engine matches. A schema
 pydantic generates from annotations is valid by construction and is not checked.
 
-Validity is decided by :mod:`toolpalette._schema.metaschema` when it can be sure (the
+Validity is decided by `toolpalette._schema.metaschema` when it can be sure (the
 common keywords, each checked as the metaschema constrains it), else by jsonschema's
 metaschema check, which also writes every error message. jsonschema is imported here
 lazily, only then, never by ``import toolpalette``.
@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolpalette._schema.cost import schema_patterns, work_problems
+from toolpalette._schema.headers import header_problems
 from toolpalette._schema.metaschema import surely_valid
 from toolpalette._schema.patterns import (
     MAX_PATTERN_WEIGHT,
@@ -70,7 +71,7 @@ def _local_refs_only(schema: Any, path: str = "#") -> Iterable[str]:
 def _backtracking_patterns(schema: dict[str, Any]) -> Iterable[str]:
     """The patterns a linear-time engine cannot compile (each compiled once).
 
-    Patterns too costly to compile are reported by :func:`work_problems` and not
+    Patterns too costly to compile are reported by `work_problems()` and not
     compiled here (nor any, when all of them together are).
     """
     weights = {pattern: pattern_weight(pattern) for _, pattern in schema_patterns(schema)}
@@ -110,12 +111,12 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     """Refuse a schema that is invalid, reaches outside itself, or is over the bounds.
 
     Invalid: not Draft 2020-12 (decided without jsonschema when every keyword is one
-    :func:`~toolpalette._schema.metaschema.surely_valid` checks and the schema is valid;
+    `surely_valid()` checks and the schema is valid;
     any doubt, or an invalid schema, goes to jsonschema's metaschema check, whose
     messages name the problems). Outside itself: a ``$ref`` that is not local. Needs
     backtracking: a pattern that only a backtracking regular expression engine can match.
     Over the bounds: it costs more to validate than any input's budget allows, or time
-    the budget cannot see (see :mod:`toolpalette._schema.cost`: subschemas per
+    the budget cannot see (see `toolpalette._schema.cost`: subschemas per
     value, patterns' compile cost, references that do not resolve).
 
     Raises:
@@ -131,5 +132,7 @@ def check_schema(schema: object, tool_name: str, *, what: str = "input") -> None
     errors.extend(f"{what} schema {p}" for p in work_problems(schema))
     if what == "input" and schema.get("type") != "object":
         errors.append("input schema must have type 'object'")
+    if what == "input":
+        errors.extend(f"input schema {p}" for p in header_problems(schema))
     if errors:
         raise InvalidToolSchemaError(tool_name=tool_name, errors=errors)

@@ -1,7 +1,7 @@
 """What a schema costs to validate whatever the input: worked out when the tool is defined.
 
 The bounded validator charges its work to a budget that grows with the input (see
-:mod:`toolpalette._schema.budget`), at least :data:`~toolpalette._schema.budget.LOOP_STEPS`
+`toolpalette._schema.budget`), at least `LOOP_STEPS`
 steps. Some schemas cost more than that on any input, however small, or cost time the
 budget cannot see; they are refused when the tool is defined (a pack's tool, an MCP
 server's listing: ``check_schema`` reports an ``invalid-tool`` problem naming the bound):
@@ -9,15 +9,15 @@ server's listing: ``check_schema`` reports an ``invalid-tool`` problem naming th
 - **subschemas per value**: checking one value goes through every subschema that applies
   to it in place (``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else``,
   ``dependentSchemas``, ``$ref``); ``allOf`` of two ``$ref`` to a definition that does the
-  same, forty deep, is 2**40 of them. At most :data:`MAX_SUBSCHEMAS_PER_VALUE`; a
+  same, forty deep, is 2**40 of them. At most `MAX_SUBSCHEMAS_PER_VALUE`; a
   ``$ref`` cycle that comes back to the same value without going into it never ends;
 - **patterns**: compiling a pattern holds the GIL for a time its text decides (see
-  :mod:`toolpalette._schema.patterns`): each at most
-  :data:`~toolpalette._schema.patterns.MAX_PATTERN_WEIGHT`, all together at most
-  :data:`~toolpalette._schema.patterns.MAX_PATTERNS_WEIGHT`;
+  `toolpalette._schema.patterns`): each at most
+  `MAX_PATTERN_WEIGHT`, all together at most
+  `MAX_PATTERNS_WEIGHT`;
 - **references** must resolve inside the schema (a dangling one would fail every call).
 
-:func:`work_problems` is the check; :func:`schema_problem` says it in one line.
+`work_problems()` is the check; `schema_problem()` says it in one line.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def _per_value(
     counted: dict[int, int],
     open_: set[int],
 ) -> int:
-    """The subschemas one value goes through at ``node`` (capped), or :data:`_ENDLESS`."""
+    """The subschemas one value goes through at ``node`` (capped), or `_ENDLESS`."""
     if not isinstance(node, dict):
         return 1
     known = counted.get(id(node))

@@ -4,7 +4,7 @@ Arrays are where input is large: a hundred thousand integers under ``{"type":
 "integer"}`` would cost a hundred thousand descents, each a few microseconds of Python.
 An item schema that names only a type, or allows strings by value (``enum`` or
 ``const`` of strings, and ``anyOf`` of such schemas; see
-:func:`~toolpalette._schema.prepared.simple_items`, worked out when the schema was
+`simple_items()`, worked out when the schema was
 prepared), is checked with C-level list and set methods instead, for one step; only
 the odd items (a wrong type, ``1.0`` for ``integer``, the first of each string not
 allowed) descend, a step each.
@@ -30,7 +30,7 @@ def check_items(validator: Any, items: Any, instance: Any, schema: Any) -> Itera
     the Python types that JSON type stands for without a descent; so does one of
     strings allowed by value (``enum`` or ``const`` of strings, with or without
     ``type``) and an ``anyOf`` of such schemas (see
-    :func:`~toolpalette._schema.prepared.simple_items`). The other items (a wrong type,
+    `simple_items()`). The other items (a wrong type,
     ``1.0`` for ``integer``, the first of each string not allowed) descend as usual, a
     step each.
     """

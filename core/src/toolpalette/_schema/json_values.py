@@ -8,7 +8,7 @@ is bounded by the size of what it compares, with no pairwise comparison.
 Keys are hashed, so their hashes must not be chosen by whoever wrote the values: a set
 of keys that all hash alike makes every look-up compare with each of them (quadratic,
 in C, holding the GIL). Python hashes integers by their value modulo ``2**61 - 1``, so
-:func:`json_key` tags every plain value with a string (hashed with the process's random
+`json_key()` tags every plain value with a string (hashed with the process's random
 key) and writes integers past that modulus in hex; two distinct values then collide only
 by chance.
 """
@@ -36,7 +36,7 @@ def all_unique(items: list[Any]) -> bool:
     """Whether no two items are equal as JSON values (hashing: linear in the items).
 
     Lists of strings alone, or of integers alone within Python's hash modulus, are
-    compared as they are (C speed); anything else through :func:`json_key`.
+    compared as they are (C speed); anything else through `json_key()`.
     """
     if not items:
         return True
@@ -90,11 +90,11 @@ def _number_key(value: float) -> Any:
 
 
 def sized_key(value: Any, most: int, check: Callable[[int], bool] | None = None) -> tuple[Any, int]:
-    """:func:`json_key` of ``value`` and the values it counted (itself and those inside).
+    """`json_key()` of ``value`` and the values it counted (itself and those inside).
 
     Stops once past ``most`` values, returning None for the key: a value holding more
     values than ``most`` equals none of at most that size. ``check`` is called with the
-    count every :data:`CHECK_EVERY` values and at the end; once it answers False the
+    count every `CHECK_EVERY` values and at the end; once it answers False the
     walk stops too, the key None.
     """
     if not isinstance(value, (list, dict)):
@@ -123,11 +123,11 @@ def sized_key(value: Any, most: int, check: Callable[[int], bool] | None = None)
 
 
 CHECK_EVERY: Final = 256
-"""Values :func:`sized_key` hashes between two calls of its ``check``."""
+"""Values `sized_key()` hashes between two calls of its ``check``."""
 
 
 class _Stopped(Exception):
-    """Raised inside :func:`sized_key` to end its walk."""
+    """Raised inside `sized_key()` to end its walk."""
 
 
 def value_count(value: Any) -> int:

@@ -2,24 +2,24 @@
 
 Each keyword is called with jsonschema's four arguments (the validator, the keyword's
 value, the instance, the schema object holding the keyword, a prepared
-:class:`~toolpalette._schema.prepared.Node`) and yields its errors. The wrapper in
-:mod:`toolpalette._schema.bounded` charges a step per call; a keyword charges more where
+`Node`) and yields its errors. The wrapper in
+`toolpalette._schema.bounded` charges a step per call; a keyword charges more where
 its work grows: with the items or keys it goes through, the characters a pattern reads,
 the values an ``enum`` compares. What depends on the schema alone (a compiled pattern,
 an ``enum``'s set of values) was worked out when the schema was prepared, so no call
 does work that grows with the schema:
 
 - ``pattern``, ``patternProperties``, ``additionalProperties``: a linear-time engine,
-  a step per :data:`~toolpalette._schema.patterns.CHARS_PER_STEP` characters searched;
+  a step per `CHARS_PER_STEP` characters searched;
 - ``enum``, ``const``: one hashed look-up of the instance's key, a step per
-  :data:`VALUES_PER_STEP` values it holds (and no more than the largest allowed value);
+  `VALUES_PER_STEP` values it holds (and no more than the largest allowed value);
 - ``properties``, ``required``, ``dependentRequired``, ``dependentSchemas``: the smaller
   of the instance's keys and the schema's names, a step per
-  :data:`~toolpalette._schema.prepared.KEYS_PER_STEP`;
+  `KEYS_PER_STEP`;
 - ``uniqueItems``: hashing, never comparing pairs;
 - ``anyOf``, ``oneOf``, ``allOf``, ``not``, ``if``: a descent per branch taken, each
-  charged (see :func:`~toolpalette._schema.prepared.descent_cost`);
-- messages quote a short prefix of the instance (:func:`short`), never all of it:
+  charged (see `descent_cost()`);
+- messages quote a short prefix of the instance (`short()`), never all of it:
   jsonschema's own print ``repr(instance)``, a megabyte per error, once per branch
   (the messages only ever reach logs, as a refusal's ``__cause__``).
 """
@@ -228,7 +228,7 @@ def const(validator: Any, expected: Any, instance: Any, schema: Any) -> Iterable
 def _key(instance: Any, most: int) -> Any:
     """The instance's key (None past ``most`` values: it equals none), or errors to yield.
 
-    A step per :data:`VALUES_PER_STEP` values hashed, charged as they are.
+    A step per `VALUES_PER_STEP` values hashed, charged as they are.
     """
     if not isinstance(instance, (list, dict)):
         return json_key(instance)

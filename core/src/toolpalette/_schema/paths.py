@@ -2,14 +2,14 @@
 
 A refusal names where the input is wrong and what the schema declares there, never a
 value the model sent. Both validators locate their errors by a path into the input
-(jsonschema's ``absolute_path``, pydantic's ``loc``); :func:`walk` follows such a path
+(jsonschema's ``absolute_path``, pydantic's ``loc``); `walk()` follows such a path
 through the schema, the one walk both use: it keeps each key the schema declares,
 writes ``*`` for any other (keys of free-form objects come from the model), follows
-local ``$ref`` chains, and finds the subschema there. :func:`declared_type` describes
-that subschema; :func:`problems_from_jsonschema` writes a refusal from jsonschema's
+local ``$ref`` chains, and finds the subschema there. `declared_type()` describes
+that subschema; `problems_from_jsonschema()` writes a refusal from jsonschema's
 errors (``toolpalette._schema.validation`` writes pydantic's).
 
-The three kinds of location differ in what their parts name (see :class:`Location`):
+The three kinds of location differ in what their parts name (see `Location`):
 only pydantic's names union members and dictionary keys, and only pydantic's reaches
 a tuple's positions (``prefixItems``).
 """
@@ -47,7 +47,7 @@ __all__ = [
 
 
 class Location(enum.Enum):
-    """What the parts of a location name, and so how :func:`walk` follows them."""
+    """What the parts of a location name, and so how `walk()` follows them."""
 
     INSTANCE = "instance"
     """jsonschema's path: the keys and indexes of the input. A key the schema does not
@@ -217,7 +217,7 @@ _CONSTRAINTS = {
 def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> list[InputProblem]:
     """Turn jsonschema errors into problems that name paths and declared types only.
 
-    At most :data:`MAX_PROBLEMS`, the first found: an object missing many required
+    At most `MAX_PROBLEMS`, the first found: an object missing many required
     fields is one error per field, each listing them all.
     """
     problems: list[InputProblem] = []
@@ -269,7 +269,7 @@ def problems_from_jsonschema(errors: Iterable[Any], schema: dict[str, Any]) -> l
 def no_other_fields(declared: Iterable[str]) -> str:
     """What an object with undeclared keys should be: the declared names, sorted.
 
-    At most :data:`MAX_NAMES` are listed (and how many more there are): a refusal's
+    At most `MAX_NAMES` are listed (and how many more there are): a refusal's
     length does not grow with the schema.
     """
     names = list(declared)

@@ -2,17 +2,17 @@ r"""Regular expressions of JSON Schemas: matched in linear time, their compile c
 
 Patterns (``pattern``, ``patternProperties``) are matched by the linear-time engine
 pydantic-core embeds (Rust's ``regex``), never by a backtracking one: matching a string
-costs time proportional to its length (:data:`CHARS_PER_STEP` characters a step, see
-:mod:`toolpalette._schema.budget`). Compiling is another matter: the engine builds an
+costs time proportional to its length (`CHARS_PER_STEP` characters a step, see
+`toolpalette._schema.budget`). Compiling is another matter: the engine builds an
 automaton whose size multiplies with counted repetitions of large character classes
 (``\w{20}`` takes some 20 ms, ``\w{500}`` a second before it fails), and it holds the
 GIL while it does, whatever thread compiles. So each pattern's compile cost is estimated
-from its text first (:func:`pattern_weight`, in microseconds of compiling, rounded up),
-and a schema whose patterns weigh more than :data:`MAX_PATTERN_WEIGHT` each, or
-:data:`MAX_PATTERNS_WEIGHT` together, is refused when the tool is defined.
+from its text first (`pattern_weight()`, in microseconds of compiling, rounded up),
+and a schema whose patterns weigh more than `MAX_PATTERN_WEIGHT` each, or
+`MAX_PATTERNS_WEIGHT` together, is refused when the tool is defined.
 
-A pattern is compiled by :func:`compile_pattern` once per schema, when its validator is
-built (see :mod:`toolpalette._schema.prepared`); nothing here is cached across schemas.
+A pattern is compiled by `compile_pattern()` once per schema, when its validator is
+built (see `toolpalette._schema.prepared`); nothing here is cached across schemas.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ CHARS_PER_STEP: Final = 64
 """Characters a pattern is matched against for one step of the validation budget."""
 
 MAX_PATTERN_WEIGHT: Final = 20_000
-"""The most one pattern may weigh (:func:`pattern_weight`): about 20 ms of compiling."""
+"""The most one pattern may weigh (`pattern_weight()`): about 20 ms of compiling."""
 
 MAX_PATTERNS_WEIGHT: Final = 200_000
 """The most a schema's patterns may weigh together."""
@@ -188,7 +188,7 @@ def compile_pattern(pattern: str) -> Any:
 
     None means the pattern needs what such an engine lacks (look-around,
     back-references) or is not a regular expression it reads: a schema that uses one is
-    refused (see :func:`toolpalette._schema.checks.check_schema`). Compiled anew at every
+    refused (see `toolpalette._schema.checks.check_schema()`). Compiled anew at every
     call: callers keep what they compiled (one schema's validator its own patterns).
     """
     from pydantic_core import SchemaError, SchemaValidator, core_schema

@@ -2,9 +2,9 @@
 
 The validator's keywords would otherwise redo, at every call and at every place of the
 input, work that depends on the schema alone: compiling a pattern, building the set of
-an ``enum``'s values, reading what an ``items`` schema accepts by type. :func:`prepare`
+an ``enum``'s values, reading what an ``items`` schema accepts by type. `prepare()`
 copies the schema once, when its validator is built, turning every object into a
-:class:`Node` (a ``dict`` that also holds those results), so a keyword's own cost
+`Node` (a ``dict`` that also holds those results), so a keyword's own cost
 depends on the input it looks at, not on how large the schema is. Nothing is shared
 between schemas: two tools' validators keep their own compiled patterns.
 
@@ -14,9 +14,9 @@ bounded (nested ``$id`` is refused when the tool is defined, so no object below 
 root starts a resource whose dialect could differ).
 
 Building is work too, done once per schema: a unit per value copied and each
-pattern's estimated compile cost (:func:`toolpalette._schema.patterns.pattern_weight`).
-On an event loop (:func:`toolpalette._schema.budget.validating_on_loop`) a schema that
-costs more than :data:`LOOP_BUILD` is not built there: :class:`ValidationDeferred` sends
+pattern's estimated compile cost (`toolpalette._schema.patterns.pattern_weight()`).
+On an event loop (`toolpalette._schema.budget.validating_on_loop()`) a schema that
+costs more than `LOOP_BUILD` is not built there: `ValidationDeferred` sends
 the call to a worker, which builds it (and the later calls find it built).
 """
 
@@ -61,7 +61,7 @@ class Node(dict):  # type: ignore[type-arg]
     constant: tuple[Any, int] | None
     """``const``: its key and the values it holds."""
     descent: int
-    """Steps a descent into this object costs beyond its keywords' (:func:`descent_cost`)."""
+    """Steps a descent into this object costs beyond its keywords' (`descent_cost()`)."""
     matchers: dict[str, Any] | None
     """``pattern`` and ``patternProperties``: each pattern's compiled matcher (None for
     one the engine cannot compile)."""
@@ -71,18 +71,18 @@ class Node(dict):  # type: ignore[type-arg]
     """``properties``: each declared name's position, to report in the schema's order."""
     simple: tuple[frozenset[type], frozenset[str]] | None
     """What this object, as an ``items`` schema, accepts without a descent
-    (:func:`simple_items`)."""
+    (`simple_items()`)."""
 
 
 def prepare(schema: Any) -> Any:
-    """A copy of ``schema`` whose every object is a :class:`Node`, with its facts filled.
+    """A copy of ``schema`` whose every object is a `Node`, with its facts filled.
 
     Objects shared in ``schema`` stay shared in the copy (a schema built in code may
     reuse one object many times), and a cycle stays a cycle.
 
     Raises:
         ValidationDeferred: on an event loop, when building costs more than
-            :data:`LOOP_BUILD`.
+            `LOOP_BUILD`.
     """
     limit = LOOP_BUILD if on_loop() else None
     copies: dict[int, Any] = {}
@@ -154,7 +154,7 @@ def _patterns_of(node: Node) -> list[str]:
 _FACTS: Final = frozenset(
     {"pattern", "patternProperties", "enum", "const", "required", "properties"}
 )
-"""The keywords whose facts :func:`_fill` works out."""
+"""The keywords whose facts `_fill()` works out."""
 
 
 def _fill(node: Node, own: list[str] | None, compiled: dict[str, Any]) -> None:
@@ -225,7 +225,7 @@ def descent_cost(schema: Any) -> int:
     """Steps a descent into ``schema`` costs beyond what its keywords charge.
 
     A descent reads every key of the object (twice: to build the validator, to run it),
-    a step per :data:`KEYS_PER_STEP`; and one into a schema with no keyword that charges
+    a step per `KEYS_PER_STEP`; and one into a schema with no keyword that charges
     (``true``, ``false``, ``{}``, annotations only) costs a step of its own, so that
     descending into many of them (``allOf`` of ten thousand ``{}``) is counted too.
     """
@@ -269,9 +269,9 @@ def simple_items(items: Any) -> tuple[frozenset[type], frozenset[str]] | None:
 
     ``(types, texts)``: an item whose Python type is in ``types`` is accepted whatever
     its value, and a string in ``texts`` is accepted too. For an item schema of a type
-    alone (:func:`_types_alone`); of ``enum`` or ``const`` of strings, with or without
+    alone (`_types_alone()`); of ``enum`` or ``const`` of strings, with or without
     a ``type``; or of ``anyOf`` over such schemas (annotations allowed everywhere).
-    Worked out when a schema is prepared (:attr:`Node.simple`).
+    Worked out when a schema is prepared (`Node.simple`).
     """
     if type(items) is Node:
         return items.simple
@@ -281,7 +281,7 @@ def simple_items(items: Any) -> tuple[frozenset[type], frozenset[str]] | None:
 def _simple_items(
     items: Any, known: dict[int, Any]
 ) -> tuple[frozenset[type], frozenset[str]] | None:
-    """:func:`simple_items`, each object worked out once (``known``, by identity)."""
+    """`simple_items()`, each object worked out once (``known``, by identity)."""
     if id(items) in known:
         return known[id(items)]  # type: ignore[no-any-return]
     known[id(items)] = None  # a cycle through anyOf: descend

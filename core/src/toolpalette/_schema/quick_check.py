@@ -8,7 +8,7 @@ servers' schemas use a handful of keywords (``type``, ``properties``, ``required
 ``enum``, bounds, ``anyOf`` of types, local ``$ref``), which a few Python comparisons
 decide.
 
-:func:`compile_check` turns such a schema into ``check(instance) -> bool`` that answers
+`compile_check()` turns such a schema into ``check(instance) -> bool`` that answers
 True only when the bounded validator accepts the instance; False means "not shown
 valid here", and the caller then runs the bounded validator, which accepts or refuses
 with its own messages. So this check never refuses anything and never changes what is
@@ -24,7 +24,7 @@ accepted: it is only a shorter way to the same yes. The equivalences it keeps:
 - ``enum`` and ``const`` are decided here for text, numbers, booleans and null only;
   an array or object instance there is left to the validator;
 - its work is counted (each schema visited weighs its keys, names and allowed values,
-  each array or object its items): past :data:`MAX_WORK` it stops and answers False, so
+  each array or object its items): past `MAX_WORK` it stops and answers False, so
   what it accepts never needs more than a fifth of the steps the validator may take on
   an event loop (``budget.LOOP_STEPS``), and the validator could not have refused it
   for being over its budget.

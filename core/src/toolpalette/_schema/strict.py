@@ -3,9 +3,9 @@
 A provider's *strict* mode constrains the model's sampling to a tool's input schema, so
 the arguments always parse and always fit. It accepts only part of JSON Schema, and a
 tool marked ``strict`` whose schema leaves that part is refused by the API (or, worse,
-silently loosened). This module says which schemas qualify (:func:`qualifies`,
-:func:`problems`), brings a schema into a subset where it can (:func:`normalize`), and
-undoes on the way in what normalization changed (:func:`restore_input`).
+silently loosened). This module says which schemas qualify (`qualifies()`,
+`problems()`), brings a schema into a subset where it can (`normalize()`), and
+undoes on the way in what normalization changed (`restore_input()`).
 
 Sources, as published by the providers:
 
@@ -60,7 +60,7 @@ _STRUCTURE: Final = frozenset(
     {"type", "enum", "anyOf", "properties", "required", "additionalProperties", "items"}
     | {"$ref", "$defs", "definitions"}
 )
-"""Keywords both strict subsets accept (with the rules checked in :func:`_check_node`)."""
+"""Keywords both strict subsets accept (with the rules checked in `_check_node()`)."""
 _EXTRA: Final[dict[str, frozenset[str]]] = {
     "openai": frozenset(
         {"pattern", "format", "minItems", "maxItems", "multipleOf"}
@@ -252,12 +252,12 @@ def normalize(schema: Mapping[str, Any], dialect: Dialect) -> Normalized:
     """Bring ``schema`` into ``dialect``'s strict subset where it can.
 
     Optional properties become required and nullable (null then means "not given": see
-    :func:`restore_input`); objects are closed; a ``$ref`` with siblings is inlined;
+    `restore_input()`); objects are closed; a ``$ref`` with siblings is inlined;
     ``oneOf`` becomes ``anyOf``, ``const`` an ``enum`` of one, ``prefixItems`` an
     ``items``; validation keywords outside the subset move into the description, and an
     ``anyOf`` alternative that cannot be expressed (a free-form map, say) is left out.
     What cannot be rewritten (``not``, ``patternProperties``, a root that is a map) is
-    reported in :attr:`Normalized.problems`.
+    reported in `Normalized.problems`.
     """
     text = json.dumps(schema)  # key order kept: a provider keeps it in the arguments
     return _normalize_cached(text, dialect)
@@ -390,7 +390,7 @@ class _Normalizer:
 
 
 def _branch_problems(node: Any, dialect: Dialect) -> list[str]:
-    """:func:`problems` for a subschema that need not be an object (an ``anyOf`` branch)."""
+    """`problems()` for a subschema that need not be an object (an ``anyOf`` branch)."""
     if not isinstance(node, Mapping):
         return []
     return [

@@ -3,10 +3,10 @@ r"""The strict JSON policy for model input.
 Model input arrives as JSON text or as a mapping an SDK already parsed. Both pass the
 same checks before any schema sees them:
 
-- size: JSON text at most :data:`MAX_INPUT_BYTES` (UTF-8), checked before parsing; a
+- size: JSON text at most `MAX_INPUT_BYTES` (UTF-8), checked before parsing; a
   mapping is held to the same limit, measured as the JSON text it stands for;
-- depth: at most :data:`MAX_DEPTH` nested arrays/objects, checked before parsing text;
-- integers of more than :data:`MAX_INT_DIGITS` digits are refused (text or mapping);
+- depth: at most `MAX_DEPTH` nested arrays/objects, checked before parsing text;
+- integers of more than `MAX_INT_DIGITS` digits are refused (text or mapping);
 - ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON), and so is a
   number too large for a float (``1e400``), which would otherwise become infinity;
 - duplicate object keys are refused (parsers disagree on which one wins);
@@ -85,7 +85,7 @@ _DECODER = json.JSONDecoder(
 
 
 def _too_deep(text: str) -> bool:
-    """Whether ``text`` nests arrays and objects deeper than :data:`MAX_DEPTH`.
+    """Whether ``text`` nests arrays and objects deeper than `MAX_DEPTH`.
 
     Strings are cut out and every other character but brackets dropped (regular
     expressions, in C); then innermost pairs are removed, one level a pass: at most
@@ -239,12 +239,12 @@ def _copy(item: Any, depth: int, budget: list[int]) -> Any:
 
 
 def _flat_size(data: dict[str, Any]) -> int:
-    """The JSON size of an object of short plain values, counted as :func:`_copy` does.
+    """The JSON size of an object of short plain values, counted as `_copy()` does.
 
     Most model input is one such object: ASCII keys, and ASCII text, integers of at most
     fifteen digits, finite floats, booleans or null as values. Those values are
     immutable, so a shallow copy is already a deep one and one pass here checks all of
-    :func:`_copy`'s rules. -1 for anything else (a nested value, non-ASCII text, a
+    `_copy()`'s rules. -1 for anything else (a nested value, non-ASCII text, a
     subclass, a huge number, a size over the limit), which the full walk then decides.
     """
     spent = 2
@@ -275,7 +275,7 @@ def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_sized(raw: str | bytes | Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-    """Like :func:`load_input`, and also return the input's size.
+    """Like `load_input()`, and also return the input's size.
 
     The size is the text's length, or for a mapping the size of the JSON text it stands
     for: a mapping has the same size limit as text.

@@ -86,7 +86,7 @@ def _referenced(validator: Any, schema: Any) -> Iterable[tuple[Any, Any]]:
 
 
 def _evaluated_indexes(validator: Any, instance: list[Any], schema: Any) -> frozenset[int]:
-    """The indexes of ``instance`` that ``schema`` evaluates in place (or :data:`_ALL`)."""
+    """The indexes of ``instance`` that ``schema`` evaluates in place (or `_ALL`)."""
     if not _visit(schema) or validator.is_type(schema, "boolean"):
         return frozenset()
     if "items" in schema:

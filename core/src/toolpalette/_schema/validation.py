@@ -1,6 +1,6 @@
 """Validating model input against a tool's pydantic model, with work bounded by its size.
 
-Input that passed the JSON policy (:mod:`toolpalette._schema.strict_json`) is validated by
+Input that passed the JSON policy (`toolpalette._schema.strict_json`) is validated by
 pydantic alone, and a refusal is written from pydantic's own error data (location and
 error type, never the value). Nothing on this path backtracks or compares pairs:
 
@@ -15,7 +15,7 @@ What is accepted is what the published JSON Schema accepts. Strict validation of
 Python values decides first (the fast path); input it refuses only for its Python
 representation (an array for a ``set`` or ``tuple``, a string for an ``Enum`` or a date,
 ``1.0`` for an integer) is validated again in pydantic's strict JSON mode, which admits
-exactly those, after :func:`_conform` has turned integral floats at integer fields into
+exactly those, after `_conform()` has turned integral floats at integer fields into
 integers and checked ``uniqueItems``.
 
 A refusal of a few errors is answered from each error's type and location: how a
@@ -24,7 +24,7 @@ about representation only) is worked out once per model and remembered (a bounde
 cache), so the common refusal, one field wrong, costs pydantic's own validation and a
 look-up. The one value looked at is at an integer field, where JSON's ``1.0`` is an
 integer and pydantic's strict mode refuses it. Each error's ``loc`` is followed through
-the schema by :func:`toolpalette._schema.paths.walk`, the walk the JSON Schema
+the schema by `toolpalette._schema.paths.walk()`, the walk the JSON Schema
 validator's refusals use too.
 """
 
@@ -193,7 +193,7 @@ class ModelInput:
 class _Known:
     """How a refusal of one error type at one location is answered.
 
-    Worked out once per :class:`ModelInput` from the schema and the error's type,
+    Worked out once per `ModelInput` from the schema and the error's type,
     location and context (a constraint's declared limit: the schema's, never the input's).
     """
 

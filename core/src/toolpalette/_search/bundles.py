@@ -70,7 +70,7 @@ def bundle_name(target: str) -> str:
 def skill_items(
     skills: Sequence[Any], bundles: Sequence[Bundle]
 ) -> tuple[list[Any], list[ToolDocument]]:
-    """:func:`catalog_items` for skills: loose skills by id and description, then each jar."""
+    """`catalog_items()` for skills: loose skills by id and description, then each jar."""
     bundled = {skill_id for bundle in bundles for skill_id in bundle.tools}
     by_id = {s.id: s for s in skills}
     items: list[Any] = [s for s in skills if s.id not in bundled]

@@ -30,7 +30,7 @@ _WORD: Final = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True)
 class Unfound:
-    """A tool that one of its own queries does not find in the top :data:`TOP`."""
+    """A tool that one of its own queries does not find in the top `TOP`."""
 
     tool: str
     source: str
@@ -39,7 +39,7 @@ class Unfound:
     rank: int | None
     """Its rank for the query (1 is first), or None past what a search reads."""
     outranked_by: tuple[str, ...]
-    """The tools the search placed before it, best first (at most :data:`TOP`)."""
+    """The tools the search placed before it, best first (at most `TOP`)."""
 
 
 def _words(text: str) -> list[str]:
@@ -62,7 +62,7 @@ def queries_of(document: ToolDocument) -> list[tuple[str, str]]:
     """A tool's own queries, as ``(source, query)``: its description, its parameters.
 
     The description's first sentence; then each parameter's name and its
-    description's first sentence. Each is cut to :data:`QUERY_WORDS` words; an empty
+    description's first sentence. Each is cut to `QUERY_WORDS` words; an empty
     one is left out.
     """
     found = []

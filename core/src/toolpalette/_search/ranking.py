@@ -1,30 +1,30 @@
 """Ranking a thinker's deferred tools against a query: the engine behind ``search_tools``.
 
-A document is a tool as plain data (:class:`ToolDocument`: name, description, input
-schema), so this module depends on no provider class; :func:`documents_from` reads them
+A document is a tool as plain data (`ToolDocument`: name, description, input
+schema), so this module depends on no provider class; `documents_from()` reads them
 from anything with ``.name``, ``.description`` and ``.input_schema``. Positions in
 results are indexes into the sequence the index was built from.
 
-The default ranker, :class:`LexicalRanker`, is BM25F over four fields: the name, the
+The default ranker, `LexicalRanker`, is BM25F over four fields: the name, the
 description, the parameters' names and the parameters' descriptions (nested ones
 included), each weighted and length-normalized on its own before one saturation per
-term. Text is cut into terms as ``terms.py`` says (:func:`terms`). The field weights
+term. Text is cut into terms as ``terms.py`` says (`terms()`). The field weights
 were tuned on the Berkeley Function Calling Leaderboard's questions (bench/README.md).
 
 Building cuts each tool into terms once and groups the catalog's terms field by
 field; a term's scores in every tool are computed the first time a query uses it,
 then kept, so a catalog pays only for the terms its queries use (most of a catalog's
-words are never asked for). A :class:`TermCache` kept from one build to the next
+words are never asked for). A `TermCache` kept from one build to the next
 (a thinker class's search index keeps one) makes a rebuild after the catalog changed
 read only the tools it has not seen. Queries are model
 text, so a search's work is bounded whatever it is given: only the first
-:data:`MAX_QUERY_CHARS` characters are read and the first :data:`MAX_QUERY_TERMS`
+`MAX_QUERY_CHARS` characters are read and the first `MAX_QUERY_TERMS`
 distinct terms count. An empty or blank query finds nothing.
 
 Writing another ranker (embeddings, a service of the host's): an object whose
 ``build(documents)`` returns an index whose ``search(query, limit)`` returns
 ``(position, score)`` pairs, best first, at most ``limit`` of them (see
-:class:`ToolRanker` and :class:`ToolIndex`). A sketch::
+`ToolRanker` and `ToolIndex`). A sketch::
 
     class EmbeddingRanker:
         def build(self, documents):
@@ -96,7 +96,7 @@ class ToolDocument(NamedTuple):
 
 
 class _Describes(Protocol):
-    """What :func:`documents_from` reads: a ``ToolProvider`` is one."""
+    """What `documents_from()` reads: a ``ToolProvider`` is one."""
 
     @property
     def name(self) -> str: ...
@@ -188,7 +188,7 @@ class _Postings(NamedTuple):
     scores: array[float]
     """Its BM25F score in each of them."""
     best: tuple[float, ...]
-    """Its :data:`_FLOOR_DEPTH` best scores, best first, when in over :data:`_FLOOR_AT` tools."""
+    """Its `_FLOOR_DEPTH` best scores, best first, when in over `_FLOOR_AT` tools."""
 
 
 class _Catalog(NamedTuple):
@@ -205,7 +205,7 @@ class LexicalIndex:
     """A catalog indexed for BM25F. Safe to search from several threads at once.
 
     Holds, for each term of the catalog, the fields it occurs in; the first search that
-    uses a term computes its score in each tool (:class:`_Postings`), under a lock, and
+    uses a term computes its score in each tool (`_Postings`), under a lock, and
     keeps it. A search adds up its terms' scores tool by tool and keeps the best: a term
     in many tools knows its best scores, and the ``limit``-th of them is a floor that
     every result reaches (those tools score at least that on that term alone), so weaker
@@ -234,7 +234,7 @@ class LexicalIndex:
     def search_counted(
         self, query: str, limit: int, left_out: Collection[int] = ()
     ) -> tuple[list[tuple[int, float]], int]:
-        """:meth:`search`, and how many tools the query matches at all, but ``left_out``.
+        """`search()`, and how many tools the query matches at all, but ``left_out``.
 
         The count comes from the sums the search makes anyway (every tool a term of the
         query occurs in scores above 0), so it costs a pass in C over them.
@@ -412,7 +412,7 @@ class TermCache:
     hundred bytes per tool. The cache holds the tools of the latest build only; the
     vocabulary keeps every word seen, and is started afresh when it holds more than
     twice the words of the latest catalog. One build at a time uses a cache
-    (:attr:`lock`).
+    (`lock`).
     """
 
     def __init__(self) -> None:
@@ -432,7 +432,7 @@ class TermCache:
     ) -> list[array[int]]:
         """Each document's field lengths and words (read now, or kept), in order.
 
-        Call with :attr:`lock` held. Keeps exactly ``documents`` afterwards.
+        Call with `lock` held. Keeps exactly ``documents`` afterwards.
         """
         if weights != self._weights or len(self._words) > 2 * self.used + 4096:
             self._weights, self._words, self._tools = weights, _WordIds(), {}
@@ -456,7 +456,7 @@ class TermCache:
         return found
 
     def terms_of(self, word: int) -> tuple[str, ...]:
-        """The terms of the word numbered ``word`` (call with :attr:`lock` held)."""
+        """The terms of the word numbered ``word`` (call with `lock` held)."""
         return self._words.terms[word]
 
 

@@ -4,17 +4,17 @@
 the default BM25F ranker of ``ranking.py`` when None) and ``search_skills`` its skills
 (by id and description, with the default ranker). An index is built the first time a
 search needs it, once per thinker class and catalog: it is kept on the class's
-:class:`~toolpalette._agents.resolved.ResolvedPalette` (:class:`CatalogIndexes`), which
+`ResolvedPalette` (`CatalogIndexes`), which
 the hub caches per class until its catalog changes, so every thinker of the class
 searches the same index, and a changed catalog is indexed again. The default ranker
 then reads only the tools it has not seen: each class keeps a
-:class:`~toolpalette._search.ranking.TermCache` for as long as the class lives.
+`TermCache` for as long as the class lives.
 
 An index holds the class's catalog (its read-only tools, for a read-only class); what
 one thinker may reach is narrower (its policy's ``offers``, what it was granted
 already), so a search reads the ranking in rank order, keeps what is in the thinker's
-own catalog (:func:`ranked`), and hands it to admission, which decides each match
-(``admission.py``). :func:`answer` is what the model reads.
+own catalog (`ranked()`), and hands it to admission, which decides each match
+(``admission.py``). `answer()` is what the model reads.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ _SLACK: Final = 4
 time it needs more): most of a class's catalog is in each thinker's."""
 
 DIVERSITY: Final = 0.8
-"""What each earlier result of the same name prefix, past :data:`DIVERSITY_FREE`,
+"""What each earlier result of the same name prefix, past `DIVERSITY_FREE`,
 multiplies a result's score by when the results are read in order: a fourth
 ``github_...`` tool must score 1.25 times another prefix's best to rank before it, a
 fifth 1.56 times. bench/bench_search.py chose both values: BFCL's recall@5 does not
@@ -70,7 +70,7 @@ drop (its questions often need several ``calculate_...`` functions at once), and
 its prefix-heavy catalog the tools of other prefixes rise."""
 
 DIVERSITY_FREE: Final = 3
-"""How many results of one prefix are read before :data:`DIVERSITY` applies."""
+"""How many results of one prefix are read before `DIVERSITY` applies."""
 
 _PREFIX: Final = re.compile(r"[A-Za-z0-9]+")
 
@@ -221,11 +221,11 @@ def ranked(
     """The items of ``catalog`` the query finds, best first (lazily: read as needed).
 
     An item counts only if it is the very one the catalog holds under its name. Reads
-    ``limit`` and :data:`_SLACK` more results, then four times more each time the
+    ``limit`` and `_SLACK` more results, then four times more each time the
     caller wants more, until the index has no more. ``diverse`` reorders each read
-    by name prefix (:func:`diversified`). With ``counted``, the first read appends to it
+    by name prefix (`diversified()`). With ``counted``, the first read appends to it
     how many items the query matches but ``left_out`` (the default index counts them as
-    it searches; another's, through :func:`count_matches`).
+    it searches; another's, through `count_matches()`).
     """
     items = indexed.items
     seen: set[int] = set()
@@ -310,7 +310,7 @@ def absent(
 ) -> frozenset[int]:
     """The positions of the index whose item ``catalog`` does not hold (granted, hidden).
 
-    What :func:`count_matches` leaves out; one pass over the index, which a thinker
+    What `count_matches()` leaves out; one pass over the index, which a thinker
     keeps while its catalog stays as it is (most of a class's index is in it).
     """
     missing = []

@@ -1,10 +1,10 @@
 """How the default ranker reads text: terms of words and identifiers, and a tool's fields.
 
-Text is cut into terms by :func:`terms`: words and identifiers split on ``_``, ``.``,
+Text is cut into terms by `terms()`: words and identifiers split on ``_``, ``.``,
 ``-``, camelCase and digits, the whole identifier kept as one more term (so
 ``math.factorial``, asked for by name, finds that tool first), lowercased, a few stop
 words dropped, and plural, ``-ing`` and ``-ed`` endings folded. A tool is read as four
-fields (:func:`fields`): its name, its description, its parameters' names and their
+fields (`fields()`): its name, its description, its parameters' names and their
 descriptions, nested ones included, each read up to a bound whatever the schema holds.
 
 Split from ``ranking.py`` (the index and its search) so that each module has one job:
@@ -113,7 +113,7 @@ def _pieces(compound: str) -> list[str]:
 
 
 _PUNCTUATION = "\"'`.,;:!?()[]{}<>*"
-"""Stripped from around a word before the fast paths of :func:`_word_terms`."""
+"""Stripped from around a word before the fast paths of `_word_terms()`."""
 
 
 def _piece_terms(pieces: list[str], memo: dict[str, str]) -> list[str]:
@@ -177,7 +177,7 @@ def _parameters(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 
     Follows ``properties``, ``items``, ``anyOf``/``oneOf``/``allOf`` and local ``$ref``s
     into ``$defs`` or ``definitions`` (each definition once), reading at most
-    :data:`_MAX_SCHEMA_NODES` subschemas and :data:`_MAX_PARAMETERS` parameters; anything
+    `_MAX_SCHEMA_NODES` subschemas and `_MAX_PARAMETERS` parameters; anything
     else in the schema is ignored, and so is any part that is not a JSON object.
     """
     names: list[str] = []
@@ -222,7 +222,7 @@ def fields(name: str, description: str, schema: Mapping[str, Any]) -> tuple[str,
     """A tool's text as the default ranker reads it, in four fields.
 
     The name, the description, the parameters' names and the parameters' descriptions
-    (nested ones included, see :func:`_parameters`), each normalized (NFKC) and the
+    (nested ones included, see `_parameters()`), each normalized (NFKC) and the
     last two joined with spaces: what another ranker may index too.
     """
     names, descriptions = _parameters(schema)

@@ -68,7 +68,7 @@ class _CoreLoader(FrontMatterLoader):
 
     Booleans, integers, floats and null are recognized (``true``, ``12``, ``1.5``,
     ``null``); everything else, dates included, stays a string. Anchors, aliases and
-    merge keys are refused, as by :class:`FrontMatterLoader`.
+    merge keys are refused, as by `FrontMatterLoader`.
     """
 
 
@@ -135,7 +135,7 @@ def entry_problem(name: str, front_matter: Mapping[str, Any], files: list[FileEn
 
     The URI's last segment (``name``) must follow the Agent Skills naming rule and
     equal the front matter's ``name``; ``description`` must be a non-empty string;
-    the files must stay within :data:`MAX_FILES` and :data:`MAX_TOTAL_BYTES`.
+    the files must stay within `MAX_FILES` and `MAX_TOTAL_BYTES`.
     """
     if not SKILL_NAME.fullmatch(name):
         return f"its name {name!r} does not follow the Agent Skills naming rule"

@@ -5,7 +5,7 @@ A jar's skills are the top-level folders of its import package that hold a
 wheel, an editable install or a zip works alike. Importing the package is the only code
 that runs, and PyYAML is imported only when the first ``SKILL.md`` is read. Listing
 reads each ``SKILL.md`` up to the end of its front matter; the body and the resources
-are read by :class:`FolderSource` when they are asked for.
+are read by `FolderSource` when they are asked for.
 """
 
 from __future__ import annotations

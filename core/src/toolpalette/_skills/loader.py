@@ -1,8 +1,8 @@
 """Reading ``SKILL.md``: the front matter alone for listing, the body on demand.
 
-Listing a skill must not read its body, so :func:`read_front_matter` reads the file
+Listing a skill must not read its body, so `read_front_matter()` reads the file
 line by line and stops at the closing ``---``. The YAML is parsed by
-:class:`FrontMatterLoader`, a ``yaml.SafeLoader`` that never constructs an arbitrary
+`FrontMatterLoader`, a ``yaml.SafeLoader`` that never constructs an arbitrary
 object and reads every plain scalar as a string: every field the specification defines
 is text, and ``version: 1.10``, ``updated: 2024-05-01`` or ``license: no`` should stay
 exactly as written rather than become a float, a date or False.
@@ -86,7 +86,7 @@ def read_front_matter(stream: IO[bytes]) -> str:
 
     Raises:
         FrontMatterError: No opening fence, no closing fence, over
-            :data:`MAX_FRONT_MATTER_BYTES`, or not UTF-8.
+            `MAX_FRONT_MATTER_BYTES`, or not UTF-8.
     """
     first = stream.readline(MAX_FRONT_MATTER_BYTES)
     if _decode(first).removeprefix("\ufeff").rstrip() != _FENCE:

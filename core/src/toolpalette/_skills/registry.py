@@ -3,9 +3,9 @@
 Jars are declared from entry point names alone; a jar's package is imported and its
 ``SKILL.md`` front matter read only when something asks for a skill of that bundle (an
 exact id, a bundle prefix, or everything). What could not be used is recorded as a
-:class:`~toolpalette._plugins.problems.Problem` and logged; nothing here raises for a bad jar.
+`Problem` and logged; nothing here raises for a bad jar.
 
-A remote origin (an MCP server's skills, :meth:`SkillRegistry.add_remote`) is listed
+A remote origin (an MCP server's skills, `SkillRegistry.add_remote()`) is listed
 the same way: only when a skill under its bundle prefix is asked for.
 
 Collisions are never resolved silently, and never by an order an installer controls:

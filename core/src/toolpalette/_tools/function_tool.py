@@ -123,7 +123,7 @@ def function_tool(
 
 @serving_fields(lambda field: attrgetter(f"_info.{field}"))
 class _FunctionSchemaTool(ToolProvider):
-    """What :func:`function_tool` returns: its record, the function, and the spec's decisions.
+    """What `function_tool()` returns: its record, the function, and the spec's decisions.
 
     Equal to another for the same function with the same record.
     """

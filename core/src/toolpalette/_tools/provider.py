@@ -1,8 +1,8 @@
 """Tool providers: everything needed to present one tool to a model and to run it.
 
-A provider is what the registry holds under a name. :class:`FunctionToolProvider` wraps
-an ``@tool`` function, :class:`ClassToolProvider` an ``@tool`` ``Tool`` subclass; other
-providers (MCP tools, the meta-tools) subclass :class:`ToolProvider` directly and bring
+A provider is what the registry holds under a name. `FunctionToolProvider` wraps
+an ``@tool`` function, `ClassToolProvider` an ``@tool`` ``Tool`` subclass; other
+providers (MCP tools, the meta-tools) subclass `ToolProvider` directly and bring
 their own JSON Schema.
 """
 
@@ -308,7 +308,7 @@ class _SpecProvider(ToolProvider):
     def with_origin(self, origin: Origin) -> Self:
         """A shallow copy of this provider that knows where it comes from.
 
-        As :meth:`ToolProvider.with_origin`, copying the attributes directly:
+        As `ToolProvider.with_origin()`, copying the attributes directly:
         ``copy.copy`` costs several times as much, paid for every tool a listing collects.
         """
         clone = object.__new__(type(self))

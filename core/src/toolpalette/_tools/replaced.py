@@ -2,8 +2,8 @@
 
 Offering a tool differently (a host's rename or prefix) is ``info.replace(...)`` on the
 wrapped provider's record, as pydantic-ai's toolsets rename and prefix tool
-definitions. :class:`ReplacedProvider` is the one wrapper that does it for any provider:
-each field of :class:`~toolpalette._tools.info.ToolInfo` is served generically, the
+definitions. `ReplacedProvider` is the one wrapper that does it for any provider:
+each field of `ToolInfo` is served generically, the
 replaced value or else the wrapped provider's own, so a field added to the record is
 carried by every wrapper without a line here; only behaviour is forwarded.
 """
@@ -34,7 +34,7 @@ def _served(field: str) -> Callable[[ReplacedProvider], Any]:
 class ReplacedProvider(ToolProvider):
     """``inner`` with some fields of its record replaced; everything else is its own.
 
-    Its :attr:`info` is ``inner.info.replace(**changes)``. Each descriptive property
+    Its `info` is ``inner.info.replace(**changes)``. Each descriptive property
     reads the replaced value, else the wrapped provider's property, without building the
     record: listing a renamed tool reads its name, description and flags and must not
     build its schemas (a definition that cannot be built is reported where the catalog

@@ -1,11 +1,11 @@
 """The one result shape every tool call returns, and the rich content a tool may return.
 
-A tool returns text, JSON-able data, or rich content: an :class:`Image`, an
-:class:`Audio` clip, a :class:`File`, a :class:`ResourceLink`, or a list mixing them
-with text. Rich content reaches :attr:`ToolResult.content` as MCP-style typed blocks
+A tool returns text, JSON-able data, or rich content: an `Image`, an
+`Audio` clip, a `File`, a `ResourceLink`, or a list mixing them
+with text. Rich content reaches `ToolResult.content` as MCP-style typed blocks
 (``image``, ``audio``, ``resource``, ``resource_link``).
 
-:func:`block_text` is the one way a block becomes text, for the result's ``text`` and
+`block_text()` is the one way a block becomes text, for the result's ``text`` and
 for every provider format that shows it as text (``_formats/calls.py``): a text block
 is its text, an embedded text file a line naming it followed by its text, a link a
 line naming it, and each binary block (an image, a clip, a file of bytes) a line
@@ -25,6 +25,7 @@ from typing import Any, Final, final, get_args
 __all__ = [
     "CONTENT_TYPES",
     "RESULT_KEYS",
+    "FASTMCP_WRAPPED",
     "WRAPPED",
     "Audio",
     "File",
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 RESULT_KEYS: Final = ("is_error", "status", "code", "text", "content", "structured")
-"""The keys of :meth:`ToolResult.as_dict`, in order: a public contract."""
+"""The keys of `ToolResult.as_dict()`, in order: a public contract."""
 
 WRAPPED: Final = "x-toolpalette-wrapped"
 """The top-level key (``true``) of an output schema whose results are ``{"result": VALUE}``.
@@ -52,9 +53,19 @@ The text a model reads is the bare value.
 """
 
 
+FASTMCP_WRAPPED: Final = "x-fastmcp-wrap-result"
+"""FastMCP's key for the same wrapping: written beside `WRAPPED`, and read, so
+that a scalar crosses between toolpalette and FastMCP, either way, as itself."""
+
+
 def is_wrapped(schema: Mapping[str, Any] | None) -> bool:
-    """Whether an output schema wraps its results in ``{"result": VALUE}`` (:data:`WRAPPED`)."""
-    return schema is not None and schema.get(WRAPPED) is True
+    """Whether an output schema wraps its results in ``{"result": VALUE}``.
+
+    Marked by `WRAPPED` or FastMCP's `FASTMCP_WRAPPED`.
+    """
+    return schema is not None and (
+        schema.get(WRAPPED) is True or schema.get(FASTMCP_WRAPPED) is True
+    )
 
 
 @final
@@ -276,7 +287,8 @@ class File:
     """A file a tool returns: its name, its contents (bytes, or text) and MIME type.
 
     It reaches the result as an MCP embedded ``resource`` block whose ``uri`` is
-    ``file:///NAME`` (the name, percent-encoded; nothing on disk is implied), with the
+    ``file:///NAME`` (the name, percent-encoded; nothing on disk is implied), or the
+    ``uri`` given (an embedded resource the pack serves, ``docs://guide``), with the
     contents as ``blob`` (base64) for bytes or ``text`` for text. Its bytes (UTF-8 for
     text) count against the output cap.
 
@@ -285,11 +297,19 @@ class File:
         ValueError: ``name`` is empty, holds a slash, or ``mime_type`` is malformed.
     """
 
-    __slots__ = ("data", "mime_type", "name")
+    __slots__ = ("_uri", "data", "mime_type", "name")
 
     def __init__(
-        self, data: bytes | str, name: str, mime_type: str = "application/octet-stream"
+        self,
+        data: bytes | str,
+        name: str,
+        mime_type: str = "application/octet-stream",
+        *,
+        uri: str | None = None,
     ) -> None:
+        if uri is not None and (not isinstance(uri, str) or "://" not in uri or len(uri) > 2048):
+            raise ValueError("File uri must be an absolute URI (scheme://...)")
+        self._uri = uri
         if not isinstance(data, str):
             data = _check_bytes("File", data)
         if not isinstance(name, str) or not name or "/" in name or "\\" in name or len(name) > 255:
@@ -303,8 +323,8 @@ class File:
 
     @property
     def uri(self) -> str:
-        """``file:///NAME``: how MCP names the embedded resource."""
-        return "file:///" + urllib.parse.quote(self.name)
+        """The ``uri`` given, else ``file:///NAME``: how MCP names the embedded resource."""
+        return self._uri or "file:///" + urllib.parse.quote(self.name)
 
     @property
     def size(self) -> int:
@@ -330,10 +350,11 @@ class File:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, File):
             return NotImplemented
-        return (self.data, self.name, self.mime_type) == (other.data, other.name, other.mime_type)
+        mine = (self.data, self.name, self.mime_type, self.uri)
+        return mine == (other.data, other.name, other.mime_type, other.uri)
 
     def __hash__(self) -> int:
-        return hash((File, self.data, self.name, self.mime_type))
+        return hash((File, self.data, self.name, self.mime_type, self.uri))
 
     def __repr__(self) -> str:
         return f"File({self.name!r}, {self.mime_type}, {self.size} bytes)"
@@ -489,7 +510,7 @@ class RichContent:
         self.blocks = blocks
         """The MCP-style content blocks, in the order the tool returned them."""
         self.text = text
-        """Each block's :func:`block_text`, one per line."""
+        """Each block's `block_text()`, one per line."""
         self.size = size
         """Bytes counted against the output cap: UTF-8 text plus raw binary bytes."""
 
@@ -497,10 +518,10 @@ class RichContent:
 def rich_content(value: object) -> RichContent | None:
     """``value`` as content blocks when it is rich content, else None.
 
-    Rich content is one :data:`CONTENT_TYPES` instance, or a list or tuple holding at
+    Rich content is one `CONTENT_TYPES` instance, or a list or tuple holding at
     least one, whose other items are text. Anything else (plain text, JSON data) is
     not rich content, so a tool returning ``list[str]`` still ships JSON. The text is
-    each item's :func:`block_text`, one per line.
+    each item's `block_text()`, one per line.
 
     Raises:
         TypeError: a list mixes rich content with something other than text.

@@ -1,9 +1,9 @@
 """Input models from signatures and docstrings, and how a return value becomes JSON.
 
 What ``@tool`` reads from the code it decorates: the description and per-parameter
-texts of a Google-style docstring (:func:`split_docstring`, :func:`summary_of`), the
-pydantic input model of a function's parameters (:func:`function_input_model`), and
-the TypeAdapter and output schema of its return annotation (:func:`output_type`). Each
+texts of a Google-style docstring (`split_docstring()`, `summary_of()`), the
+pydantic input model of a function's parameters (`function_input_model()`), and
+the TypeAdapter and output schema of its return annotation (`output_type()`). Each
 refuses what cannot work (a parameter no model can hold, a return type pydantic cannot
 serialize) when the tool is defined, never at its first call.
 
@@ -12,8 +12,9 @@ Every declared return type but text gets an output schema, so MCP clients receiv
 (a model, a dataclass, a TypedDict, ``dict[str, X]``) publishes its own schema; any
 other (``list[Event]``, ``int``, ``datetime.date``, ``Event | None``) publishes the
 schema of an object wrapping it, ``{"result": VALUE}``, marked with
-``"x-toolpalette-wrapped": true`` at its top level (``toolpalette._tools.result.WRAPPED``)
-so that a client knows to unwrap it, as other MCP servers wrap such values. The
+``"x-toolpalette-wrapped": true`` at its top level (``toolpalette._tools.result.WRAPPED``),
+and FastMCP's ``"x-fastmcp-wrap-result": true`` beside it, so that a client knows to
+unwrap it, as other MCP servers wrap such values. The
 model-visible text is the bare value either way.
 """
 
@@ -28,7 +29,7 @@ from typing import Any, get_type_hints
 
 import pydantic
 
-from toolpalette._tools.result import WRAPPED, mentions_content
+from toolpalette._tools.result import FASTMCP_WRAPPED, WRAPPED, mentions_content
 from toolpalette._tools.tool import ToolContext
 from toolpalette.errors import ToolDefinitionError
 
@@ -78,7 +79,7 @@ def split_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 def summary_of(doc: str | None) -> str:
     """The description part of a Google-style docstring, its sections left unread.
 
-    The same text :func:`split_docstring` returns first: all a listing needs.
+    The same text `split_docstring()` returns first: all a listing needs.
     """
     if not doc:
         return ""
@@ -154,7 +155,7 @@ def function_input_model(
 def output_schema(annotation: Any) -> dict[str, Any] | None:
     """The output schema of a return type, or None when output ships as text.
 
-    See :func:`output_type`, which also checks that the type can be serialized.
+    See `output_type()`, which also checks that the type can be serialized.
     """
     return output_type(annotation, "<tool>")[1]
 
@@ -171,6 +172,7 @@ def wrapped_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         "properties": {"result": inner},
         "required": ["result"],
         WRAPPED: True,
+        FASTMCP_WRAPPED: True,
     }
     if defs is not None:
         wrapped["$defs"] = defs
@@ -186,7 +188,7 @@ def output_type(
     rich content, or a type pydantic cannot describe on this Python) and the output
     schema: a type whose JSON is an object (a pydantic model, a dataclass, a TypedDict,
     ``dict[str, X]``) publishes its own; any other declared type the schema of
-    ``{"result": VALUE}`` (:func:`wrapped_schema`); text, ``None``, ``Any`` and
+    ``{"result": VALUE}`` (`wrapped_schema()`); text, ``None``, ``Any`` and
     undescribed values publish none. Built once per tool, so a return annotation
     pydantic cannot serialize is refused when the tool is defined, not at its first call.
 

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import threading
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, overload
 
 from toolpalette._schema.checks import SchemaRefiner
-from toolpalette.errors import ToolDefinitionError
+from toolpalette._tools.channel import (
+    DEFAULT_ROUND_TRIP,
+    ClientChannel,
+    Elicited,
+    LoggingChannel,
+    Root,
+    Sampled,
+    check_level,
+)
+from toolpalette.errors import ClientRequestError, ToolDefinitionError
 
 __all__ = [
     "CONTROL_CHARACTERS",
@@ -54,6 +64,8 @@ SKILLS_KEY: Final = "toolpalette.skills"
 separated by spaces (``@tool(skills=[...])`` writes it)."""
 
 _SPEC_ATTR: Final = "__toolpalette_spec__"
+_NOBODY: Final = LoggingChannel()
+"""The channel of a call whose runner supplied none."""
 
 T = TypeVar("T")
 ProgressSink = Callable[[float, "float | None", "str | None"], None]
@@ -94,7 +106,7 @@ class ToolSpec:
     output_cap: int | None = None
     """Largest output, in bytes of JSON text (413 beyond); None takes the default."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    """An open mapping for hosts and packs; the core reads only :data:`SKILLS_KEY`."""
+    """An open mapping for hosts and packs; the core reads only `SKILLS_KEY`."""
     refine_schema: SchemaRefiner | None = None
     """Narrows the generated input schema; if it fails, the tool is refused."""
     model_dependent: bool = False
@@ -154,6 +166,109 @@ class ToolContext:
     """Whatever the host passes about its user."""
     on_progress: ProgressSink | None = field(default=None, repr=False)
     """Where `report_progress()` goes: the host's callback for this call, if any."""
+    channel: ClientChannel | None = field(default=None, repr=False)
+    """Who answers `log()`, `elicit()`, `sample()` and `roots()`: the
+    host's channel or the MCP client's; None logs to `logging` and refuses the rest."""
+
+    def log(self, level: str, message: str, data: Any = None) -> None:
+        """Send one log line to the caller (an MCP client's ``notifications/message``).
+
+        ``level`` is one of ``debug``, ``info``, ``notice``, ``warning``, ``error``,
+        ``critical``, ``alert``, ``emergency``; ``data`` is any JSON value to send
+        beside the message. Call it from a sync tool's thread or an async tool's
+        coroutine; it never blocks. Without a caller's channel the line goes to the
+        ``toolpalette.tool`` logger; a channel that raises is logged, never passed on.
+        An MCP client gets only the levels it asked for (``logging/setLevel``, or the
+        request's ``_meta`` on 2026-07-28).
+
+        Raises:
+            ValueError: ``level`` is not one of the levels, or ``message`` not a string.
+        """
+        check_level(level)
+        if not isinstance(message, str):
+            raise ValueError("message must be a string")
+        try:
+            (self.channel or _NOBODY).log(level, message, data)
+        except Exception:
+            logging.getLogger("toolpalette.tool").exception(
+                "the log channel raised; the line was dropped"
+            )
+
+    async def elicit(
+        self,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
+    ) -> Elicited:
+        """Ask the user a question; their answer is an object of ``schema``.
+
+        ``schema`` is a flat JSON Schema object (properties of type string, number,
+        integer, boolean, or a string enum), as MCP's form elicitation takes. Returns
+        an `Elicited`: ``accepted`` with ``content``, or a decline or cancel.
+        Await it from an async tool. The answer is never logged. ``key`` names the
+        question where the caller sees names (an MCP 2026-07-28 input request; by
+        default ``elicitation-1``, ``elicitation-2``, ...): questions asked together
+        (``asyncio.gather``) need different keys, and go to such a client together.
+
+        Raises:
+            ClientRequestError: the caller cannot ask (no callback, no client
+                capability), failed, or gave no answer within ``timeout`` seconds
+                (default `DEFAULT_ROUND_TRIP`).
+        """
+        if not isinstance(message, str) or not isinstance(schema, Mapping):
+            raise ValueError("elicit takes a message string and a schema mapping")
+        channel = self.channel or _NOBODY
+        asked = channel.elicit(message, schema, key=_key(key))
+        return await _round_trip("elicitation", asked, timeout)
+
+    async def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        key: str | None = None,
+        **options: Any,
+    ) -> Sampled:
+        """Ask the caller's model for a completion (MCP's ``sampling/createMessage``).
+
+        ``messages`` is a text (one user message) or MCP sampling messages
+        (``{"role": "user", "content": {"type": "text", "text": ...}}``). Other
+        options (``stop_sequences``, ``model_preferences``, ...) go to the caller as
+        given. Sampling is deprecated in MCP 2026-07-28 (SEP-2577): prefer asking the
+        user with `elicit()`, or returning what the model should do next.
+
+        Raises:
+            ClientRequestError: the caller cannot sample, failed, or took longer than
+                ``timeout`` seconds (default `DEFAULT_ROUND_TRIP`).
+        """
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        wanted: dict[str, Any] = {"max_tokens": max_tokens, **options}
+        if system_prompt is not None:
+            wanted["system_prompt"] = system_prompt
+        if temperature is not None:
+            wanted["temperature"] = temperature
+        channel = self.channel or _NOBODY
+        asked = channel.sample(list(messages), wanted, key=_key(key))
+        return await _round_trip("sampling", asked, timeout)
+
+    async def roots(self, *, timeout: float | None = None, key: str | None = None) -> list[Root]:
+        """The caller's roots: the folders or locations it lets the tool work in.
+
+        Roots are deprecated in MCP 2026-07-28 (SEP-2577); a host's configuration
+        (``config``) is the durable way to give a tool its workspace.
+
+        Raises:
+            ClientRequestError: the caller has no roots to give, failed, or took longer
+                than ``timeout`` seconds (default `DEFAULT_ROUND_TRIP`).
+        """
+        channel = self.channel or _NOBODY
+        return await _round_trip("roots", channel.roots(key=_key(key)), timeout)
 
     def report_progress(
         self, done: float, total: float | None = None, message: str | None = None
@@ -174,6 +289,21 @@ class ToolContext:
             logging.getLogger("toolpalette.progress").exception(
                 "the progress callback raised; the report was dropped"
             )
+
+
+def _key(key: object) -> str | None:
+    if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 64):
+        raise ValueError("key must be a string of 1 to 64 characters")
+    return key
+
+
+async def _round_trip(feature: str, asked: Awaitable[T], timeout: float | None) -> T:
+    """``asked``'s answer within ``timeout`` seconds, else `ClientRequestError`."""
+    deadline = DEFAULT_ROUND_TRIP if timeout is None else timeout
+    try:
+        return await asyncio.wait_for(asked, deadline)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise ClientRequestError(feature=feature, reason="timed_out") from None
 
 
 class BoundTool:
@@ -277,7 +407,7 @@ def tool(obj: Any = None, /, **options: Any) -> Any:
 
 
 def with_skills(metadata: Mapping[str, Any] | None, skills: Iterable[str]) -> dict[str, Any]:
-    """``metadata`` with :data:`SKILLS_KEY` naming ``skills`` (full skill ids).
+    """``metadata`` with `SKILLS_KEY` naming ``skills`` (full skill ids).
 
     Raises:
         ToolDefinitionError: ``skills`` is a string, or holds anything but skill ids

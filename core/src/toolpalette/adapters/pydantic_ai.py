@@ -68,7 +68,7 @@ class _PipelineValidates:
 
     pydantic-ai parses a call's JSON arguments with its validator and, when that fails,
     answers the model with the validator's errors, which quote the input. Here the
-    text goes on unparsed (:class:`_Unparsed`), and arguments already parsed go on as
+    text goes on unparsed (`_Unparsed`), and arguments already parsed go on as
     they are: the pipeline parses them under its JSON policy, validates them against
     the tool's schema, and refuses with its own texts (400 ``invalid_input``).
     """

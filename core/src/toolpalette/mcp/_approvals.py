@@ -1,8 +1,8 @@
 """Approvals over MCP: a call the policy asks about is asked of the client's user.
 
-A thinker served over MCP is bound with :func:`approver_for`'s approver. When a call
+A thinker served over MCP is bound with `approver_for()`'s approver. When a call
 pauses for a person (the policy's ``ask``, or a deferred tool whose grant needs one,
-decided at call time), the approver asks the :class:`Asker` of the ``tools/call``
+decided at call time), the approver asks the `Asker` of the ``tools/call``
 request that made the call (a context variable, set around the call by ``_tools.py``):
 
 - **2025-era protocols**, client declared ``elicitation`` and the request can carry a
@@ -11,18 +11,18 @@ request that made the call (a context variable, set around the call by ``_tools.
   ``false`` or a failed elicitation is a "no".
 - **2026-07-28**, client declared ``elicitation``: the call is stopped before the tool
   runs and the request answers an ``InputRequiredResult`` holding the same form and a
-  request state (:data:`STATE`), which the SDK's :class:`RequestStateBoundary` seals
+  request state (`STATE`), which the SDK's `RequestStateBoundary` seals
   to the request's method, tool name and arguments (and expiry, audience, principal).
   The client's retry carries the answer and the state; the boundary verifies the seal
   (another worker that shares the keys does too) and the call runs again with the
-  answer given at once (:func:`answer_of`). An answer without a state this server
+  answer given at once (`answer_of()`). An answer without a state this server
   sealed is not an answer.
 - **A client with neither** is refused, as when nobody can be asked.
 
 A call a ``run_code`` script makes pauses the script, not the request: on 2025-era
 protocols the elicitation is sent while the sandbox waits at that call; on 2026-07-28
-the script stops there (:class:`ScriptPause`), and the request state carries Monty's
-snapshot of it, its output so far and its call count (:func:`script_state`), sealed as
+the script stops there (`ScriptPause`), and the request state carries Monty's
+snapshot of it, its output so far and its call count (`script_state()`), sealed as
 any state is. The retry resumes the script from that snapshot, on whichever worker
 verifies the seal, and the answer covers that one call: the script's next ask asks
 again.
@@ -40,6 +40,7 @@ from __future__ import annotations
 import base64
 import binascii
 import collections
+import hashlib
 import json
 import logging
 import os
@@ -86,6 +87,8 @@ answer is the ``InputRequiredResult``)."""
 STATE: Final = "toolpalette.approval.v1"
 """The request state a 2026-07-28 approval carries (sealed by the SDK's boundary)."""
 SCRIPT_STATE: Final = STATE + ":script:"
+_OURS: Final = "toolpalette."
+"""What every request state this server seals starts with."""
 """How the request state of a paused ``run_code`` script starts (its snapshot follows)."""
 INPUT_KEY: Final = "approval"
 """The key of the approval form among an ``InputRequiredResult``'s input requests."""
@@ -245,7 +248,7 @@ def approver_for(thinker: Callable[[], Thinker | None]) -> Callable[[Approval], 
 class Answered:
     """The sealed approval states this server has taken an answer from (one use each).
 
-    A state is good until it expires (:data:`STATE_TTL`); one seen again before then
+    A state is good until it expires (`STATE_TTL`); one seen again before then
     is a replay, refused without a record. Kept per process: a deployment with several
     workers can see a state answered once in each.
     """
@@ -269,10 +272,14 @@ class Answered:
 
 
 def state_nonce(params: Mapping[str, Any]) -> str | None:
-    """The nonce of the approval state a 2026-era retry carries (verified), or None."""
+    """What identifies the sealed state a 2026-era retry carries (verified), or None.
+
+    Every state this server seals (an approval's, a paused script's, a tool's questions)
+    holds a nonce of its own, so its digest names it: one answer per state.
+    """
     state = params.get("requestState")
-    if isinstance(state, str) and state.startswith(STATE + ":"):
-        return state[len(STATE) + 1 :]
+    if isinstance(state, str) and state.startswith(_OURS):
+        return hashlib.sha256(state.encode("utf-8", "surrogatepass")).hexdigest()
     return None
 
 
@@ -280,7 +287,7 @@ def answer_of(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> bool
     """The user's answer a 2026-era retry carries, or None when it carries none.
 
     Only a retry whose request state this server sealed (the boundary has verified
-    it and put back :data:`STATE` and its nonce) answers; accept with
+    it and put back `STATE` and its nonce) answers; accept with
     ``approve: true`` is a yes, anything else a no.
     """
     if state_nonce(params) is None or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
@@ -300,7 +307,7 @@ def answer_of(ctx: ServerRequestContext[Any], params: Mapping[str, Any]) -> bool
 def input_required(request: dict[str, Any], state: str | None = None) -> dict[str, Any]:
     """The ``InputRequiredResult`` (wire form) asking ``request`` of the client.
 
-    ``state`` is a paused script's (:func:`script_state`); else the plain approval's.
+    ``state`` is a paused script's (`script_state()`); else the plain approval's.
     """
     return {
         "resultType": "input_required",
@@ -329,7 +336,7 @@ def state_boundary(keys: Sequence[bytes | str] | None, audience: str) -> Request
 
 
 def read_state_keys(path: str | None) -> list[str] | None:
-    """The request-state keys in the file at ``path``, else in :data:`STATE_KEYS_ENV`.
+    """The request-state keys in the file at ``path``, else in `STATE_KEYS_ENV`.
 
     One key a line (blank lines and ``#`` comments skipped), or keys separated by
     commas or blanks in the variable; None when neither is given.
@@ -370,10 +377,10 @@ def approval_text(approval: Approval) -> str | None:
     """The text a person is shown to approve ``approval``; None when too large to show.
 
     Every argument is shown, by name in sorted order, one a line, its value as JSON;
-    a name or value longer than :data:`SHOWN_VALUE` shows its start and its end around
+    a name or value longer than `SHOWN_VALUE` shows its start and its end around
     a note of its length (never cut off whole). Characters that could hide or reorder
     text (controls, format characters such as bidirectional overrides) are escaped.
-    None when the text would pass :data:`FORM_LIMIT` characters.
+    None when the text would pass `FORM_LIMIT` characters.
     """
     text = f"Approve this call of the tool '{approval.name}'?"
     value = approval.input

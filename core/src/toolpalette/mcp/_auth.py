@@ -1,6 +1,6 @@
 """The palette server as an OAuth 2.1 resource server: bearer tokens, 401, 403, RFC 9728.
 
-:class:`JWTAuth` is a host's settings; :func:`authorized` wraps the whole ASGI app in
+`JWTAuth` is a host's settings; `authorized()` wraps the whole ASGI app in
 the SDK's own parts, outside everything else, so every request to the endpoint is
 authorized before any handler sees it, whatever path answers it:
 
@@ -120,7 +120,7 @@ def authorized(app: Starlette, auth: JWTAuth) -> None:
     middleware: call it last, after every other ``add_middleware``.
 
     Raises:
-        ValueError: the settings cannot be used (see :class:`JWTAuth`).
+        ValueError: the settings cannot be used (see `JWTAuth`).
         OSError: the key file cannot be read.
     """
     resource = AnyHttpUrl(auth.resource())

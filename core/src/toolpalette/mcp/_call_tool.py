@@ -47,8 +47,8 @@ _SCHEMA: Final[dict[str, Any]] = {
 class CallToolProvider(ToolProvider):
     """``call_tool``, with the annotations of what it can reach.
 
-    Use :func:`call_tool_for`, which shares one provider per combination of
-    annotations. Its input is checked as any tool's is (:meth:`parse_input`, the
+    Use `call_tool_for()`, which shares one provider per combination of
+    annotations. Its input is checked as any tool's is (`parse_input()`, the
     published schema and the strict JSON policy); the server runs the named tool.
     """
 

@@ -5,19 +5,20 @@ one answer: on the 2026-07-28 era a runner, a connection, a task group, two task
 memory stream per request, and pydantic models for the reply; on the handshake era of
 a stateless server a whole transport, dispatcher and message loop per request. For the
 requests that are most of a deployment's traffic (``tools/call`` and ``tools/list``,
-stateless, nothing to stream), :class:`FastPath` gives the same answer itself: it runs
+stateless, nothing to stream), `FastPath` gives the same answer itself: it runs
 the SDK's own checks (DNS rebinding protection, ``Accept``, the 2026-07-28 envelope and
 routing headers, ``Mcp-Param-*``, the params' validation), runs the server's
 middleware chain as the SDK's runner would (its OpenTelemetry span, the request-state
-boundary, and :class:`~._tools.ToolsEndpoint`, which takes the thinker from
-:class:`~._sessions.Sessions` as on the SDK's path), and writes the reply as the SDK's
+boundary, and `ToolsEndpoint`, which takes the thinker from
+`Sessions` as on the SDK's path), and writes the reply as the SDK's
 transport would (JSON, or one SSE event; a long call gets the same keep-alive
 comments, a disconnect cancels it).
 
 Anything else goes to the SDK untouched (the body already read is replayed): other
 methods, notifications, sessions, any request that fails a check (the SDK then gives
 its own error), a request that asks for progress, carries request state or input
-responses, a client that can answer an elicitation (a call may then pause to ask),
+responses, a client that can answer an elicitation, a sampling or a roots request (a
+tool may then ask it), a 2026-era request whose ``_meta`` asks for log lines,
 and a request whose params the SDK's validation would not pass as they are (checked
 before the chain runs). So every error and every exchange that
 needs the SDK's machinery is the SDK's; the differential tests hold the two paths to
@@ -74,7 +75,7 @@ _SSE_HEADERS_MODERN: Final[list[tuple[bytes, bytes]]] = [
 """The 2026-era entry's SSE headers (its module keeps them private)."""
 _MODERN_PING: Final = b": ping\r\n\r\n"
 _HEADED_KEPT: Final = 4096
-"""The most input schemas :meth:`FastPath._declares_headers` remembers."""
+"""The most input schemas `FastPath._declares_headers()` remembers."""
 _ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 """A ``\\uD800``-``\\uDFFF`` escape: half of a pair, or a lone surrogate."""
 _INTERNAL: Final = types.ErrorData(code=types.INTERNAL_ERROR, message="Internal server error")
@@ -204,7 +205,10 @@ class FastPath:
             version = request.headers.get("mcp-protocol-version", "")
         if version is None or not self._valid(method, params, version, modern=modern):
             return None
-        return _Exchange(request, held, key, method, params, version, modern=modern)
+        session = _SESSION if modern or self._json else _LoggedSession()
+        return _Exchange(
+            request, held, key, method, params, version, modern=modern, session=session
+        )
 
     def _valid(self, method: str, params: dict[str, Any], version: str, *, modern: bool) -> bool:
         """Whether the request's params pass the SDK's own validation as they are.
@@ -241,8 +245,11 @@ class FastPath:
         if isinstance(verdict, InboundLadderRejection):
             return None
         capabilities = verdict.client_capabilities
-        if isinstance(capabilities, Mapping) and "elicitation" in capabilities:
+        if isinstance(capabilities, Mapping) and not _ASKABLE.isdisjoint(capabilities):
             return None  # a call may pause to ask this client: the SDK's boundary seals it
+        meta = params.get("_meta")
+        if isinstance(meta, Mapping) and types.LOG_LEVEL_META_KEY in meta:
+            return None  # the client asked for the call's log lines: the SDK streams them
         if method == "tools/call":
             name, arguments = params.get("name"), params.get("arguments")
             if isinstance(name, str) and isinstance(arguments, (dict, type(None))):
@@ -310,8 +317,15 @@ class FastPath:
                         "headers": self._legacy_sse_headers,
                     }
                 )
+                body = (
+                    exchange.session.take() if isinstance(exchange.session, _LoggedSession) else b""
+                )
                 await send(
-                    {"type": "http.response.body", "body": _legacy_event(reply), "more_body": True}
+                    {
+                        "type": "http.response.body",
+                        "body": body + _legacy_event(reply),
+                        "more_body": True,
+                    }
                 )
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
@@ -334,8 +348,11 @@ class FastPath:
         """A call still running after the first keep-alive interval: SSE, pinged, as the SDK."""
         headers = _SSE_HEADERS_MODERN if exchange.modern else self._legacy_sse_headers
         await send({"type": "http.response.start", "status": 200, "headers": headers})
+        logged = exchange.session if isinstance(exchange.session, _LoggedSession) else None
         while True:
             ping = _MODERN_PING if exchange.modern else _legacy_ping()
+            if logged is not None:
+                ping = logged.take() + ping
             await send({"type": "http.response.body", "body": ping, "more_body": True})
             done, _ = await asyncio.wait(
                 {call, watch}, timeout=_PING, return_when="FIRST_COMPLETED"
@@ -350,6 +367,8 @@ class FastPath:
         except _Fallback:  # pragma: no cover - raised before any await, so never this late
             reply = _error_reply(exchange, _INTERNAL)
         event = _modern_event(reply) if exchange.modern else _legacy_event(reply)
+        if logged is not None:
+            event = logged.take() + event
         await send({"type": "http.response.body", "body": event, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -362,6 +381,7 @@ class FastPath:
             request_id=exchange.key,
             request=exchange.request,
             meta=exchange.params.get("_meta"),
+            session=exchange.session,
         )
         call: Callable[[Any], Awaitable[Any]] = self._inner
         for middleware in reversed(self._server.middleware):  # the SDK's chain, as it runs it
@@ -379,9 +399,9 @@ class FastPath:
     async def _inner(self, ctx: _Context) -> dict[str, Any]:
         """The SDK's handler step, for a request the endpoint leaves to it.
 
-        A handshake-era request (which :meth:`_valid` checked as the SDK's runner
+        A handshake-era request (which `_valid()` checked as the SDK's runner
         checks it) is answered by the endpoint's registered handler; a 2026-era one the
-        endpoint would not answer as it is cannot have passed :meth:`_valid`, and would
+        endpoint would not answer as it is cannot have passed `_valid()`, and would
         go to the SDK whole (no tool has run).
         """
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -414,6 +434,8 @@ class _Exchange:
     params: dict[str, Any]
     version: str
     modern: bool
+    session: _Session = field(default_factory=lambda: _Session())
+    """What the endpoint sends through (a handshake-era SSE call's log lines)."""
 
 
 class _Session:
@@ -433,8 +455,37 @@ class _Session:
     async def send_tool_list_changed(self) -> None:
         return None
 
+    async def send_log_message(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class _LoggedSession(_Session):
+    """A handshake-era SSE exchange's session: a tool's log lines go out before its result.
+
+    (A 2026-era request that asks for log lines goes to the SDK; a JSON answer has
+    nowhere to put them.)
+    """
+
+    def __init__(self) -> None:
+        self.notes: list[dict[str, Any]] = []
+
+    async def send_log_message(
+        self, level: str, data: Any, logger: str | None = None, **_: Any
+    ) -> None:
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self.notes.append({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    def take(self) -> bytes:
+        """The log lines so far, as SSE events."""
+        notes, self.notes = self.notes, []
+        return b"".join(_legacy_event(note) for note in notes)
+
 
 _SESSION: Final = _Session()
+_ASKABLE: Final = frozenset({"elicitation", "sampling", "roots"})
+"""The client capabilities a tool may ask through (``ToolContext``): the SDK's path then."""
 
 
 @dataclass

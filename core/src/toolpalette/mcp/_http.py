@@ -14,7 +14,7 @@ maps each verified principal to its palette (``_sessions.py``).
 
 The SDK's handshake-era transport answers a body it cannot read (a batch, a message
 of no known shape) with its parser's own text, which quotes the body
-(``input_value=...``); :class:`PlainErrors` answers those with a fixed text instead.
+(``input_value=...``); `PlainErrors` answers those with a fixed text instead.
 """
 
 from __future__ import annotations
@@ -139,12 +139,37 @@ def asgi_app(
             handshake_idle=handshake_idle,
         )
     app.add_middleware(PlainErrors)
+    app.add_middleware(TrimmedHeaders)
     if auth is not None:  # the outermost middleware but one, before anything answers
         from toolpalette.mcp._auth import authorized
 
         authorized(app, auth)
     app.add_middleware(AccessLog)
     return app
+
+
+class TrimmedHeaders:
+    """ASGI middleware: whitespace around a header's value is not part of it (RFC 9110).
+
+    A client may send ``Mcp-Name:   echo  ``; the SDK's checks of the SEP-2243 headers
+    compare the value as it came, and would refuse it. Values are trimmed of spaces and
+    tabs at both ends before anything reads them (a scope is copied only when one has
+    any).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = scope.get("headers") or ()
+            if any(v[:1] in _OWS or v[-1:] in _OWS for _, v in headers):
+                trimmed = [(k, v.strip(b" \t")) for k, v in headers]
+                scope = {**scope, "headers": trimmed}
+        await self.app(scope, receive, send)
+
+
+_OWS = (b" ", b"\t")
 
 
 class AccessLog:

@@ -2,7 +2,7 @@
 
 PyJWT (with its ``crypto`` extra, which brings ``cryptography``) is the ``mcp`` SDK's
 own dependency; it checks the signature (RS*, PS*, ES*), ``exp``/``nbf``/``iat``, the
-issuer and the audience. The issuer's key set is fetched here (:class:`_KeySet`):
+issuer and the audience. The issuer's key set is fetched here (`_KeySet`):
 whole within a deadline and a size cap, refetched in the background while requests
 keep the last good set, and refetched for an unknown key id at most once per
 cooldown. No token is ever put in a log or a message: a refusal logs its kind only.
@@ -153,7 +153,7 @@ class _KeySet:
 
     One fetch runs at a time. A request waits for a fetch only when no key set was
     ever fetched, or for the refetch its own unknown key id started (at most one per
-    :data:`KID_COOLDOWN`); every other request uses the last good set at once.
+    `KID_COOLDOWN`); every other request uses the last good set at once.
     """
 
     def __init__(self, url: str, *, timeout: float, refresh: float) -> None:
@@ -250,7 +250,7 @@ def _fetch(url: str, timeout: float) -> dict[str | None, Any]:
 
     Raises:
         OSError: the fetch failed, took too long, or the document passed
-            :data:`JWKS_MAX_BYTES`.
+            `JWKS_MAX_BYTES`.
         ValueError: it is not a JWKS with a usable key.
     """
     deadline = time.monotonic() + timeout

@@ -1,9 +1,9 @@
 """A palette's ``tools/list`` answer: serialized once, paged, shared by every session.
 
-A :class:`Listing` is the MCP export of exactly one tuple of providers, made once, and
+A `Listing` is the MCP export of exactly one tuple of providers, made once, and
 its digest (a hash of every served tool's wire form, equal in every worker that
 serves the same palette). Pages are slices of it, cut at positions the cursors of
-:mod:`._cursor` carry. :func:`listing_of` keeps the last :data:`KEPT` listings, so
+`_cursor` carry. `listing_of()` keeps the last `KEPT` listings, so
 sessions serving the same palette share one, and a palette that moves back (a grant
 undone) finds its listing again.
 """
@@ -16,7 +16,8 @@ import json
 import threading
 from typing import Any, Final
 
-from toolpalette import ToolProvider
+from toolpalette import SearchSkillsProvider, SearchToolsProvider, ToolProvider
+from toolpalette._agents.meta_search import DEFAULT_LIMIT, MAX_LIMIT
 from toolpalette._formats.export import export
 from toolpalette.mcp._cursor import decode, encode
 
@@ -36,7 +37,9 @@ class Listing:
     def __init__(self, providers: tuple[ToolProvider, ...]) -> None:
         self.providers = providers
         self.by_name = {p.name: p for p in providers}
-        self.tools = export(providers, "mcp")
+        self.tools = [
+            _for_mcp(p, t) for p, t in zip(providers, export(providers, "mcp"), strict=True)
+        ]
         self.schemas: dict[str, Any] = {t["name"]: t.get("inputSchema") for t in self.tools}
         """Each listed tool's ``inputSchema`` as served, by name."""
         blob = json.dumps(self.tools, sort_keys=True, separators=(",", ":")).encode()
@@ -52,6 +55,27 @@ class Listing:
         end = position + size
         following = encode(self.digest, end) if end < len(self.tools) else None
         return self.tools[position:end], following
+
+
+def _for_mcp(provider: ToolProvider, tool: dict[str, Any]) -> dict[str, Any]:
+    """``tool`` as MCP clients list it: a search's ``limit`` an optional integer.
+
+    The searches publish ``limit`` required and nullable, for OpenAI's strict mode;
+    MCP clients stumble on that (the Inspector sends ``"2"``, pydantic-ai's test model
+    cannot build it, openai-agents refuses a call without it). Over MCP it is an
+    optional integer with its default and bounds, which the search's own check takes.
+    """
+    if not isinstance(provider, SearchToolsProvider | SearchSkillsProvider):
+        return tool
+    schema = dict(tool["inputSchema"])
+    properties = dict(schema["properties"])
+    limit = dict(properties["limit"])
+    limit.update(type="integer", minimum=1, maximum=MAX_LIMIT, default=DEFAULT_LIMIT)
+    limit["description"] = str(limit.get("description", "")).split(";")[0] + "."
+    properties["limit"] = limit
+    schema["properties"] = properties
+    schema["required"] = [r for r in schema.get("required", ()) if r != "limit"]
+    return {**tool, "inputSchema": schema}
 
 
 def listing_of(providers: tuple[ToolProvider, ...]) -> Listing:

@@ -3,12 +3,12 @@
 With authorization on (``asgi_app(auth=...)``, ``_auth.py``), every HTTP request that
 reaches the server carries a verified bearer token: the SDK's authentication puts it
 in the ASGI scope (``scope["user"]``) and in its ``get_access_token()`` context.
-:func:`request_principal` (a handler's ``ctx``) and :func:`scope_principal` (an ASGI
-scope) turn it into a :class:`Principal`, the small public object a host's
+`request_principal()` (a handler's ``ctx``) and `scope_principal()` (an ASGI
+scope) turn it into a `Principal`, the small public object a host's
 ``thinker_for`` function is given; without authorization there is none (None).
 
 A host maps a principal to a thinker class, or to a read-only binding
-(:class:`PaletteChoice`); ``_sessions.py`` asks it once per request and shares one
+(`PaletteChoice`); ``_sessions.py`` asks it once per request and shares one
 thinker per choice among the requests without a session.
 """
 
@@ -73,7 +73,7 @@ class Principal:
 
     @property
     def name(self) -> str:
-        """How the grant ledger names this caller, typed by :attr:`kind`.
+        """How the grant ledger names this caller, typed by `kind`.
 
         ``user:SUBJECT`` or ``client:CLIENT_ID``: a user and a client of one id are two.
         """
@@ -99,7 +99,7 @@ class PaletteChoice:
 
 
 ThinkerFor = Callable[[Principal], Union["type[Thinker]", PaletteChoice, None]]
-"""A host's mapping: a principal to a thinker class, a :class:`PaletteChoice`, or None
+"""A host's mapping: a principal to a thinker class, a `PaletteChoice`, or None
 (the app's own thinker)."""
 
 

@@ -18,7 +18,7 @@ class Progress:
     """Forwards a call's progress reports, in order, as MCP progress notifications.
 
     Reports may come from a worker thread (a sync tool): they are queued onto the
-    event loop and sent by one task, started at the first report; :meth:`close` sends
+    event loop and sent by one task, started at the first report; `close()` sends
     what is left before the call's result goes out. The SDK drops them when the
     client asked for no progress.
     """

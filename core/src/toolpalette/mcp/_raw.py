@@ -7,8 +7,8 @@ message's own text can be had, the server reads it again, keeping repeated keys:
 
 - over streamable HTTP, the request body, which the SDK's transport has already read
   and the request object keeps (both protocol eras);
-- over stdio served by ``toolpalette serve``, the line, which :mod:`._stdio` reads
-  before the SDK does and keeps here (:class:`SentLines`) when it repeats a key.
+- over stdio served by ``toolpalette serve``, the line, which `_stdio` reads
+  before the SDK does and keeps here (`SentLines`) when it repeats a key.
 
 A repeated key inside ``arguments`` reaches the pipeline as JSON text that keeps every
 pair, so the pipeline refuses it with its own 400 text, as in a host; one outside
@@ -30,7 +30,7 @@ from starlette.requests import Request
 __all__ = ["Repeats", "SentLines", "find_repeats", "repeats_in"]
 
 _KEPT: Final = 64
-"""The most lines :class:`SentLines` keeps unclaimed (oldest dropped first)."""
+"""The most lines `SentLines` keeps unclaimed (oldest dropped first)."""
 
 
 class _Repeated(list):  # type: ignore[type-arg]

@@ -6,8 +6,9 @@ shared by every request without a session), ``tools/list`` and ``tools/call``
 (``_tools.py``, with ``call_tool`` from ``_call_tool.py``), approvals asked of the
 client's user (``_approvals.py``, and the SDK's sealed request state on the 2026-07-28
 era), skills as prompts and resources (``_skills.py``) and through the MCP Skills
-extension (``_skills_ext.py``), progress (``_progress.py``) and the message text a
-client sent (``_raw.py``).
+extension (``_skills_ext.py``), the packs' own prompts and resources beside them
+(``_content.py``), a tool's log lines and questions (``_channel.py``), progress
+(``_progress.py``) and the message text a client sent (``_raw.py``).
 
 Every protocol era and mode serves the thinker's turn (its up-front palette and the
 meta-tools of its ``tool_search`` mode) and ``call_tool``; a deferred tool can be
@@ -21,13 +22,14 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
-from toolpalette import SkillSelector, Thinker, ToolHub, ToolSelector
+from toolpalette import ContentSelector, SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette._skills.registry import skills_of_distributions
 from toolpalette.mcp._approvals import state_boundary
+from toolpalette.mcp._channel import set_level
+from toolpalette.mcp._content import ContentEndpoint
 from toolpalette.mcp._principal import PaletteChoice, ThinkerFor
 from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
@@ -112,9 +114,11 @@ def selection_thinker(
     """A thinker class offering the installed distributions or import packages named.
 
     Each name is a distribution when one is installed under it, else an import
-    package. With no names it offers every installed tool and skill; with names, the
-    skills those distributions ship. An MCP server's skills (the Skills extension)
-    are never among them: a server does not re-serve the servers it is a client of.
+    package. With no names it offers every installed tool, skill, prompt and
+    resource; with names, the skills, prompts and resources those distributions ship
+    (a name that is no distribution selects the prompts and resources of the pack of
+    that name). An MCP server's skills (the Skills extension) are never among them: a
+    server does not re-serve the servers it is a client of.
     """
     distributions = {_canonical(p.distribution) for p in hub.plugins() if p.distribution}
     chosen = ToolSelector()
@@ -124,7 +128,15 @@ def selection_thinker(
         else:
             chosen.package(item)
     skills = SkillSelector()
-    if names:  # installed and code-built skills only: never an MCP server's (re-served)
+    content = ContentSelector()
+    for item in names:
+        if _canonical(item) in distributions:
+            content.distribution(item)
+        else:
+            content.pack(item)
+    if not names:
+        content.all()
+    else:  # installed and code-built skills only: never an MCP server's (re-served)
         for skill in skills_of_distributions(hub.skills(), names):  # opens only theirs
             skills.skill(skill.id)
 
@@ -148,6 +160,10 @@ def selection_thinker(
             for skill in hub.skills().skills(remote=False):
                 local.skill(skill.id)
             return local
+
+        @classmethod
+        def declare_content(cls) -> ContentSelector:
+            return content
 
     Selection.read_only = read_only
     return Selection
@@ -179,16 +195,19 @@ class PaletteServer(Server[Any]):
         boundary = state_boundary(state_keys, name)  # a bad key is refused now
         hub.resolve_thinker(thinker)  # a declaration error surfaces now, not mid-session
         sessions = Sessions(hub, thinker, stateless=stateless, thinker_for=thinker_for)
-        skills = SkillsEndpoint(sessions)
+        content = ContentEndpoint(hub, sessions, SkillsEndpoint(sessions), page_size)
         super().__init__(
             name,
             version=_version(),
             get_tool_input_schema=lambda name: sessions.shared().listing.schemas.get(name),
-            on_list_prompts=skills.list_prompts,
-            on_get_prompt=skills.get_prompt,
-            on_list_resources=skills.list_resources,
-            on_list_resource_templates=skills.list_resource_templates,
-            on_read_resource=skills.read_resource,
+            on_list_prompts=content.list_prompts,
+            on_get_prompt=content.get_prompt,
+            on_list_resources=content.list_resources,
+            on_list_resource_templates=content.list_resource_templates,
+            on_read_resource=content.read_resource,
+            on_subscribe_resource=content.subscribe,
+            on_unsubscribe_resource=content.unsubscribe,
+            on_completion=content.complete,
         )
         self.hub = hub
         """The hub the palettes are resolved from."""
@@ -225,7 +244,7 @@ class PaletteServer(Server[Any]):
         # come before the handshake, for the methods it has a handler of (see _tools.py).
         self.add_request_handler("tools/list", types.PaginatedRequestParams, tools.checked)
         self.add_request_handler("tools/call", types.CallToolRequestParams, tools.checked)
-        self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_level)
+        self.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
         extension = SkillsExtension(sessions, page_size=page_size, ttl_ms=list_ttl_ms)
         self.skills_extension = extension
         """The MCP Skills extension's handlers (declared when the palette has skills)."""
@@ -269,13 +288,6 @@ class PaletteServer(Server[Any]):
         return super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )
-
-
-async def _set_level(
-    ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
-) -> types.EmptyResult:
-    """Accept a handshake-era client's ``logging/setLevel``: no log notification is sent."""
-    return types.EmptyResult()
 
 
 def _version() -> str:

@@ -15,12 +15,12 @@ and a stateful session binds the choice of the principal that opened it and refu
 any other principal. The choice is made again at each request, from the token it
 presents: a token of the session's principal that maps to another palette (fewer
 scopes, say) is refused (-32600), never served the session's wider one.
-:meth:`Sessions.for_principal` is the one place that choice is made, for every path
+`Sessions.for_principal()` is the one place that choice is made, for every path
 that answers a request.
 
 Both serve the thinker's whole turn (the up-front palette and the meta-tools of its
 ``tool_search`` mode) and ``call_tool``, which reaches every tool the thinker may use.
-Each thinker is bound with :func:`~toolpalette.mcp._approvals.approver_for`'s approver.
+Each thinker is bound with `approver_for()`'s approver.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from toolpalette.mcp._call_tool import CALL_TOOL, call_tool_for
 from toolpalette.mcp._listing import listing_of
 from toolpalette.mcp._principal import PaletteChoice, Principal, ThinkerFor, request_principal
 
-__all__ = ["Served", "Sessions", "is_meta"]
+__all__ = ["Served", "Sessions", "connection_state", "is_meta"]
 
 _STATE_KEY: Final = "toolpalette.session"
 _OWNER_KEY: Final = "toolpalette.session.principal"
@@ -146,7 +146,7 @@ class Sessions:
         """The served thinker that answers ``ctx``'s request."""
         state = None
         if not self.stateless and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            state = _connection_state(ctx)  # None: the request stands alone
+            state = connection_state(ctx)  # None: the request stands alone
         return self.for_principal(request_principal(ctx), state)
 
     def for_principal(self, principal: Principal | None, state: dict[str, Any] | None) -> Served:
@@ -228,7 +228,7 @@ class Sessions:
         return thinker
 
 
-def _connection_state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
+def connection_state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
     """The SDK's per-connection scratch state for ``ctx``'s connection, if it can be had.
 
     The SDK keeps a dict of state per client connection (``Connection.state``) and

@@ -5,7 +5,7 @@ instructions are the prompt); ``resources/list``, ``resources/templates/list`` a
 ``resources/read`` their files, ``SKILL.md`` included (as the Skills extension has it,
 ``_skills_ext.py``). A file is served only when the skill lists it (hidden files such
 as ``.env`` are not listed, so not served), under the skill loader's path rules, and
-only up to :data:`~toolpalette._skills.skill.MAX_FILE_BYTES` (the limit of
+only up to `MAX_FILE_BYTES` (the limit of
 ``read_skill_file``; a larger file is refused after reading no more than that). No
 error repeats what the client sent: a URI, a path or a prompt name.
 """
@@ -122,7 +122,7 @@ class SkillsEndpoint:
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        """One listed file of a skill, at most :data:`MAX_FILE_BYTES`.
+        """One listed file of a skill, at most `MAX_FILE_BYTES`.
 
         Raises:
             MCPError: -32602 for a URI of another shape, a path that leaves the skill's

@@ -1,8 +1,8 @@
 """Serving a palette over stdio, each line seen as the client wrote it.
 
-:func:`serve_stdio` runs a :class:`~toolpalette.mcp.PaletteServer` on the process's
+`serve_stdio()` runs a `PaletteServer` on the process's
 stdin and stdout through the SDK's ``stdio_server``, but reads stdin itself, so that
-each line is shown to the server's :class:`~toolpalette.mcp._raw.SentLines` before the
+each line is shown to the server's `SentLines` before the
 SDK parses it (a repeated key is refused, not dropped). Like the SDK, it takes stdin
 for the protocol alone: while serving, descriptor 0 reads from the null device, so a
 tool or a child process that reads stdin gets end-of-file instead of protocol bytes;
@@ -46,7 +46,7 @@ async def serve_stdio(server: Server[Any], seen: SentLines) -> None:
 
 
 class _Lines:
-    """Stdin's lines, each shown to the server's :class:`SentLines` first."""
+    """Stdin's lines, each shown to the server's `SentLines` first."""
 
     def __init__(self, stdin: anyio.AsyncFile[str], seen: SentLines) -> None:
         self._stdin = stdin

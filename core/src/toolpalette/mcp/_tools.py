@@ -3,7 +3,7 @@
 The SDK would validate a request's params against the protocol's models, and validate
 and dump the answer again; but a listing is served as it was serialized once per
 palette (``_listing.py``), and a call's arguments are validated by the pipeline. So a
-request the SDK's checks pass as it is (:meth:`ToolsEndpoint._as_is`) is answered here;
+request the SDK's checks pass as it is (`ToolsEndpoint._as_is()`) is answered here;
 any other goes on to the SDK, which refuses it (before the handshake, params of another
 shape, a 2026-era envelope that does not validate).
 
@@ -19,6 +19,7 @@ call that pauses for a person is asked of the client (``_approvals.py``); on the
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -31,7 +32,7 @@ from mcp_types.methods import validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
-from toolpalette import AbortSignal, InvalidInputError, ToolResult
+from toolpalette import AbortSignal, InvalidInputError, SearchToolsProvider, ToolResult
 from toolpalette._agents.code_mode import PAUSE, RESUME
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.mcp._approvals import (
@@ -46,6 +47,7 @@ from toolpalette.mcp._approvals import (
     state_nonce,
 )
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
+from toolpalette.mcp._channel import McpChannel, resumed_from
 from toolpalette.mcp._cursor import BadCursor
 from toolpalette.mcp._progress import Progress
 from toolpalette.mcp._raw import SentLines, repeats_in
@@ -94,7 +96,7 @@ class ToolsEndpoint:
 
         (The SDK lets one more request reach its registered handler, from a client that
         skipped ``initialize`` but sent ``notifications/initialized``: that handler,
-        :meth:`checked`, gives the same answer.) A name that is not a string is refused
+        `checked()`, gives the same answer.) A name that is not a string is refused
         first, as any other unknown name.
         """
         method = ctx.method
@@ -229,17 +231,39 @@ class ToolsEndpoint:
         name: str,
         arguments: Any,
     ) -> dict[str, Any]:
-        """The call of tool ``name`` (offered or deferred), answered in wire form."""
+        """The call of tool ``name`` (offered or deferred), answered in wire form.
+
+        On 2026-07-28 a call that stopped to ask (an approval, the tool's own question
+        through its context, or a ``run_code`` script's call) answers
+        ``input_required``; the retry re-runs it with every answer given so far (the
+        tool's questions are asked in order, so the n-th question of a kind meets the
+        n-th answer), or resumes the paused script. Each sealed state answers once: a
+        replay is refused. A tool that failed after asking for a capability the client
+        did not declare is -32021, naming it.
+        """
+        approved, answers = resumed_from(ctx, params)
         answer = answer_of(ctx, params)
+        if answer is None:
+            answer = approved
         nonce = state_nonce(params)
-        if answer is not None and nonce is not None and not self._answered.first(nonce):
-            raise MCPError(  # a replay: that approval was answered; nothing runs or is kept
-                code=types.INVALID_PARAMS, message="This approval was already answered."
+        if nonce is not None and not self._answered.first(nonce):
+            raise MCPError(  # a replay: that state was answered; nothing runs or is kept
+                code=types.INVALID_PARAMS, message="This request state was already answered."
             )
         resume = resume_of(ctx, params)
-        result, asker, pause = await self._run(served, name, arguments, ctx, answer, resume)
+        result, asker, pause, channel = await self._run(
+            served, name, arguments, ctx, answer, answers, resume
+        )
         if asker.input_required is not None:
             return input_required(asker.input_required, script_state(pause))
+        if channel.input_required is not None:
+            return {
+                "resultType": "input_required",
+                "inputRequests": channel.input_required,
+                "requestState": channel.state(answer),
+            }
+        if result.is_error and channel.missing is not None:
+            raise channel.missing_capability()  # the tool did not go on without it
         if result.is_error and result.code in _UNKNOWN:
             raise unknown_tool(name)
         provider = served.listing.by_name.get(name) or served.reachable.get(name)
@@ -254,7 +278,10 @@ class ToolsEndpoint:
             if changed:
                 await ctx.session.send_tool_list_changed()
         structured = provider is not None and provider.output_schema is not None
-        return _call_result(result, structured=structured)
+        wire = _call_result(result, structured=structured)
+        if isinstance(provider, SearchToolsProvider) and CALL_TOOL in served.listing.by_name:
+            _note_call_tool(wire)
+        return wire
 
     async def _run(
         self,
@@ -263,19 +290,22 @@ class ToolsEndpoint:
         arguments: Any,
         ctx: ServerRequestContext[Any],
         answer: bool | None,
+        answers: Mapping[str, Any],
         resume: Any = None,
-    ) -> tuple[ToolResult, Asker, ScriptPause]:
+    ) -> tuple[ToolResult, Asker, ScriptPause, McpChannel]:
         """The pipeline's result; the client's cancellation aborts the call (499).
 
-        The call's task starts with the request's :class:`Asker` in its context, which
+        The call's task starts with the request's `Asker` in its context, which
         the thinker's approver asks when the call pauses for a person; on 2026-07-28 a
-        ``run_code`` script's :class:`ScriptPause` too (and the paused script a retry
-        resumes, ``resume``).
+        ``run_code`` script's `ScriptPause` too (and the paused script a retry
+        resumes, ``resume``). The tool's context talks to the client through the
+        request's `McpChannel`.
         """
         abort = AbortSignal()
         progress = Progress(ctx)
         asker = Asker(ctx, abort, answer)
         pause = ScriptPause()
+        channel = McpChannel(ctx, abort, answers, name)
         token = ASKER.set(asker)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         paused = PAUSE.set(pause if modern else None)
@@ -283,7 +313,12 @@ class ToolsEndpoint:
         try:
             call = asyncio.ensure_future(
                 served.thinker.call(
-                    name, arguments, abort=abort, on_progress=progress.report, deferred=True
+                    name,
+                    arguments,
+                    abort=abort,
+                    on_progress=progress.report,
+                    deferred=True,
+                    channel=channel,
                 )
             )
         finally:
@@ -300,7 +335,9 @@ class ToolsEndpoint:
             raise
         finally:
             await progress.close()
-        return result, asker, pause
+            if channel.sending:
+                await channel.close()
+        return result, asker, pause, channel
 
 
 def unknown_tool(name: object) -> MCPError:
@@ -308,6 +345,23 @@ def unknown_tool(name: object) -> MCPError:
     if isinstance(name, str) and TOOL_NAME.match(name):
         return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
     return MCPError(code=types.INVALID_PARAMS, message="Unknown tool")
+
+
+_CALL_TOOL_NOTE: Final = (
+    " Behind a gateway that renames tools, call them through call_tool: "
+    '{"name": NAME, "arguments": {...}} reaches each by the name given here.'
+)
+
+
+def _note_call_tool(wire: dict[str, Any]) -> None:
+    """Tell a search's reader that ``call_tool`` reaches what it found, by that name."""
+    found = wire.get("structuredContent")
+    if wire.get("isError") or not isinstance(found, dict) or not found.get("tools"):
+        return
+    found = {**found, "note": str(found.get("note", "")) + _CALL_TOOL_NOTE}
+    wire["structuredContent"] = found
+    text = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+    wire["content"] = [{"type": "text", "text": text}]
 
 
 def _call_result(result: ToolResult, *, structured: bool) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Checks of what is published: one tool, and one installed distribution's packs and jars.
 
-:func:`check_tool` holds a tool to what every published tool must satisfy (the contract
-tests run it over every installed tool); :func:`assert_discoverable` loads an installed
+`check_tool()` holds a tool to what every published tool must satisfy (the contract
+tests run it over every installed tool); `assert_discoverable()` loads an installed
 distribution's packs and skilljars as a host would, the smoke test of a pack project.
 """
 

@@ -1,8 +1,8 @@
 """Fakes: scripted tool providers, registries and plugins built from real objects.
 
-A :class:`FakeTool` is a real :class:`~toolpalette.ToolProvider` (its input validated by
+A `FakeTool` is a real `ToolProvider` (its input validated by
 the same code as any hand-written schema), so code that works with tools can be tested
-without writing one; :func:`make_registry` and :func:`plugin_of` put tools, fake or real,
+without writing one; `make_registry()` and `plugin_of()` put tools, fake or real,
 where a host would find them.
 """
 

@@ -1,8 +1,8 @@
 """Running code under test in the test's own process: one tool, or the command line.
 
-:func:`run_tool` and :func:`arun_tool` validate input as a model's call is validated and
+`run_tool()` and `arun_tool()` validate input as a model's call is validated and
 run the tool on its own (no timeout, output cap or policy: ``toolpalette.execute`` is the
-way to test those); :func:`run_cli` runs the ``toolpalette`` command, on a hub built in
+way to test those); `run_cli()` runs the ``toolpalette`` command, on a hub built in
 the test if given one.
 """
 

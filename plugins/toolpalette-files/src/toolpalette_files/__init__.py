@@ -1,7 +1,7 @@
 """toolpalette-files: tools over one workspace root that nothing can escape.
 
-The tools live in :mod:`toolpalette_files.tools`; the pack's hooks module,
-:mod:`toolpalette_files.hooks`, is what the ``toolpalette.plugins`` entry point names.
+The tools live in `toolpalette_files.tools`; the pack's hooks module,
+`toolpalette_files.hooks`, is what the ``toolpalette.plugins`` entry point names.
 Importing this package imports nothing else.
 """
 

@@ -2,7 +2,7 @@
 
 Every path is checked twice. Before any file is touched, the path text is refused if it
 holds a NUL byte, is absolute or has a ``..`` part, and the path is then resolved with
-:func:`os.path.realpath` (symlinks included, dangling ones too) and must lie inside the
+`os.path.realpath()` (symlinks included, dangling ones too) and must lie inside the
 root. When the file is opened, its directory is opened first and the open descriptor's
 real location is checked again, and the last step is taken relative to that descriptor
 with ``O_NOFOLLOW``: a symlink swapped in between the check and the use is refused
@@ -118,7 +118,7 @@ class DirHandle:
         return name, {"dir_fd": self.fd}
 
     def pair(self, name: str, key: str) -> tuple[str, dict[str, Any]]:
-        """Like :meth:`at`, for the ``src_dir_fd`` / ``dst_dir_fd`` of rename and replace."""
+        """Like `at()`, for the ``src_dir_fd`` / ``dst_dir_fd`` of rename and replace."""
         if self.fd is None:
             return os.path.join(self.path, name), {}
         return name, {key: self.fd}
@@ -126,7 +126,7 @@ class DirHandle:
 
 @dataclass(frozen=True)
 class Workspace:
-    """One workspace root; every path goes through :meth:`resolve`."""
+    """One workspace root; every path goes through `resolve()`."""
 
     root: str
     """The root's real path."""
@@ -299,7 +299,7 @@ _ERRORS: Final[dict[int, tuple[str, int, str]]] = {
 
 @contextlib.contextmanager
 def os_errors(path: str) -> Iterator[None]:
-    """Turn an ``OSError`` into a :class:`ToolError` that names the path the model sent."""
+    """Turn an ``OSError`` into a `ToolError` that names the path the model sent."""
     try:
         yield
     except OSError as exc:

@@ -3,7 +3,7 @@
 Each tool takes the workspace root from the host's configuration for this pack
 (`ctx.config["root"]`), or else from `TOOLPALETTE_FILES_ROOT`; with neither, the call
 fails with a message telling the host how to configure it. Paths are always relative to
-the root; see :mod:`toolpalette_files._workspace` for how they are confined.
+the root; see `toolpalette_files._workspace` for how they are confined.
 """
 
 from __future__ import annotations

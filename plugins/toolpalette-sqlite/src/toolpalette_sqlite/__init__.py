@@ -1,7 +1,7 @@
 """toolpalette-sqlite: read-only queries and bound-parameter writes on one SQLite file.
 
-The tools live in :mod:`toolpalette_sqlite.tools`; the pack's hooks module,
-:mod:`toolpalette_sqlite.hooks`, is what the ``toolpalette.plugins`` entry point names.
+The tools live in `toolpalette_sqlite.tools`; the pack's hooks module,
+`toolpalette_sqlite.hooks`, is what the ``toolpalette.plugins`` entry point names.
 Importing this package imports nothing else.
 """
 
