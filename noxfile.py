@@ -21,7 +21,9 @@ from pathlib import Path
 
 import nox
 
-nox.options.default_venv_backend = "venv"
+# uv makes each session's environment in seconds (nox[uv] brings it); plain venv and
+# pip where uv is not installed.
+nox.options.default_venv_backend = "uv|venv"
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = False
 

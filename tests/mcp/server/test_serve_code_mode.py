@@ -40,9 +40,12 @@ async def test_a_default_client_runs_a_five_call_job_in_one_run_code_over_stdio(
     assert not result.is_error, result.content[0].text
     assert result.structured_content is not None
     assert (result.structured_content["result"], result.structured_content["calls"]) == (10, 5)
-    # without an elicitation callback the client cannot be asked: a "no" inside the script
+    # without an elicitation callback the client cannot be asked: a 403 inside the script,
+    # saying that no person could be asked (not that one said no)
     assert paused.structured_content is not None
-    assert paused.structured_content["result"][2].startswith("403 denied")
+    refused = paused.structured_content["result"][2]
+    assert refused.startswith("403 approval_required")
+    assert "none could be asked" in refused
 
 
 async def test_two_workers_run_a_five_call_job_and_resume_a_paused_script_elsewhere() -> None:
