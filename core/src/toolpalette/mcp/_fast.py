@@ -54,6 +54,8 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolpalette.mcp._raw import NO_REPEATS, parse_keeping_pairs
+
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
@@ -180,8 +182,10 @@ class FastPath:
             return None
         if _ESCAPED_SURROGATE.search(text) is not None:
             return None  # the SDK decides on text that may hold a lone surrogate
-        try:
-            message = json.loads(text)
+        try:  # one read of the body: the repeated-key check of tools/call is made here too
+            message, repeated = parse_keeping_pairs(text)
+            if repeated:  # rare: read as the SDK would; the endpoint finds where it repeats
+                message = json.loads(text)
         except (ValueError, RecursionError):
             return None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -206,6 +210,8 @@ class FastPath:
         if version is None or not self._valid(method, params, version, modern=modern):
             return None
         session = _SESSION if modern or self._json else _LoggedSession()
+        if not repeated:
+            request.scope.setdefault("state", {})[NO_REPEATS] = True
         return _Exchange(
             request, held, key, method, params, version, modern=modern, session=session
         )

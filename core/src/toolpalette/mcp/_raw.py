@@ -47,10 +47,16 @@ class Repeats:
     """Whether an object outside ``arguments`` repeats a key."""
 
 
-def find_repeats(text: str | bytes) -> Repeats | None:
-    """Where the JSON-RPC message ``text`` repeats a key; None if it repeats none.
+NO_REPEATS: Final = "toolpalette.no_repeated_keys"
+"""Set in an HTTP request's ``state`` by a reader that found no repeated key in its body."""
 
-    Text this parser cannot read is left to the SDK, which has already read it (None).
+
+def parse_keeping_pairs(text: str | bytes) -> tuple[Any, bool]:
+    """``text`` parsed, an object that repeats a key kept as its pairs; whether one does.
+
+    Raises:
+        ValueError: ``text`` is not JSON.
+        RecursionError: it nests deeper than the parser goes.
     """
     found = False
 
@@ -62,8 +68,16 @@ def find_repeats(text: str | bytes) -> Repeats | None:
         found = True
         return _Repeated(items)
 
+    return json.loads(text, object_pairs_hook=pairs), found
+
+
+def find_repeats(text: str | bytes) -> Repeats | None:
+    """Where the JSON-RPC message ``text`` repeats a key; None if it repeats none.
+
+    Text this parser cannot read is left to the SDK, which has already read it (None).
+    """
     try:
-        message = json.loads(text, object_pairs_hook=pairs)
+        message, found = parse_keeping_pairs(text)
     except (ValueError, RecursionError):
         return None
     if not found:
@@ -81,6 +95,8 @@ async def repeats_in(ctx: ServerRequestContext[Any], lines: SentLines) -> Repeat
     """Where ``ctx``'s ``tools/call`` repeats a key, from its text where it can be had."""
     request = ctx.request
     if isinstance(request, Request):
+        if request.scope.get("state", {}).get(NO_REPEATS):
+            return None  # the fast path read the body once and found none
         return find_repeats(await request.body())  # the transport's read, kept: no I/O
     return lines.take(ctx.request_id)
 
