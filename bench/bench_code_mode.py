@@ -22,6 +22,7 @@ Run with ``python -m bench bench_code_mode`` (``--quick``: fewer rounds).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -79,7 +80,7 @@ def _seed(folder: Path) -> dict[str, Any]:
         order = {"id": i, "customer": f"c{i % 5}", "amount": 10 + i, "note": "x" * 200}
         (workspace / "orders" / f"order-{i:02d}.json").write_text(json.dumps(order))
     database = folder / "shop.db"
-    with sqlite3.connect(database) as db:
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
         db.executescript(
             "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, city TEXT);"
             "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, total REAL);"

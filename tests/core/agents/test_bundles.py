@@ -8,6 +8,7 @@ grants each of its tools through admission, in every ``tool_search`` mode.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import types
 from pathlib import Path
@@ -190,7 +191,7 @@ def test_a_native_turn_exports_bundles_as_openai_namespaces(hub: ToolHub):
 
 def test_installed_packs_deferred_as_bundles_read_their_distributions_summary(tmp_path: Path):
     database = tmp_path / "shop.db"
-    with sqlite3.connect(database) as db:
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
         db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
     hub = ToolHub(config={"packs": {"sqlite": {"database": str(database)}}})
 

@@ -10,6 +10,7 @@ touched.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import tempfile
 import textwrap
@@ -88,7 +89,7 @@ def _seed(folder: Path) -> tuple[Path, Path]:
     )
     (workspace / "README.md").write_text("Team workspace. Notes live in notes/.\n")
     database = folder / "shop.db"
-    with sqlite3.connect(database) as db:
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
         db.executescript(
             """
             CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT);
