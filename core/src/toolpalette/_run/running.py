@@ -117,12 +117,15 @@ class _Marked(Coroutine[Any, Any, Any]):
     A coroutine object of its own rather than a wrapping coroutine: one call per step.
     """
 
-    __slots__ = ("_coro", "_marks", "_name")
+    __slots__ = ("_coro", "_marks", "_name", "waiter")
 
     def __init__(self, coro: Any, name: str) -> None:
         self._coro = coro
         self._name = name
         self._marks = board()  # made on the loop's thread, where each step runs
+        self.waiter: asyncio.Future[Any] | None = None
+        """Told the moment the tool ends (``finish_async``'s): its caller wakes in the
+        next loop round, not two rounds later through the task's done callbacks."""
 
     def send(self, value: Any) -> Any:
         marks = self._marks
@@ -131,7 +134,11 @@ class _Marked(Coroutine[Any, Any, Any]):
         try:
             return self._coro.send(value)
         except (SystemExit, KeyboardInterrupt, asyncio.CancelledError) as own:
+            self._ended()
             raise _Carried(own) from None  # the tool's own: nothing was thrown in
+        except BaseException:
+            self._ended()
+            raise
         finally:
             marks.name = outer
 
@@ -142,12 +149,22 @@ class _Marked(Coroutine[Any, Any, Any]):
         try:
             return self._coro.throw(typ if val is None else val)
         except (SystemExit, KeyboardInterrupt) as own:
+            self._ended()
             raise _Carried(own) from None
+        except BaseException:
+            self._ended()
+            raise
         finally:
             marks.name = outer
 
     def close(self) -> None:
+        self._ended()
         self._coro.close()
+
+    def _ended(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(_DONE)
 
     def __await__(self) -> Generator[Any, Any, Any]:
         raise TypeError("a tool's task drives it; it is not awaited")
@@ -273,7 +290,11 @@ async def _wait(
     abort_event: threading.Event | None,
 ) -> Any:
     waiter: asyncio.Future[Any] = loop.create_future()
-    task.add_done_callback(partial(_wake_on_done, waiter))
+    marked = task.get_coro()
+    if isinstance(marked, _Marked):
+        marked.waiter = waiter  # told as the tool ends, inside its task's last step
+    else:
+        task.add_done_callback(partial(_wake_on_done, waiter))
     timer = loop.call_later(timeout, _wake, waiter, TIMEOUT) if timeout is not None else None
     unsubscribe = abort.subscribe(partial(_wake_threadsafe, loop, waiter)) if abort else None
     try:
