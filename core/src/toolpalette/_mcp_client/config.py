@@ -71,22 +71,26 @@ _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _EMPTY: Final[Mapping[str, str]] = MappingProxyType({})
 BadEntry = tuple["str | None", str]
 """A configuration entry that was refused: the server's name (None: no one server's), why."""
+_AS_GIVEN: Final = (
+    "cwd",
+    "url",
+    "trusted",
+    "timeout",
+    "connect_timeout",
+    "max_message",
+    "max_stream",
+    "stream_idle",
+    "prefix",
+)
+"""The keys of a server's table passed on as they are (their types checked after)."""
+_STRING_MAPS: Final = ("env", "headers", "rename")
+"""The keys of a server's table that map strings to strings."""
 KNOWN_KEYS: Final = frozenset(
     {
         "command",
         "args",
-        "env",
-        "cwd",
-        "url",
-        "headers",
-        "trusted",
-        "timeout",
-        "connect_timeout",
-        "max_message",
-        "max_stream",
-        "stream_idle",
-        "prefix",
-        "rename",
+        *_AS_GIVEN,
+        *_STRING_MAPS,
         "type",
         "transport",
         "enabled",
@@ -306,22 +310,8 @@ def from_table(
         command, args = command[0], [*command[1:], *args]
     if not isinstance(args, (list, tuple)):
         raise ValueError(f"{where}: 'args' must be a list of strings")
-    options: dict[str, Any] = {
-        key: table[key]
-        for key in (
-            "cwd",
-            "url",
-            "trusted",
-            "timeout",
-            "connect_timeout",
-            "max_message",
-            "max_stream",
-            "stream_idle",
-            "prefix",
-        )
-        if key in table
-    }
-    for key in ("env", "headers", "rename"):
+    options: dict[str, Any] = {key: table[key] for key in _AS_GIVEN if key in table}
+    for key in _STRING_MAPS:
         if key in table:
             if not _str_pairs(table[key]):
                 raise ValueError(f"{where}: {key!r} must map strings to strings")

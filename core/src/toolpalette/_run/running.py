@@ -179,11 +179,6 @@ def _wake(waiter: asyncio.Future[Any], signal: Any) -> None:
         waiter.set_result(signal)
 
 
-def _wake_on_done(waiter: asyncio.Future[Any], _task: object) -> None:
-    if not waiter.done():
-        waiter.set_result(_DONE)
-
-
 def _wake_threadsafe(
     loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any], reason: str
 ) -> None:
@@ -291,10 +286,8 @@ async def _wait(
 ) -> Any:
     waiter: asyncio.Future[Any] = loop.create_future()
     marked = task.get_coro()
-    if isinstance(marked, _Marked):
-        marked.waiter = waiter  # told as the tool ends, inside its task's last step
-    else:
-        task.add_done_callback(partial(_wake_on_done, waiter))
+    assert isinstance(marked, _Marked)  # every tool task is start_async's
+    marked.waiter = waiter  # told as the tool ends, inside its task's last step
     timer = loop.call_later(timeout, _wake, waiter, TIMEOUT) if timeout is not None else None
     unsubscribe = abort.subscribe(partial(_wake_threadsafe, loop, waiter)) if abort else None
     try:
