@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toolpalette import BoundTool, Origin, ToolProvider, hookimpl, tool
+from toolpalette import BoundTool, Origin, ToolInfo, ToolProvider, hookimpl, tool
 from toolpalette._plugins.collect import call_each, items_of, tools
 from toolpalette._plugins.manager import ToolpaletteManager
 from toolpalette._plugins.problems import describe_exception
@@ -21,20 +21,25 @@ def good() -> str:
 
 class Foreign(ToolProvider):
     def __init__(self, name: Any = "foreign", schema: Any = None, description: Any = "Hand-made."):
-        self._name, self._description = name, description
-        self._schema = schema if schema is not None else {"type": "object"}
+        schema = schema if schema is not None else {"type": "object"}
+        self._record = (name, description, schema)
 
-    name = property(lambda self: self._name)
-    description = property(lambda self: self._description)
-    input_schema = property(lambda self: self._schema)
+    @property
+    def info(self) -> ToolInfo:
+        name, description, schema = self._record
+        return ToolInfo(name=name, description=description, input_schema=schema)
 
     def create(self, parent: Any = None) -> BoundTool:
         return BoundTool(lambda v, c: None, is_async=False, takes_context=False)
 
 
 class Exploding(Foreign):
+    """Its record cannot be built; its name, answered apart, can be read."""
+
+    name = property(lambda self: "foreign")
+
     @property
-    def input_schema(self) -> dict[str, Any]:
+    def info(self) -> ToolInfo:
         raise RuntimeError("no schema today")
 
 

@@ -192,27 +192,34 @@ class Described(ToolProvider):
     def __init__(self, schema_fails: bool = False) -> None:
         self.schema_fails = schema_fails
 
-    name = property(lambda self: "described")
-    description = property(lambda self: "Described by hand.")
-    output_schema = property(lambda self: {"type": "object"})
-    read_only = property(lambda self: True)
-    destructive = property(lambda self: False)
-    idempotent = property(lambda self: True)
-    open_world = property(lambda self: False)
-    display_name = property(lambda self: "Hand-made")
-    action_verb = property(lambda self: "Describing")
-    weight = property(lambda self: 4.0)
-    metadata = property(lambda self: {"k": "v"})
-    concurrency_safe = property(lambda self: False)
-    timeout = property(lambda self: 3.0)
-    output_cap = property(lambda self: 999)
-    guidance = property(lambda self: "Describe first.")
-
     @property
-    def input_schema(self) -> dict[str, Any]:
+    def info(self) -> ToolInfo:
         if self.schema_fails:
             raise RuntimeError("the schema cannot be built")
-        return {"type": "object"}
+        return ToolInfo(
+            name="described",
+            description="Described by hand.",
+            input_schema={"type": "object"},
+            output_schema={"type": "object"},
+            read_only=True,
+            destructive=False,
+            idempotent=True,
+            open_world=False,
+            display_name="Hand-made",
+            action_verb="Describing",
+            weight=4.0,
+            metadata={"k": "v"},
+            concurrency_safe=False,
+            timeout=3.0,
+            output_cap=999,
+            guidance="Describe first.",
+        )
+
+    # Answered without the record, as a listing and a rename read them.
+    name = property(lambda self: "described")
+    description = property(lambda self: "Described by hand.")
+    read_only = property(lambda self: True)
+    display_name = property(lambda self: "Hand-made")
 
     def create(self, parent: Any = None) -> BoundTool:
         return BoundTool(lambda value, ctx: "ok", is_async=False, takes_context=False)

@@ -1,12 +1,13 @@
-"""``ToolInfo``: the one record of what a tool is, read once from a provider's properties."""
+"""``ToolInfo``: the one record of what a tool is, the provider contract."""
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any
 
 import pytest
-from toolpalette import BoundTool, Origin, ToolInfo, ToolProvider, tool
+from toolpalette import BoundTool, Origin, ToolDefinitionError, ToolInfo, ToolProvider, tool
 from toolpalette.testing import FakeTool, as_provider, make_registry
 
 
@@ -32,24 +33,44 @@ def archive(path: str) -> dict[str, int]:
     return {"bytes": len(path)}
 
 
-class HandWritten(ToolProvider):
-    """A third party's provider: properties overridden, as the plugin author guide says."""
+class Recorded(ToolProvider):
+    """A third party's provider as the plugin author guide writes it: one record."""
 
-    def __init__(self) -> None:
-        self.reads = 0
-
-    @property
-    def name(self) -> str:
-        self.reads += 1
-        return "hand_written"
-
-    description = property(lambda self: "Made by hand.")
-    input_schema = property(lambda self: {"type": "object", "properties": {}})
-    idempotent = property(lambda self: True)
-    timeout = property(lambda self: 5.0)
+    info = ToolInfo(
+        name="recorded",
+        description="Holds its record.",
+        input_schema={"type": "object", "properties": {}},
+        idempotent=True,
+        timeout=5.0,
+    )
 
     def create(self, parent: Any = None) -> BoundTool:
         return BoundTool(lambda value, ctx: "done", is_async=False, takes_context=False)
+
+
+with pytest.warns(DeprecationWarning, match=r"HandWritten describes its tool by overriding") as _w:
+
+    class HandWritten(ToolProvider):
+        """A provider written to the earlier contract: properties overridden."""
+
+        def __init__(self) -> None:
+            self.reads = 0
+
+        @property
+        def name(self) -> str:
+            self.reads += 1
+            return "hand_written"
+
+        description = property(lambda self: "Made by hand.")
+        input_schema = property(lambda self: {"type": "object", "properties": {}})
+        idempotent = property(lambda self: True)
+        timeout = property(lambda self: 5.0)
+
+        def create(self, parent: Any = None) -> BoundTool:
+            return BoundTool(lambda value, ctx: "done", is_async=False, takes_context=False)
+
+
+DEFINED_AT = _w[0]
 
 
 def _fields(obj: object) -> dict[str, Any]:
@@ -57,16 +78,76 @@ def _fields(obj: object) -> dict[str, Any]:
 
 
 def test_every_field_of_the_record_is_a_provider_property() -> None:
-    # The contract: a provider describes its tool through these properties, and the
-    # record is exactly them. A field without a property could not be read from a pack.
+    # A provider holds its record, and each field reads as the property of its name.
     for field in dataclasses.fields(ToolInfo):
         assert isinstance(getattr(ToolProvider, field.name), property), field.name
+        assert getattr(Recorded(), field.name) == getattr(Recorded.info, field.name)
+
+
+def test_a_provider_without_a_record_cannot_be_made() -> None:
+    class Bare(ToolProvider):
+        def create(self, parent: Any = None) -> BoundTool:
+            raise NotImplementedError
+
+    with pytest.raises(TypeError, match="abstract"):
+        Bare()  # type: ignore[abstract]
+
+
+def test_overriding_properties_warns_once_where_the_class_is_defined() -> None:
+    assert DEFINED_AT.filename == __file__
+    assert "define `info`" in str(DEFINED_AT.message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        class Narrower(HandWritten):  # a subclass of a warned class is not warned again
+            timeout = property(lambda self: 1.0)
+
+        class Recorded2(Recorded):  # nor is a provider that holds its record
+            name = property(lambda self: "recorded2")
+
+    assert Narrower().info.timeout == 1.0
+
+
+def test_a_property_provider_missing_a_required_field_says_which() -> None:
+    with pytest.warns(DeprecationWarning, match="define `info`"):
+
+        class Nameless(ToolProvider):
+            description = property(lambda self: "No name.")
+
+            def create(self, parent: Any = None) -> BoundTool:
+                raise NotImplementedError
+
+    with pytest.raises(ToolDefinitionError, match="defines `info`, or else name, input_schema"):
+        _ = Nameless().info
+
+
+def test_a_property_that_reads_the_base_gets_the_default() -> None:
+    with pytest.warns(DeprecationWarning, match="define `info`"):
+
+        class Titled(ToolProvider):
+            name = property(lambda self: "titled_tool")
+            description = property(lambda self: "Reads super().")
+            input_schema = property(lambda self: {"type": "object"})
+
+            @property
+            def display_name(self) -> str:
+                return "Custom: " + super().display_name
+
+            def create(self, parent: Any = None) -> BoundTool:
+                raise NotImplementedError
+
+    assert Titled().info.display_name == "Custom: Titled tool"
 
 
 @pytest.mark.parametrize(
     "provider",
-    [as_provider(archive), HandWritten(), FakeTool("fake", read_only=True, timeout=2.0)],
-    ids=["function", "hand-written", "fake"],
+    [
+        as_provider(archive),
+        Recorded(),
+        HandWritten(),
+        FakeTool("fake", read_only=True, timeout=2.0),
+    ],
+    ids=["function", "recorded", "hand-written", "fake"],
 )
 def test_the_record_holds_what_the_properties_say(provider: ToolProvider) -> None:
     assert _fields(provider.info) == _fields(provider)

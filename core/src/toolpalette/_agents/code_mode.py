@@ -26,6 +26,7 @@ from toolpalette._agents.sandbox import (
     run_script,
 )
 from toolpalette._run.abort import AbortSignal
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.registry import lookup
 from toolpalette._tools.result import is_wrapped
@@ -240,10 +241,8 @@ class RunCodeProvider(ToolProvider):
         """Each listed tool's name, by its function's name."""
         self._wrapped = {t.name for t in listed if is_wrapped(t.output_schema)}
         self._api = python_api(listed)
-        self._description = _description(self._api, limits, searched)
-        self._read_only = read_only
         self._sandbox = sandbox
-        self._schema: dict[str, Any] = {
+        schema: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "code": {
@@ -256,40 +255,24 @@ class RunCodeProvider(ToolProvider):
             "required": ["code"],
             "additionalProperties": False,
         }
+        self._record = ToolInfo(
+            name=RUN_CODE,
+            description=_description(self._api, limits, searched),
+            input_schema=schema,
+            output_schema=_OUTPUT_SCHEMA,
+            read_only=read_only,
+            # The script's own bound ends it first, with its 408; this is the backstop.
+            timeout=limits.wall_time + 5.0,
+        )
 
     @property
-    def name(self) -> str:
-        return RUN_CODE
-
-    @property
-    def description(self) -> str:
-        return self._description
+    def info(self) -> ToolInfo:
+        return self._record
 
     @property
     def api(self) -> str:
         """The functions' definitions, as the description lists them."""
         return self._api
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self._schema
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return _OUTPUT_SCHEMA
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return False
-
-    @property
-    def timeout(self) -> float:
-        # The script's own bound ends it first, with its 408; this is the backstop.
-        return self.limits.wall_time + 5.0
 
     def create(self, parent: Any = None) -> BoundTool:
         if parent is None or not hasattr(parent, "call"):
@@ -301,12 +284,12 @@ class RunCodeProvider(ToolProvider):
         return (
             type(other) is type(self)
             and isinstance(other, RunCodeProvider)
-            and other._description == self._description
-            and other._read_only == self._read_only
+            and other.description == self.description
+            and other.read_only == self.read_only
         )
 
     def __hash__(self) -> int:
-        return hash((type(self), self._description))
+        return hash((type(self), self.description))
 
 
 class _Script:

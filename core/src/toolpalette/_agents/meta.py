@@ -28,11 +28,13 @@ through the skill loader, which keeps every path inside its skill's folder.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from toolpalette._skills import Skill
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import ToolError
@@ -101,20 +103,11 @@ class Checked(ToolProvider):
     """
 
     def __init__(self, name: str, schema: dict[str, Any]) -> None:
-        self._name = name
-        self._schema = schema
+        self._record = ToolInfo(name=name, description="", input_schema=schema)
 
     @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return ""
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self._schema
+    def info(self) -> ToolInfo:
+        return self._record
 
     def create(self, parent: Any = None) -> BoundTool:
         raise TypeError("only checks input")
@@ -179,27 +172,21 @@ class _RequestProvider(ToolProvider):
     _name: str
     _description: str
 
+    _read_only: bool = False
+
     def __init__(self, catalog: Sequence[CatalogEntry]) -> None:
         self.catalog: tuple[CatalogEntry, ...] = tuple(catalog)
         """The members the model may ask for, in catalog order."""
-        self._schema = _catalog_schema(self._field, self._noun, self.catalog)
         self._checked = _names_checked(self._name, self._field)
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._description
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self._schema
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return False
+    @functools.cached_property
+    def info(self) -> ToolInfo:
+        return ToolInfo(
+            name=self._name,
+            description=self._description,
+            input_schema=_catalog_schema(self._field, self._noun, self.catalog),
+            read_only=self._read_only,
+        )
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
         """Any non-empty list of names: each is decided on its own (see the module)."""
@@ -243,10 +230,6 @@ class RequestToolsProvider(_RequestProvider):
         super().__init__(catalog)
         self._read_only = read_only
 
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
     _kind = "tool"
     _field = "names"
     _noun = "tools"
@@ -272,10 +255,7 @@ class RequestSkillProvider(_RequestProvider):
         "`skills` is a skill you may request, with what it is for. Granted skills are added "
         "to your instructions from your next turn."
     )
-
-    @property
-    def read_only(self) -> bool:
-        return True
+    _read_only = True
 
 
 SkillFile = tuple[Skill, str]
@@ -299,7 +279,10 @@ class ReadSkillFileProvider(ToolProvider):
             f"{skill.id}/{path}": (skill, path) for skill, path in files
         }
         """The readable files by catalog entry, in catalog order."""
-        self._schema: dict[str, Any] = {
+
+    @functools.cached_property
+    def info(self) -> ToolInfo:
+        schema = {
             "type": "object",
             "properties": {
                 "file": {
@@ -312,29 +295,14 @@ class ReadSkillFileProvider(ToolProvider):
             "required": ["file"],
             "additionalProperties": False,
         }
-
-    @property
-    def name(self) -> str:
-        return "read_skill_file"
-
-    @property
-    def description(self) -> str:
-        return (
-            "Read a file that comes with one of your skills (references, examples, "
-            "templates), as text. Each allowed value of `file` is one such file."
+        return ToolInfo(
+            name="read_skill_file",
+            description="Read a file that comes with one of your skills (references, "
+            "examples, templates), as text. Each allowed value of `file` is one such file.",
+            input_schema=schema,
+            read_only=True,
+            concurrency_safe=True,
         )
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self._schema
-
-    @property
-    def read_only(self) -> bool:
-        return True
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return True
 
     def create(self, parent: Any = None) -> BoundTool:
         files = dict(self.files)

@@ -11,10 +11,12 @@ needs to call it at once (its input schema).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Final
 
 from toolpalette._agents.meta import Checked, RequestSkillProvider, RequestToolsProvider
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
 
 __all__ = [
@@ -197,28 +199,20 @@ class _SearchProvider(ToolProvider):
     _input: dict[str, Any]
     _output: dict[str, Any]
 
+    _read_only: bool = False
+
     def __init__(self) -> None:
         self._checked = Checked(self._name, _SEARCH_CHECKED)
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._description
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return self._input
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return self._output
-
-    @property
-    def concurrency_safe(self) -> bool:
-        return False
+    @functools.cached_property
+    def info(self) -> ToolInfo:
+        return ToolInfo(
+            name=self._name,
+            description=self._description,
+            input_schema=self._input,
+            output_schema=self._output,
+            read_only=self._read_only,
+        )
 
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
         """A query, and a limit from 1 to `MAX_LIMIT` (null or left out: the default)."""
@@ -267,10 +261,6 @@ class SearchToolsProvider(_SearchProvider):
         super().__init__()
         self._read_only = read_only
 
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
 
 class SearchSkillsProvider(_SearchProvider):
     """``search_skills``: the skills that best match a query, each admitted.
@@ -289,10 +279,7 @@ class SearchSkillsProvider(_SearchProvider):
     )
     _input = _search_schema("skills", "write a safe SQL query")
     _output = _SKILLS_FOUND
-
-    @property
-    def read_only(self) -> bool:
-        return True
+    _read_only = True
 
 
 META_TOOLS: Final = (

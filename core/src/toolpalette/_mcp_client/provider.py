@@ -44,6 +44,7 @@ from toolpalette._mcp_client.outputs import OutputCheck
 from toolpalette._mcp_client.stdio import past_bound, too_large
 from toolpalette._schema import checks as _schema
 from toolpalette._schema import quick_check as _quick_check
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
 from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError
@@ -95,26 +96,28 @@ class MCPToolProvider(ToolProvider):
         """The server's configured name."""
         self.remote_name = remote_name
         """The tool's name on the server (the offered name may be renamed or prefixed)."""
-        self._name = name
-        self._description = description
-        self._input_schema = input_schema
-        self._output_schema = output_schema
         self._annotations = MappingProxyType(dict(annotations))
         self._title = title
         self._quick: Any = _UNCOMPILED
         self._output_check = OutputCheck(output_schema) if output_schema is not None else None
-        self._read_only = config.trusted and self._annotations.get("readOnlyHint") is True
-        self._metadata = MappingProxyType(
-            {
-                "mcp": MappingProxyType(
-                    {
-                        "server": config.name,
-                        "tool": remote_name,
-                        "trusted": config.trusted,
-                        "annotations": self._annotations,
-                    }
-                )
-            }
+        metadata = {
+            "server": config.name,
+            "tool": remote_name,
+            "trusted": config.trusted,
+            "annotations": self._annotations,
+        }
+        self._record = ToolInfo(
+            name=name,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            read_only=self._hint("readOnlyHint", default=False),
+            destructive=self._hint("destructiveHint", default=True),
+            idempotent=self._hint("idempotentHint", default=False),
+            open_world=self._hint("openWorldHint", default=True),
+            display_name=title or "",
+            metadata=MappingProxyType({"mcp": MappingProxyType(metadata)}),
+            timeout=config.timeout,
         )
         self.origin = Origin(pack=config.pack, server=config.name)
         self.from_disk = False
@@ -122,32 +125,15 @@ class MCPToolProvider(ToolProvider):
         call waits until the server's live listing confirms it (`confirm()`)."""
         self._confirmed = False
 
-    name = property(lambda self: self._name)
-    description = property(lambda self: self._description)
-    input_schema = property(lambda self: self._input_schema)
-    output_schema = property(lambda self: self._output_schema)
-    read_only = property(lambda self: self._read_only)
-    metadata = property(lambda self: self._metadata)
+    @property
+    def info(self) -> ToolInfo:
+        """The listed tool's record; its annotations count only from a trusted server."""
+        return self._record
 
     @property
     def annotations(self) -> Mapping[str, Any]:
         """The server's annotations for the tool, as sent (hints, never trusted alone)."""
         return self._annotations
-
-    @property
-    def destructive(self) -> bool:
-        """The trusted server's ``destructiveHint``; MCP's default (True) otherwise."""
-        return self._hint("destructiveHint", default=True)
-
-    @property
-    def idempotent(self) -> bool:
-        """The trusted server's ``idempotentHint``; MCP's default (False) otherwise."""
-        return self._hint("idempotentHint", default=False)
-
-    @property
-    def open_world(self) -> bool:
-        """The trusted server's ``openWorldHint``; MCP's default (True) otherwise."""
-        return self._hint("openWorldHint", default=True)
 
     def _check_schema(self, data: dict[str, Any], size: int) -> dict[str, Any]:
         """``data`` if the schema accepts it: the quick check first, else the validator.
@@ -157,7 +143,7 @@ class MCPToolProvider(ToolProvider):
         """
         quick = self._quick
         if quick is _UNCOMPILED:
-            quick = self._quick = _quick_check.compile_check(self._input_schema)
+            quick = self._quick = _quick_check.compile_check(self.input_schema)
         if quick is not None and quick(data):
             return data
         return super()._check_schema(data, size)
@@ -168,24 +154,14 @@ class MCPToolProvider(ToolProvider):
         return value if trusted and isinstance(value, bool) else default
 
     @property
-    def timeout(self) -> float | None:
-        """The server's configured call timeout."""
-        return self.connection.config.timeout
-
-    @property
     def title(self) -> str | None:
         """The server's title for the tool, as checked (None when it gave none)."""
         return self._title
 
-    @property
-    def display_name(self) -> str:
-        """The server's title for the tool, else the name made readable."""
-        return self._title or super().display_name
-
     def create(self, parent: Any = None) -> BoundTool:
         """The runnable tool: every call goes to the server through the pool."""
-        connection, remote, name = self.connection, self.remote_name, self._name
-        loop, output = connection.loop, self._output_schema
+        connection, remote, name = self.connection, self.remote_name, self.name
+        loop, output = connection.loop, self.output_schema
         check, server = self._output_check, connection.config.name
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
@@ -244,7 +220,7 @@ class MCPToolProvider(ToolProvider):
             tools = await connection.loop.run_async(connection.live_tools())
         except MCPServerError as exc:
             raise ToolError(
-                f"Tool '{self._name}' cannot run now: its MCP server '{self.server}' "
+                f"Tool '{self.name}' cannot run now: its MCP server '{self.server}' "
                 "is not available. Try again later.",
                 code="server_unavailable",
                 status=503,
@@ -254,9 +230,9 @@ class MCPToolProvider(ToolProvider):
         if reason is None:
             self._confirmed = True
             return
-        connection.mismatch(self._name, reason)
+        connection.mismatch(self.name, reason)
         raise ToolError(
-            f"Tool '{self._name}' changed on its MCP server '{self.server}' since its listing "
+            f"Tool '{self.name}' changed on its MCP server '{self.server}' since its listing "
             "was kept, so it was not run. List the tools again before calling it.",
             code="tool_changed",
             status=409,
@@ -267,15 +243,15 @@ class MCPToolProvider(ToolProvider):
         return f"MCP tool {self.remote_name!r} of {self.origin.describe() if self.origin else ''}"
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.server, self.remote_name, self._name, self._description)
+        return (self.server, self.remote_name, self.name, self.description)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MCPToolProvider):
             return NotImplemented
         return (
             self._key() == other._key()
-            and self._input_schema == other._input_schema
-            and self._output_schema == other._output_schema
+            and self.input_schema == other.input_schema
+            and self.output_schema == other.output_schema
             and self._annotations == other._annotations
             and self._title == other._title
         )

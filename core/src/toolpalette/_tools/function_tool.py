@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Hashable, Mapping
-from operator import attrgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import Any, get_type_hints
 
 from toolpalette._schema import checks as _schema
-from toolpalette._tools.info import ToolInfo, serving_fields
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, ToolContext, ToolSpec, check_spec
 from toolpalette.errors import ToolDefinitionError
@@ -100,38 +99,15 @@ def function_tool(
     output = dict(output_schema) if output_schema is not None else None
     if output is not None:
         _schema.check_schema(output, name, what="output")
-    info = ToolInfo(
-        name=name,
-        description=description.strip(),
-        input_schema=schema,
-        output_schema=output,
-        read_only=read_only,
-        destructive=destructive,
-        idempotent=idempotent,
-        open_world=open_world,
-        display_name=display_name or "",
-        action_verb=action_verb or "Running",
-        weight=weight,
-        metadata=spec.metadata,
-        concurrency_safe=spec.default_concurrency_safe,
-        timeout=timeout,
-        output_cap=output_cap,
-        guidance=guidance,
-    )
+    info = spec.record(name, description.strip(), schema, output)
     return _FunctionSchemaTool(fn, spec, info)
 
 
-@serving_fields(lambda field: attrgetter(f"_info.{field}"))
 class _FunctionSchemaTool(ToolProvider):
     """What `function_tool()` returns: its record, the function, and the spec's decisions.
 
     Equal to another for the same function with the same record.
     """
-
-    if TYPE_CHECKING:  # served from the record, by the decorator
-        name: str
-        description: str
-        input_schema: dict[str, Any]
 
     def __init__(self, fn: Callable[..., Any], spec: ToolSpec, info: ToolInfo) -> None:
         self.function = fn

@@ -1,26 +1,14 @@
-"""``ToolInfo``: the one frozen record of what a tool is.
-
-A provider describes its tool through properties (the contract packs code against);
-`ToolProvider.info <toolpalette.ToolProvider.info>` reads them once into this
-record, and whatever describes a tool (the provider formats, the registry's surfaces,
-``toolpalette show``) reads the record. Each field is the provider property of the same
-name, so a wrapper that offers a tool differently (renamed, prefixed) is the wrapped
-provider's record with fields replaced (`ToolInfo.replace()`), never a list of
-properties forwarded by hand.
-"""
+"""``ToolInfo``: the one frozen record of what a tool is, the provider contract."""
 
 from __future__ import annotations
 
-import abc
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-__all__ = ["INFO_FIELDS", "ToolInfo", "default_display_name", "serving_fields"]
-
-_T = TypeVar("_T", bound=type)
+__all__ = ["INFO_FIELDS", "ToolInfo", "default_display_name"]
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -34,7 +22,7 @@ def default_display_name(name: str) -> str:
 class ToolInfo:
     """Everything that describes one tool: what a model, a host and a UI read about it.
 
-    Built once per provider from its properties (``provider.info``), and immutable: a
+    A provider holds one (``provider.info``), and its properties read it. Immutable: a
     provider whose description or schema changes is a new provider, registered in the
     old one's place (as the meta-tools are when their catalog changes). Make a variant
     with [`replace()`][toolpalette.ToolInfo.replace]. The schemas are the provider's own
@@ -84,7 +72,7 @@ class ToolInfo:
 
     def __post_init__(self) -> None:
         if not self.display_name:
-            object.__setattr__(self, "display_name", default_display_name(self.name))
+            object.__setattr__(self, "display_name", default_display_name(str(self.name)))
 
     def replace(self, **changes: Any) -> ToolInfo:
         """A copy of this record with ``changes`` (field names to new values).
@@ -97,21 +85,3 @@ class ToolInfo:
 
 INFO_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(ToolInfo))
 """The record's fields: each is also the provider property of that name."""
-
-
-def serving_fields(getter_for: Callable[[str], Callable[[Any], Any]]) -> Callable[[_T], _T]:
-    """A class decorator: a property for every field of the record, read by ``getter_for(f)``.
-
-    For providers that serve their description from a record rather than define each
-    property: every field, present and future, gets its property, so none can be
-    forgotten. The class's abstract methods are computed again, since the properties
-    arrive after the class body.
-    """
-
-    def decorate(cls: _T) -> _T:
-        for name in INFO_FIELDS:
-            setattr(cls, name, property(getter_for(name), doc=f"The tool's ``{name}``."))
-        abc.update_abstractmethods(cls)
-        return cls
-
-    return decorate

@@ -14,6 +14,7 @@ import copy
 import functools
 import inspect
 import re
+import warnings
 import weakref
 from collections.abc import Callable, Hashable, Mapping
 from types import MappingProxyType
@@ -54,115 +55,124 @@ _BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionar
 class ToolProvider(abc.ABC):
     """Everything needed to present and invoke one tool.
 
-    Subclasses provide ``name``, ``description``, ``input_schema`` and ``create``; the
-    rest has sensible defaults. ``parse_input`` validates model input against the
-    published input schema (jsonschema, no reference retrieval); providers backed by a
-    pydantic model override it with a faster path that accepts exactly the same input.
+    A subclass provides [`info`][toolpalette.ToolProvider.info] (a
+    [`ToolInfo`][toolpalette.ToolInfo], the tool's one record) and `create`; every
+    descriptive property below reads the record. ``parse_input`` validates model input
+    against the published input schema (jsonschema, no reference retrieval); providers
+    backed by a pydantic model override it with a faster path that accepts exactly the
+    same input.
 
-    The descriptive properties (the fields of [`ToolInfo`][toolpalette.ToolInfo]) are
-    read once, into [`info`][toolpalette.ToolProvider.info], so they must not change
-    over the provider's life: a tool whose description or schema changes is a new
-    provider, registered in the old one's place.
+    A subclass written against the earlier contract, overriding the descriptive
+    properties (``name``, ``description``, ``input_schema``, ...) instead of ``info``,
+    keeps working: its record is read from those properties once, and defining the class
+    warns (`DeprecationWarning`). The record must not change over the provider's life:
+    a tool whose description or schema changes is a new provider, registered in the old
+    one's place.
     """
 
     origin: Origin | None = None
     """Where the provider comes from, when known (set by the hub)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        legacy = _legacy_fields(cls)
+        if legacy and not _defines_info(cls):
+            warnings.warn(
+                f"{cls.__module__}.{cls.__qualname__} describes its tool by overriding "
+                f"{', '.join(legacy)}; define `info` (a toolpalette.ToolInfo) instead. The "
+                "properties are read into the record for now; this path goes in toolpalette 1.0",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            cls.info = property(_info_from_properties, doc=ToolProvider.info.__doc__)  # type: ignore[method-assign,assignment]
+
     @property
     @abc.abstractmethod
+    def info(self) -> ToolInfo:
+        """Everything that describes the tool, built once and kept.
+
+        A copy made by [`with_origin()`][toolpalette.ToolProvider.with_origin] shares it.
+        """
+
+    @property
     def name(self) -> str:
         """The tool's name as the model sees it."""
+        return self.info.name
 
     @property
-    @abc.abstractmethod
     def description(self) -> str:
         """What the model reads about the tool."""
+        return self.info.description
 
     @property
-    @abc.abstractmethod
     def input_schema(self) -> dict[str, Any]:
         """The published input JSON Schema (refinements included)."""
+        return self.info.input_schema
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
         """The output JSON Schema, or None when output ships as text."""
-        return None
-
-    @property
-    def weight(self) -> float:
-        """Relative cost or priority."""
-        return 1.0
-
-    @property
-    def display_name(self) -> str:
-        """A human-friendly name."""
-        return default_display_name(self.name)
-
-    @property
-    def action_verb(self) -> str:
-        """What a UI says while the tool runs."""
-        return "Running"
+        return self.info.output_schema
 
     @property
     def read_only(self) -> bool:
         """Whether the tool leaves the world unchanged; mutating unless declared."""
-        return False
+        return self.info.read_only
 
     @property
     def destructive(self) -> bool:
-        """Whether a mutating call may destroy or overwrite; meaningless when read-only.
-
-        The defaults of this and the next two are the MCP specification's own hints:
-        a tool is assumed destructive, not idempotent and open-world unless declared.
-        """
-        return True
+        """Whether a mutating call may destroy or overwrite; meaningless when read-only."""
+        return self.info.destructive
 
     @property
     def idempotent(self) -> bool:
         """Whether repeating a mutating call with the same input changes nothing more."""
-        return False
+        return self.info.idempotent
 
     @property
     def open_world(self) -> bool:
         """Whether the tool reaches beyond a closed domain (the web, other services)."""
-        return True
+        return self.info.open_world
+
+    @property
+    def display_name(self) -> str:
+        """A human-friendly name."""
+        return self.info.display_name
+
+    @property
+    def action_verb(self) -> str:
+        """What a UI says while the tool runs."""
+        return self.info.action_verb
+
+    @property
+    def weight(self) -> float:
+        """Relative cost or priority."""
+        return self.info.weight
 
     @property
     def metadata(self) -> Mapping[str, Any]:
         """An open mapping the core never reads."""
-        return _EMPTY
+        return self.info.metadata
 
     @property
     def concurrency_safe(self) -> bool:
         """Whether calls may overlap, when the input does not decide it."""
-        return self.read_only
+        return self.info.concurrency_safe
 
     @property
     def timeout(self) -> float | None:
         """Seconds a call may run; None takes the executor's default."""
-        return None
+        return self.info.timeout
 
     @property
     def output_cap(self) -> int | None:
         """Largest output in bytes of JSON text; None takes the executor's default."""
-        return None
+        return self.info.output_cap
 
     @property
     def guidance(self) -> str | None:
         """A short text for the conversation's preamble while the tool is offered, or None."""
-        return None
-
-    @property
-    def info(self) -> ToolInfo:
-        """Everything that describes the tool: the properties above, read once and kept.
-
-        Reading it builds the schemas; a copy made by
-        [`with_origin()`][toolpalette.ToolProvider.with_origin] shares it.
-        """
-        info: ToolInfo | None = self.__dict__.get("_info")
-        if info is None:
-            info = self.__dict__["_info"] = ToolInfo(**{f: getattr(self, f) for f in INFO_FIELDS})
-        return info
+        return self.info.guidance
 
     def is_concurrency_safe(self, value: Any) -> bool:
         """Whether a call with this (validated) input may overlap others."""
@@ -246,6 +256,47 @@ class ToolProvider(abc.ABC):
 def _cause(errors: list[Any]) -> Exception:
     # The validator's own words quote the value: they survive only as __cause__, for logs.
     return ValueError("; ".join(str(e.message) for e in errors))
+
+
+def _legacy_fields(cls: type) -> list[str]:
+    """The record's fields that ``cls`` (or a base below `ToolProvider`) overrides."""
+    own = [k for k in cls.__mro__ if k is not ToolProvider and issubclass(k, ToolProvider)]
+    return [f for f in INFO_FIELDS if any(f in vars(k) for k in own)]
+
+
+def _defines_info(cls: type) -> bool:
+    return any("info" in vars(k) for k in cls.__mro__ if k is not ToolProvider)
+
+
+def _info_from_properties(self: ToolProvider) -> ToolInfo:
+    """The record of a provider that overrides properties: read once, defaults elsewhere.
+
+    A property that reads ``super()`` (the base reads the record) gets the defaults:
+    a provisional record stands while the overridden properties are read.
+    """
+    info: ToolInfo | None = self.__dict__.get("_info")
+    if info is not None:
+        return info
+    fields = _legacy_fields(type(self))
+    missing = [f for f in ("name", "description", "input_schema") if f not in fields]
+    if missing:
+        raise ToolDefinitionError(
+            tool_name=type(self).__qualname__,
+            reason=f"a ToolProvider defines `info`, or else {', '.join(missing)}",
+        )
+    given: dict[str, Any] = {}
+    try:
+        for field in fields:
+            given[field] = getattr(self, field)
+            if field == "input_schema":  # the last required field, in the record's order
+                self.__dict__["_info"] = ToolInfo(**given)
+        # The base's default for concurrency_safe was read_only.
+        given.setdefault("concurrency_safe", given.get("read_only", False))
+        info = ToolInfo(**given)
+    finally:
+        self.__dict__.pop("_info", None)
+    self.__dict__["_info"] = info
+    return info
 
 
 def _snake(name: str) -> str:
@@ -347,29 +398,34 @@ class _SpecProvider(ToolProvider):
             )
         return schema
 
-    name = property(lambda self: self._name)
-    description = property(lambda self: self._description)
-    input_schema = property(lambda self: self._schema)
-    output_schema = property(lambda self: self._output[1])
-    weight = property(lambda self: self._spec.weight)
-    read_only = property(lambda self: self._spec.read_only)
-    destructive = property(lambda self: self._spec.destructive)
-    idempotent = property(lambda self: self._spec.idempotent)
-    open_world = property(lambda self: self._spec.open_world)
-    metadata = property(lambda self: self._spec.metadata)
-    timeout = property(lambda self: self._spec.timeout)
-    output_cap = property(lambda self: self._spec.output_cap)
+    @property
+    def info(self) -> ToolInfo:
+        """The record: the spec's declarations, the name and description, both schemas."""
+        info: ToolInfo | None = self.__dict__.get("_info")
+        if info is None:
+            info = self.__dict__["_info"] = self._spec.record(
+                self._name, self._description, self._schema, self._output[1]
+            )
+        return info
+
+    # What a listing and a rename read is known before the schemas are built: answered
+    # without them.
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def read_only(self) -> bool:
+        return self._spec.read_only
 
     @property
     def display_name(self) -> str:
-        return self._spec.display_name or super().display_name
-
-    @property
-    def action_verb(self) -> str:
-        return self._spec.action_verb or super().action_verb
-
-    concurrency_safe = property(lambda self: self._spec.default_concurrency_safe)
-    guidance = property(lambda self: self._spec.guidance)
+        return self._spec.display_name or default_display_name(self._name)
 
     def is_concurrency_safe(self, value: Any) -> bool:
         return self._spec.is_concurrency_safe(value)

@@ -1,20 +1,12 @@
-"""One provider offered with some fields of its record replaced (a new name, say).
-
-Offering a tool differently (a host's rename or prefix) is ``info.replace(...)`` on the
-wrapped provider's record, as pydantic-ai's toolsets rename and prefix tool
-definitions. `ReplacedProvider` is the one wrapper that does it for any provider:
-each field of `ToolInfo` is served generically, the
-replaced value or else the wrapped provider's own, so a field added to the record is
-carried by every wrapper without a line here; only behaviour is forwarded.
-"""
+"""`ReplacedProvider`: one provider offered with some fields of its record replaced."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from toolpalette._tools.info import INFO_FIELDS, ToolInfo, serving_fields
+from toolpalette._tools.info import INFO_FIELDS, ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.errors import InvalidInputError
@@ -22,36 +14,22 @@ from toolpalette.errors import InvalidInputError
 __all__ = ["ReplacedProvider"]
 
 
-def _served(field: str) -> Callable[[ReplacedProvider], Any]:
-    def get(self: ReplacedProvider) -> Any:
-        changes = self.changes
-        return changes[field] if field in changes else getattr(self.inner, field)
-
-    return get
-
-
-@serving_fields(_served)
 class ReplacedProvider(ToolProvider):
     """``inner`` with some fields of its record replaced; everything else is its own.
 
-    Its `info` is ``inner.info.replace(**changes)``. Each descriptive property
-    reads the replaced value, else the wrapped provider's property, without building the
-    record: listing a renamed tool reads its name, description and flags and must not
-    build its schemas (a definition that cannot be built is reported where the catalog
-    builds it). Validation, the runnable tool and the per-call decisions are the wrapped
-    provider's; a refusal names the tool as offered. Two wrappers are equal when they
-    wrap equal providers with equal changes, so a pack loaded twice still yields one
-    entry.
+    Its `info` is ``inner.info.replace(**changes)``, so a field added to the record is
+    carried without a line here. What a listing and a rename read (name, description,
+    read-only, display name) is the replaced value, else the wrapped provider's, read
+    without building the record: a listing must not build schemas (a definition that
+    cannot be built is reported where the catalog builds it). Validation, the runnable
+    tool and the per-call decisions are the wrapped provider's; a refusal names the tool
+    as offered. Two wrappers are equal when they wrap equal providers with equal
+    changes, so a pack loaded twice still yields one entry.
 
     Raises:
         TypeError: a key of ``changes`` is not a field of the record.
         ValueError: a new ``name`` is not a valid tool name.
     """
-
-    if TYPE_CHECKING:  # served generically, by the decorator
-        name: str
-        description: str
-        input_schema: dict[str, Any]
 
     def __init__(self, inner: ToolProvider, **changes: Any) -> None:
         unknown = sorted(set(changes) - set(INFO_FIELDS))
@@ -73,6 +51,28 @@ class ReplacedProvider(ToolProvider):
         if info is None:
             info = self.__dict__["_info"] = self.inner.info.replace(**self.changes)
         return info
+
+    # What a listing and a rename read, without building the record (nor the schemas).
+
+    @property
+    def name(self) -> str:
+        name: str = self.changes.get("name", self.inner.name)
+        return name
+
+    @property
+    def description(self) -> str:
+        description: str = self.changes.get("description", self.inner.description)
+        return description
+
+    @property
+    def read_only(self) -> bool:
+        read_only: bool = self.changes.get("read_only", self.inner.read_only)
+        return read_only
+
+    @property
+    def display_name(self) -> str:
+        display_name: str = self.changes.get("display_name", self.inner.display_name)
+        return display_name
 
     def is_concurrency_safe(self, value: Any) -> bool:
         """As the wrapped provider decides."""

@@ -20,6 +20,7 @@ from toolpalette._tools.channel import (
     Sampled,
     check_level,
 )
+from toolpalette._tools.info import ToolInfo
 from toolpalette.errors import ClientRequestError, ToolDefinitionError
 
 __all__ = [
@@ -117,8 +118,35 @@ class ToolSpec:
     """A short text for the conversation's preamble while the tool is offered: when to
     use the tool, what to do first. At most `MAX_GUIDANCE` characters."""
 
-    # What the declarations decide for one call: one place for every provider built
-    # from a spec (``@tool`` functions and classes, ``function_tool``).
+    # What the declarations make and decide: one place for every provider built from a
+    # spec (``@tool`` functions and classes, ``function_tool``).
+
+    def record(
+        self,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+    ) -> ToolInfo:
+        """The tool's record: these declarations, with what only the provider knows."""
+        return ToolInfo(
+            name=name,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            read_only=self.read_only,
+            destructive=self.destructive,
+            idempotent=self.idempotent,
+            open_world=self.open_world,
+            display_name=self.display_name or "",
+            action_verb=self.action_verb or "Running",
+            weight=self.weight,
+            metadata=self.metadata,
+            concurrency_safe=self.default_concurrency_safe,
+            timeout=self.timeout,
+            output_cap=self.output_cap,
+            guidance=self.guidance,
+        )
 
     @property
     def default_concurrency_safe(self) -> bool:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, Final
 
-from toolpalette import ToolProvider
+from toolpalette import ToolInfo, ToolProvider
 from toolpalette._tools.provider import BoundTool
 
 __all__ = ["CALL_TOOL", "CallToolProvider", "call_tool_for"]
@@ -56,38 +56,21 @@ class CallToolProvider(ToolProvider):
         self, *, read_only: bool, destructive: bool, idempotent: bool, open_world: bool
     ) -> None:
         self._annotations = (read_only, destructive, idempotent, open_world)
-
-    @property
-    def name(self) -> str:
-        return CALL_TOOL
-
-    @property
-    def description(self) -> str:
-        return (
-            "Call any tool you may use by its name, listed or not (for example one "
-            "search_tools found): give its name and its arguments. The answer is that "
-            "tool's own."
+        self._record = ToolInfo(
+            name=CALL_TOOL,
+            description="Call any tool you may use by its name, listed or not (for example "
+            "one search_tools found): give its name and its arguments. The answer is that "
+            "tool's own.",
+            input_schema=_SCHEMA,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
         )
 
     @property
-    def input_schema(self) -> dict[str, Any]:
-        return _SCHEMA
-
-    @property
-    def read_only(self) -> bool:
-        return self._annotations[0]
-
-    @property
-    def destructive(self) -> bool:
-        return self._annotations[1]
-
-    @property
-    def idempotent(self) -> bool:
-        return self._annotations[2]
-
-    @property
-    def open_world(self) -> bool:
-        return self._annotations[3]
+    def info(self) -> ToolInfo:
+        return self._record
 
     def create(self, parent: Any = None) -> BoundTool:
         raise TypeError("call_tool is run by the MCP server, not through a thinker")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
 from toolpalette._tools.registry import ToolRegistry
 from toolpalette._tools.tool import TOOL_NAME, ToolContext
@@ -83,18 +84,20 @@ class FakeTool(ToolProvider):
             raise ToolDefinitionError(
                 tool_name=name, reason="names are 1-64 characters of letters, digits, '_' and '-'"
             )
-        self._name = name
-        self._description = description or f"Fake tool {name}."
-        self._input_schema = dict(input_schema)
-        self._output_schema = dict(output_schema) if output_schema is not None else None
+        self._record = ToolInfo(
+            name=name,
+            description=description or f"Fake tool {name}.",
+            input_schema=dict(input_schema),
+            output_schema=dict(output_schema) if output_schema is not None else None,
+            read_only=read_only,
+            concurrency_safe=read_only if concurrency_safe is None else concurrency_safe,
+            timeout=timeout,
+            output_cap=output_cap,
+            metadata=MappingProxyType(dict(metadata or {})),
+        )
         self._result = result
         self._raises = raises
-        self._read_only = read_only
-        self._concurrency_safe = read_only if concurrency_safe is None else concurrency_safe
         self._is_async = is_async
-        self._timeout = timeout
-        self._output_cap = output_cap
-        self._metadata: Mapping[str, Any] = MappingProxyType(dict(metadata or {}))
         self._lock = threading.Lock()
         self.calls: list[FakeCall] = []
         """Every call received, in order."""
@@ -102,49 +105,9 @@ class FakeTool(ToolProvider):
         """Every parent ``create`` was called for, in order."""
 
     @property
-    def name(self) -> str:
-        """The tool's name."""
-        return self._name
-
-    @property
-    def description(self) -> str:
-        """What the model reads."""
-        return self._description
-
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        """The input JSON Schema."""
-        return self._input_schema
-
-    @property
-    def output_schema(self) -> dict[str, Any] | None:
-        """The output JSON Schema, or None."""
-        return self._output_schema
-
-    @property
-    def read_only(self) -> bool:
-        """Whether the fake declares itself read-only."""
-        return self._read_only
-
-    @property
-    def concurrency_safe(self) -> bool:
-        """Whether calls may overlap."""
-        return self._concurrency_safe
-
-    @property
-    def timeout(self) -> float | None:
-        """The fake's own timeout."""
-        return self._timeout
-
-    @property
-    def output_cap(self) -> int | None:
-        """The fake's own output cap."""
-        return self._output_cap
-
-    @property
-    def metadata(self) -> Mapping[str, Any]:
-        """The open metadata mapping."""
-        return self._metadata
+    def info(self) -> ToolInfo:
+        """The fake's record, as given."""
+        return self._record
 
     @property
     def call_count(self) -> int:

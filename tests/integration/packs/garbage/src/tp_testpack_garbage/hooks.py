@@ -11,12 +11,13 @@ class _Foreign(toolpalette.ToolProvider):
     """A hand-built provider whose name and schema are given."""
 
     def __init__(self, name: str, schema: Any) -> None:
-        self._name = name
-        self._schema = schema
+        self._record = toolpalette.ToolInfo(
+            name=name, description="A hand-built tool.", input_schema=schema
+        )
 
-    name = property(lambda self: self._name)  # type: ignore[assignment]
-    description = property(lambda self: "A hand-built tool.")  # type: ignore[assignment]
-    input_schema = property(lambda self: self._schema)  # type: ignore[assignment]
+    @property
+    def info(self) -> toolpalette.ToolInfo:
+        return self._record
 
     def create(self, parent: Any = None) -> toolpalette.BoundTool:
         return toolpalette.BoundTool(lambda v, c: None, is_async=False, takes_context=False)

@@ -35,16 +35,16 @@ class Counter(toolpalette.Tool):
 class UpperProvider(toolpalette.ToolProvider):
     """A provider built by hand, with its own schema."""
 
-    name = property(lambda self: "upper")  # type: ignore[assignment]
-    description = property(lambda self: "Upper-case a text.")  # type: ignore[assignment]
-    input_schema = property(  # type: ignore[assignment]
-        lambda self: {
+    info = toolpalette.ToolInfo(
+        name="upper",
+        description="Upper-case a text.",
+        input_schema={
             "type": "object",
             "properties": {"text": {"type": "string"}},
             "required": ["text"],
-        }
+        },
+        read_only=True,
     )
-    read_only = property(lambda self: True)  # type: ignore[assignment]
 
     def create(self, parent: Any = None) -> toolpalette.BoundTool:
         return toolpalette.BoundTool(
