@@ -59,8 +59,10 @@ if _typing.TYPE_CHECKING:
     from toolpalette._plugins.problems import Problem
     from toolpalette._plugins.servers import MCPServerSpec
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._run.call import CallScope
     from toolpalette._run.executor import Executor, execute, execute_many
     from toolpalette._run.reports import ToolErrorReport
+    from toolpalette._run.rules import Rules
     from toolpalette._run.telemetry import configure_telemetry
     from toolpalette._search.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
@@ -85,6 +87,7 @@ __all__ = [
     "Approval",
     "Audio",
     "BoundTool",
+    "CallScope",
     "ClassToolProvider",
     "ClientChannel",
     "ClientRequestError",
@@ -124,6 +127,7 @@ __all__ = [
     "ResolvedTools",
     "ResourceLink",
     "Root",
+    "Rules",
     "SKILL_ENUM_LIMIT",
     "Sampled",
     "SearchSkillsProvider",
@@ -182,6 +186,7 @@ _LAZY: dict[str, str] = {
     "Audio": "toolpalette._tools.result",
     "BoundTool": "toolpalette._tools.provider",
     "ClassToolProvider": "toolpalette._tools.provider",
+    "CallScope": "toolpalette._run.call",
     "CodeLimits": "toolpalette._agents.sandbox",
     "ClientChannel": "toolpalette._tools.channel",
     "ContentSelector": "toolpalette._agents.content",
@@ -210,6 +215,7 @@ _LAZY: dict[str, str] = {
     "ResolvedTools": "toolpalette._agents.selector",
     "ResourceLink": "toolpalette._tools.result",
     "Root": "toolpalette._tools.channel",
+    "Rules": "toolpalette._run.rules",
     "SKILL_ENUM_LIMIT": "toolpalette._agents.meta",
     "Sampled": "toolpalette._tools.channel",
     "SearchSkillsProvider": "toolpalette._agents.meta_search",

@@ -126,9 +126,10 @@ async def test_abandoned_threads_are_bounded(release: threading.Event):
 
 
 async def test_a_hanging_async_tool_is_cancelled_at_the_deadline():
-    executor = Executor(ToolRegistry([FakeTool("hang", result=hang_forever, is_async=True)]))
+    executor = Executor(
+        ToolRegistry([FakeTool("hang", result=hang_forever, is_async=True)]), timeout=0.2
+    )
     baseline = executor.stats()["abandoned_tasks"]
-    executor.timeout = 0.2
     tasks_before = len(asyncio.all_tasks())
     result, elapsed = await _timed(executor, "hang")
     assert (result.status, result.code) == (504, "timeout")
@@ -265,6 +266,6 @@ def test_execute_sync_times_out_and_aborts(release: threading.Event):
     assert time.monotonic() - started < 0.2 + GRACE
     signal = AbortSignal()
     threading.Timer(0.05, signal.abort, args=("Stop.",)).start()
-    executor.timeout = 60
+    executor = Executor(ToolRegistry([hanging_sync(release)]), timeout=60)
     result = executor.execute_sync("hang", {}, abort=signal)
     assert (result.status, result.text) == (499, "Stop.")

@@ -6,7 +6,7 @@ with the thinker's policy, its pending approvals, its palette's reconciliation
 in a frozen `Binding` (`make_binding()`). The thinker keeps it where no
 attribute write reaches it (``thinker.py``, "the latch").
 
-The binding's `CallRules` is the one object the thinker's executor asks about
+The binding's `Rules` (`call_rules()`) is the one object the thinker's executor asks about
 each call (``_run/rules.py``): read-only, the policy, who answers an ask, and each
 tool's configuration (the host's settings for its pack, read once per tool).
 """
@@ -15,74 +15,69 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._agents.admission import Admission
-from toolpalette._agents.deferral import apply_grants
+from toolpalette._agents.deferral import CurrentScope, apply_grants
 from toolpalette._agents.grants import SCRIPT_CALL
 from toolpalette._agents.reconcile import Reconciler, SearchMode
 from toolpalette._agents.turn import Approval
 from toolpalette._run.executor import Executor, with_rules
+from toolpalette._run.rules import Rules
 
 if TYPE_CHECKING:
     from toolpalette._agents.approvals import Approvals, Notify
     from toolpalette._agents.policy import ToolPolicy
     from toolpalette._agents.resolved import ThinkerHub
+    from toolpalette._run.consent import Approver
     from toolpalette._tools.provider import ToolProvider
-    from toolpalette._tools.tool import ToolContext
 
-__all__ = ["APPROVED", "Binding", "CallRules", "make_binding"]
-
-APPROVED: ContextVar[bool] = ContextVar("toolpalette_approved", default=False)
-"""Set while a call runs that a person approved before it was made (``approved=True``)."""
+__all__ = ["Binding", "approved_before", "call_rules", "make_binding"]
 
 
-@dataclass(frozen=True)
-class CallRules:
-    """What a thinker's executor asks about each call (a ``_run.rules.Rules``).
+def call_rules(read_only: bool, policy: ToolPolicy, grants: Admission, hub: ThinkerHub) -> Rules:
+    """What a thinker's executor asks about each call.
 
     ``read_only`` and ``policy`` are the binding's; there is no further guard (the
     executor checks each tool's own ``read_only`` on every call). An ``ask`` goes to the
     thinker's approvals; the configuration of a tool is the host's settings for its
     pack, fixed for the hub's life, so the executor reads it once per tool.
     """
+    return Rules(
+        read_only=read_only,
+        policy=policy,
+        approver=partial(_ask, grants),
+        config_for=partial(_config, hub),
+        config_per_tool=True,
+    )
 
-    read_only: bool
-    policy: ToolPolicy
-    grants: Admission
-    hub: ThinkerHub
-    guard: None = None
-    config_per_tool: bool = True
 
-    @property
-    def approver(self) -> Any:
-        """Pauses a call the policy asks about until a person answers (or the host said yes)."""
-        return self._ask
+async def _ask(grants: Admission, provider: ToolProvider, value: Any, _ctx: Any) -> bool:
+    """Pause a call the policy asks about until a person answers."""
+    data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+    inner = SCRIPT_CALL.get()  # a run_code script's call: say which, and whose
+    call_id, parent = inner if inner is not None else (None, None)
+    approval = Approval(
+        uuid.uuid4().hex, "call", provider.name, data, grants.turn_number, call_id, parent
+    )
+    return await grants.approvals.ask_call(approval)
 
-    @property
-    def config_for(self) -> Any:
-        """The host's settings for a provider's pack."""
-        return self._config
 
-    async def _ask(self, provider: ToolProvider, value: Any, _ctx: ToolContext | None) -> bool:
-        grants = self.grants
-        if APPROVED.get():
-            grants.record("call", provider.name, "granted", "approved before the call")
-            return True
-        data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-        inner = SCRIPT_CALL.get()  # a run_code script's call: say which, and whose
-        call_id, parent = inner if inner is not None else (None, None)
-        approval = Approval(
-            uuid.uuid4().hex, "call", provider.name, data, grants.turn_number, call_id, parent
-        )
-        return await grants.approvals.ask_call(approval)
+def approved_before(grants: Admission) -> Approver:
+    """The approver of a call a person approved before it was made: it says yes, recorded."""
 
-    def _config(self, provider: ToolProvider) -> Mapping[str, Any]:
-        origin = provider.origin
-        return self.hub.pack_config(origin.pack or "") if origin is not None else {}
+    def approve(provider: ToolProvider, value: Any, ctx: Any) -> bool:
+        grants.record("call", provider.name, "granted", "approved before the call")
+        return True
+
+    return approve
+
+
+def _config(hub: ThinkerHub, provider: ToolProvider) -> Mapping[str, Any]:
+    origin = provider.origin
+    return hub.pack_config(origin.pack or "") if origin is not None else {}
 
 
 @dataclass(frozen=True)
@@ -103,8 +98,10 @@ class Binding:
     """The thinker's pending approvals, of calls and of grants."""
     executor: Executor
     """The pipeline of every call, for the thinker's life (class tools keep their state)."""
-    rules: CallRules
+    rules: Rules
     """What the executor asks about each call (a call decided at call time asks it too)."""
+    current: CurrentScope
+    """The current turn's scope, which every call of the turn carries."""
 
 
 def make_binding(
@@ -129,7 +126,7 @@ def make_binding(
     grants = Admission(
         thinker, palette, policy, read_only, approver, keep=keep_grants, max_granted=max_granted
     )
-    rules = CallRules(read_only, policy, grants, hub)
+    rules = call_rules(read_only, policy, grants, hub)
     executor = with_rules(
         thinker.palette,
         rules,
@@ -137,7 +134,10 @@ def make_binding(
         hook=hub.pm.hook.toolpalette_tool_error,
         worker_threads=hub.config.worker_threads,
     )
-    binding = Binding(read_only, strict, policy, palette, grants, grants.approvals, executor, rules)
-    grants.on_granted = partial(apply_grants, thinker, grants, palette, executor)
+    current = CurrentScope()
+    binding = Binding(
+        read_only, strict, policy, palette, grants, grants.approvals, executor, rules, current
+    )
+    grants.on_granted = partial(apply_grants, thinker, grants, palette, current)
     grants.on_evicted = palette.forget
     return binding

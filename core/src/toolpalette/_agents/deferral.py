@@ -4,7 +4,7 @@ Two ways a thinker reaches a deferred tool without waiting for its next turn:
 
 - **A kept grant** (``request_tools``, ``search_tools``, an approved pending grant) joins
   the palette at once (`apply_grants()`: the reconcile's own step for grants) and
-  the executor's offer for the current turn grows by its name (`Offered`), so
+  the current turn's scope offers its name too (`Offered`), so
   the model can call it in the turn it found it; from the next turn it is offered.
 - **A call decided at call time** (``thinker.call(..., deferred=True)``, every call of a
   ``native`` turn, and a search's match that a person approves at each call): admission
@@ -22,12 +22,14 @@ Two ways a thinker reaches a deferred tool without waiting for its next turn:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, final
 
-from toolpalette._run.call import Refusal
+from toolpalette._run.call import CallScope, Refusal
 from toolpalette._run.consent import Decision, read_decision
 from toolpalette._run.executor import with_rules
 from toolpalette._tools.registry import ToolRegistry, lookup
@@ -38,12 +40,11 @@ if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
     from toolpalette._run.consent import Approver
     from toolpalette._run.executor import Executor
-    from toolpalette._run.rules import Rules
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
     from toolpalette._tools.tool import ToolContext
 
-__all__ = ["Offered", "apply_grants", "call_at_call_time"]
+__all__ = ["CurrentScope", "Offered", "apply_grants", "call_at_call_time"]
 
 
 class Offered(AbstractSet[str]):
@@ -75,7 +76,23 @@ class Offered(AbstractSet[str]):
         return len(self._base) + len(self._extra)
 
 
-def apply_grants(thinker: Any, grants: Admission, palette: Reconciler, executor: Executor) -> None:
+@final
+class CurrentScope:
+    """The scope of a thinker's current turn: made by ``begin_turn``, widened by grants.
+
+    The one thing a turn changes: the thinker's executor is never written to.
+    """
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = CallScope(offered=frozenset())
+        """The turn's offered names, context and failure reporters."""
+
+
+def apply_grants(
+    thinker: Any, grants: Admission, palette: Reconciler, current: CurrentScope
+) -> None:
     """Put the tools granted since the last turn into the palette now.
 
     The palette holds them as the next turn would (``Reconciler.add_granted``; the next
@@ -88,8 +105,9 @@ def apply_grants(thinker: Any, grants: Admission, palette: Reconciler, executor:
     palette.add_granted(thinker, grants.admitted, granted)
     registry = palette.registry
     held = [n for n in granted if lookup(registry, n) is grants.admitted.get(n)]
-    if held and executor.offered is not None:
-        executor.offered = Offered(executor.offered, held)
+    scope = current.scope
+    if held and scope.offered is not None:
+        current.scope = dataclasses.replace(scope, offered=Offered(scope.offered, held))
 
 
 class _AtCallPolicy:
@@ -122,71 +140,65 @@ def _asked(answer: Any) -> Any:
     return answer if decision is Decision.DENY else Decision.ASK
 
 
-class _AtCallRules:
-    """The thinker's call rules for one call admitted at call time (a ``Rules``)."""
-
-    def __init__(self, base: Rules, grants: Admission, ask: bool) -> None:
-        self._base_approver: Any = base.approver
-        self._grants = grants
-        self._ask = ask
-        self.read_only = base.read_only
-        self.guard = None
-        self.policy = _AtCallPolicy(base.policy, ask)
-        self.approver: Approver = self._approve
-        self.config_for = base.config_for
-        self.config_per_tool = base.config_per_tool
-
-    async def _approve(self, provider: ToolProvider, value: Any, ctx: ToolContext | None) -> bool:
-        """Ask as the thinker asks; when the grant needed a person, record the answer."""
-        ask = self._base_approver
-        if not self._ask:
-            approved: bool = await ask(provider, value, ctx)
-            return approved
-        try:
-            approved = await ask(provider, value, ctx)
-        except Refusal as refusal:  # no person could be asked: the approver said why
-            self._grants.answered(provider.name, False, refusal.result.text)
-            raise
-        except asyncio.CancelledError:
-            self._grants.answered(provider.name, False, "the call ended before an answer")
-            raise
-        except BaseException:
-            self._grants.answered(provider.name, False, "no person could be asked")
-            raise
-        self._grants.answered(provider.name, approved, "a person's decision at call time")
-        return approved
+async def _approve_recorded(
+    ask: Approver, grants: Admission, provider: ToolProvider, value: Any, ctx: Any
+) -> bool:
+    """Ask as the thinker asks, and record the answer as the grant a person decided."""
+    try:
+        answer = ask(provider, value, ctx)
+        approved = bool(await answer) if inspect.isawaitable(answer) else bool(answer)
+    except Refusal as refusal:  # no person could be asked: the approver said why
+        grants.answered(provider.name, False, refusal.result.text)
+        raise
+    except asyncio.CancelledError:
+        grants.answered(provider.name, False, "the call ended before an answer")
+        raise
+    except BaseException:
+        grants.answered(provider.name, False, "no person could be asked")
+        raise
+    grants.answered(provider.name, approved, "a person's decision at call time")
+    return approved
 
 
 async def call_at_call_time(
     base: Executor,
-    rules: Rules,
     grants: Admission,
     provider: ToolProvider,
     ask: bool,
     value: Any,
     *,
+    scope: CallScope,
     context: ToolContext | None,
     abort: AbortSignal | None,
     call_id: str | None,
 ) -> ToolResult:
     """Run one call of ``provider``, admitted at call time, through the pipeline.
 
-    ``base`` and ``rules`` are the thinker's executor and call rules, ``grants`` its
-    admission; ``ask`` says the grant needs a person (the call asks). The executor is
-    made for this call and shares the thinker's worker pool, report queue, context and
-    failure reporters; the tool is built for this call and kept nowhere.
+    ``base`` is the thinker's executor (its rules are the thinker's call rules),
+    ``grants`` its admission; ``ask`` says the grant needs a person (the call asks, and
+    the answer is recorded as the grant). ``scope`` is the call's. The executor is made
+    for this call with the rules replaced, and shares the thinker's worker pool and
+    report queue; the tool is built for this call and kept nowhere.
     """
+    rules = base.rules
+    approver = scope.approver or rules.approver
+    if ask and approver is not None:
+        approver = partial(_approve_recorded, approver, grants)
+    at_call = dataclasses.replace(rules, policy=_AtCallPolicy(rules.policy, ask), approver=approver)
     executor = with_rules(
         ToolRegistry([provider]),
-        _AtCallRules(rules, grants, ask),
+        at_call,
         pool=base.pool,
         reports=base.reports,
         hook=base.hook,
-        on_tool_error=base.on_tool_error,
         timeout=base.timeout,
         output_cap=base.output_cap,
     )
-    executor.context = base.context
     return await executor.execute(
-        provider.name, value, context=context, abort=abort, call_id=call_id
+        provider.name,
+        value,
+        context=context,
+        abort=abort,
+        call_id=call_id,
+        scope=dataclasses.replace(scope, offered=None, approver=None),
     )

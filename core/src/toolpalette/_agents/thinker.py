@@ -37,7 +37,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from toolpalette._agents.binding import APPROVED, Binding, make_binding
+from toolpalette._agents.binding import Binding, approved_before, make_binding
 from toolpalette._agents.content import ContentSelector
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
@@ -53,7 +53,7 @@ from toolpalette._agents.resolved import (
 from toolpalette._agents.sandbox import CodeLimits, available
 from toolpalette._agents.selector import ToolSelector
 from toolpalette._agents.turn import Approval, ChangeLog, Turn, offered_guidance
-from toolpalette._run.call import refuse
+from toolpalette._run.call import CallScope, refuse
 from toolpalette._schema.strict import restore_input
 from toolpalette._schema.strict_json import InputPolicyError, load_input
 from toolpalette._search import search as _search
@@ -323,16 +323,17 @@ class Thinker:
             _guidance=guidance,
             _overheads=self._overheads,
         )
-        executor = binding.executor
-        executor.offered = turn.surface.name_set
-        executor.context = ToolContext(
-            parent=self,
-            run_id=self.run_id,
-            thread_id=self.conversation.id,
-            user=self.user,
-            channel=self.client,
+        binding.current.scope = CallScope(
+            offered=turn.surface.name_set,
+            context=ToolContext(
+                parent=self,
+                run_id=self.run_id,
+                thread_id=self.conversation.id,
+                user=self.user,
+                channel=self.client,
+            ),
+            reporters=tuple(self.hub.tool_error_reporters()),
         )
-        executor.on_tool_error = tuple(self.hub.tool_error_reporters())
         self._turn = turn
         return turn
 
@@ -551,46 +552,45 @@ class Thinker:
         binding = _binding(self)
         binding.approvals.loop = asyncio.get_running_loop()
         executor = binding.executor
-        context = None
-        if (on_progress is not None or channel is not None) and executor.context is not None:
+        scope = binding.current.scope
+        context = scope.context
+        if (on_progress is not None or channel is not None) and context is not None:
             context = dataclasses.replace(
-                executor.context,
-                on_progress=on_progress or executor.context.on_progress,
-                channel=channel or executor.context.channel,
+                context,
+                on_progress=on_progress or context.on_progress,
+                channel=channel or context.channel,
             )
-        # Set either way: an approval covers this call, not the calls it makes (a
-        # run_code script's, or a tool's that calls the thinker again).
-        token = APPROVED.set(bool(approved))
+        # An approval covers this call, not the calls it makes (a run_code script's, or
+        # a tool's that calls the thinker again): those carry the turn's own scope.
+        if approved:
+            scope = dataclasses.replace(scope, approver=approved_before(binding.grants))
         binding.grants.used(name)
-        try:
-            if self._at_call_time(name, deferred or turn.native):
-                admitted = binding.grants.at_call(name)
-                if admitted is not None:
-                    provider, ask = admitted
-                    return await call_at_call_time(
-                        executor,
-                        binding.rules,
-                        binding.grants,
-                        provider,
-                        ask,
-                        self._restore_with(provider, input) if turn.strict else input,
-                        context=context,
-                        abort=abort,
-                        call_id=call_id,
-                    )
-            value = self._restore(name, input) if turn.strict else input
-            return await executor.execute(
-                name, value, context=context, abort=abort, call_id=call_id
-            )
-        finally:
-            APPROVED.reset(token)
+        if self._at_call_time(name, deferred or turn.native):
+            admitted = binding.grants.at_call(name)
+            if admitted is not None:
+                provider, ask = admitted
+                return await call_at_call_time(
+                    executor,
+                    binding.grants,
+                    provider,
+                    ask,
+                    self._restore_with(provider, input) if turn.strict else input,
+                    scope=scope,
+                    context=context,
+                    abort=abort,
+                    call_id=call_id,
+                )
+        value = self._restore(name, input) if turn.strict else input
+        return await executor.execute(
+            name, value, context=context, abort=abort, call_id=call_id, scope=scope
+        )
 
     def _at_call_time(self, name: object, deferred: bool) -> bool:
         """Whether a call of ``name`` is decided at call time (not offered this turn)."""
         if not isinstance(name, str):
             return False
         binding = _binding(self)
-        offered = binding.executor.offered
+        offered = binding.current.scope.offered
         if offered is not None and name in offered:
             return False
         return deferred or binding.grants.asks_at_call(name)
@@ -632,7 +632,9 @@ class Thinker:
                 (n, self._restore(n, v) if turn.strict else v, i) for n, v, i in batch[start:end]
             ]
             if offered:
-                results += await binding.executor.execute_many(offered, abort=abort)
+                results += await binding.executor.execute_many(
+                    offered, abort=abort, scope=binding.current.scope
+                )
             if alone:
                 results.append(
                     await self.call(name, value, call_id=call_id, abort=abort, deferred=True)

@@ -36,7 +36,7 @@ import threading
 import traceback
 import urllib.parse
 import uuid
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -116,10 +116,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the call and print its result; returns 0 on success and 1 on a failed call."""
     raw = sys.stdin.read() if args.input == "-" else args.input
     hub = hub_from_args(args)
-    executor = _executor(hub, args)
     reports: list[ToolErrorReport] = []
-    if args.verbose:
-        executor.on_tool_error = (*executor.on_tool_error, reports.append)
+    executor = _executor(hub, args, reports.append if args.verbose else None)
     bar = _ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     context = ToolContext(
         run_id=f"cli-{uuid.uuid4().hex[:12]}", on_progress=bar.show if bar else None
@@ -147,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.is_error else 0
 
 
-def _executor(hub: ToolHub, args: argparse.Namespace) -> Executor:
+def _executor(
+    hub: ToolHub, args: argparse.Namespace, report: Callable[[ToolErrorReport], None] | None
+) -> Executor:
     def config_for(provider: ToolProvider) -> Mapping[str, Any]:
         pack = provider.origin.pack if provider.origin is not None else None
         return hub.pack_config(pack) if pack else {}
@@ -163,6 +163,7 @@ def _executor(hub: ToolHub, args: argparse.Namespace) -> Executor:
         read_only=args.read_only,
         config_for=config_for,
         hook=hub.pm.hook.toolpalette_tool_error,
+        on_tool_error=report,
         log_failures=False,
         **options,
     )

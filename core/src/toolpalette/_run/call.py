@@ -14,14 +14,42 @@ it there.
 from __future__ import annotations
 
 import threading
+from collections.abc import Awaitable, Callable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, final
 
 from toolpalette._tools.result import ToolResult
 
 if TYPE_CHECKING:
     from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.tool import ToolContext
 
-__all__ = ["UNCHECKED", "Prepared", "Refusal", "Running", "refuse"]
+__all__ = ["UNCHECKED", "Approver", "CallScope", "Prepared", "Refusal", "Running", "refuse"]
+
+Approver = Callable[["ToolProvider", Any, "ToolContext | None"], "bool | Awaitable[bool]"]
+"""Asked when the policy says ``ask``; the call pauses until it answers True or False."""
+
+
+@dataclass(frozen=True)
+class CallScope:
+    """What a turn or one call carries through the executor, passed in, never set on it.
+
+    An executor's keywords (``offered``, ``context``, ``on_tool_error``) make its
+    default scope; a thinker makes one per turn (and a variant per call), so the
+    executor it keeps for its life is never written to.
+    """
+
+    offered: AbstractSet[str] | None = None
+    """The names a call may reach; None: every registered name."""
+    context: ToolContext | None = None
+    """The caller's context (run id, thread id, user, parent) when a call gives none."""
+    reporters: tuple[Callable[[Any], Any], ...] = ()
+    """Callbacks given every failure report, beside the executor's hook."""
+    approver: Approver | None = None
+    """Who answers an ``ask`` for these calls instead of the rules' approver (None: the
+    rules'); a call a person approved before it was made brings one that says yes."""
+
 
 Prepared = tuple["ToolProvider", Any]
 """A call past look-up, the read-only binding and validation: the provider it holds (a
@@ -64,7 +92,7 @@ class Refusal(Exception):
     never lets one escape to a caller.
     """
 
-    __slots__ = ("error", "result")
+    __slots__ = ("error", "result", "value")
 
     def __init__(self, result: ToolResult, error: BaseException | None = None) -> None:
         super().__init__(result.code)
@@ -72,6 +100,9 @@ class Refusal(Exception):
         """The failed result (``is_error`` true, with status, code and text)."""
         self.error = error
         """The exception behind the failure, for the report; None for a plain refusal."""
+        self.value: Any = UNCHECKED
+        """The validated input, when the call was refused after validation (its report
+        carries it); else `UNCHECKED`."""
 
 
 def refuse(status: int, code: str, text: str, error: BaseException | None = None) -> Refusal:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._run import running as _running
 from toolpalette._run import shaping as _shaping
-from toolpalette._run.call import Refusal, refuse
+from toolpalette._run.call import Approver, Refusal, refuse
 
 if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
@@ -47,8 +47,6 @@ Policy = Callable[["ToolProvider", Any], Any]
 value (``"allow"``, ``"deny"``, ``"ask"``), a bool, or an object with ``action`` and an
 optional model-readable ``reason``; may be async. Anything else, and a policy that
 raises, denies."""
-Approver = Callable[["ToolProvider", Any, "ToolContext | None"], "bool | Awaitable[bool]"]
-"""Asked when the policy says ``ask``; the call pauses until it answers True or False."""
 
 
 def read_decision(answer: Any) -> tuple[Decision, str | None]:

@@ -41,10 +41,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, final
 
 from toolpalette._run import consent as _consent
 from toolpalette._run import handoff as _handoff
@@ -54,7 +54,7 @@ from toolpalette._run import spans as _spans
 from toolpalette._run import telemetry as _telemetry
 from toolpalette._run.abort import AbortSignal
 from toolpalette._run.apart import Later, validate_apart, validate_blocking
-from toolpalette._run.call import UNCHECKED, Prepared, Refusal, Running, refuse
+from toolpalette._run.call import UNCHECKED, CallScope, Prepared, Refusal, Running, refuse
 from toolpalette._run.consent import ALLOW, Approver, Decision, Policy
 from toolpalette._run.many import run_many
 from toolpalette._run.reports import (
@@ -64,7 +64,7 @@ from toolpalette._run.reports import (
     failures_logged,
     shared_queue,
 )
-from toolpalette._run.rules import KeywordRules, Rules, check_read_only
+from toolpalette._run.rules import Rules, check_read_only
 from toolpalette._run.watchdog import ensure_started as _start_watchdog
 from toolpalette._run.workers import WorkerPool, shared_pool
 from toolpalette._schema import budget as _budget
@@ -102,6 +102,20 @@ Call = tuple[object, Any] | tuple[object, Any, "str | None"]
 """One call for ``execute_many``: ``(name, input)`` or ``(name, input, call_id)``."""
 
 _NO_CONTEXT: Final = ToolContext()
+
+
+class _Wait(NamedTuple):
+    """What a call's preparation waits for: input validated apart, or an answer to read.
+
+    ``value`` is a `Later` for validation; else ``answer`` is the policy's, settled by
+    ``consent.authorize`` (asking ``approver`` when it says ``ask``).
+    """
+
+    provider: ToolProvider
+    value: Any
+    answer: Any
+    approver: Approver | None
+    ctx: ToolContext | None
 
 
 @final
@@ -167,6 +181,12 @@ class Executor:
         log_failures: also log each failure report at WARNING on the
             ``toolpalette.failures`` logger (the default); a host that delivers reports
             itself may turn it off.
+        rules: the `Rules` to ask instead of those the keywords above make (a thinker's
+            binding); then ``read_only``, ``require_read_only``, ``policy``,
+            ``approve`` and ``config_for`` must be left out.
+
+    Made once and never changed: what varies per turn or call is a `CallScope` given
+    to ``execute``.
     """
 
     def __init__(
@@ -189,39 +209,67 @@ class Executor:
         pool: WorkerPool | None = None,
         reports: ReportQueue | None = None,
         log_failures: bool = True,
+        rules: Rules | None = None,
     ) -> None:
         if not timeout > 0 or output_cap <= 0 or concurrency <= 0:
             raise ValueError("timeout, output_cap and concurrency must be positive")
         self.registry = registry
-        self.offered: AbstractSet[str] | None = frozenset(offered) if offered is not None else None
-        self.context = context
-        self.hook = hook
-        self.on_tool_error: tuple[Reporter, ...] = (
-            (on_tool_error,) if callable(on_tool_error) else tuple(on_tool_error or ())
+        self.scope = CallScope(
+            offered=frozenset(offered) if offered is not None else None,
+            context=context,
+            reporters=(on_tool_error,) if callable(on_tool_error) else tuple(on_tool_error or ()),
         )
+        """What a call carries when ``execute`` is given no scope: the keywords'."""
+        self.hook = hook
         self.timeout = timeout
         self.output_cap = output_cap
         self.concurrency = concurrency
         self.log_failures = log_failures
         self.pool: WorkerPool = pool or shared_pool(worker_threads)
         self.reports: ReportQueue = reports or shared_queue()
-        self._bound: dict[object, _Bound] = {}
-        self._use(
-            KeywordRules.of(
+        keyworded = read_only or any(
+            given is not None for given in (require_read_only, policy, approve, config_for)
+        )
+        if rules is not None and keyworded:
+            raise TypeError("give rules=, or the keywords that make rules, not both")
+        if rules is None:
+            rules = Rules.of(
                 read_only=read_only,
                 require_read_only=require_read_only,
                 policy=policy,
                 approve=approve,
                 config_for=config_for,
             )
-        )
-        _start_watchdog()
-
-    def _use(self, rules: Rules) -> None:
-        """Ask ``rules`` about every call from now on (once, when the executor is made)."""
-        self._rules = rules
+        self.rules = rules
+        """What every call asks about read-only, policy, approval and configuration."""
         self._policy = rules.policy
         self._guarded = rules.read_only or rules.guard is not None
+        self._bound: dict[object, _Bound] = {}
+        self._made = True
+        _start_watchdog()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_made" in self.__dict__:
+            raise AttributeError(
+                f"an Executor is not changed once made (setting {name!r}): pass a CallScope "
+                "to execute() for what changes per turn or call, or make another executor"
+            )
+        object.__setattr__(self, name, value)
+
+    @property
+    def offered(self) -> AbstractSet[str] | None:
+        """The names the default scope offers; None offers every registered name."""
+        return self.scope.offered
+
+    @property
+    def context(self) -> ToolContext | None:
+        """The default scope's caller context."""
+        return self.scope.context
+
+    @property
+    def on_tool_error(self) -> tuple[Reporter, ...]:
+        """The default scope's failure reporters."""
+        return self.scope.reporters
 
     # -- public ----------------------------------------------------------------------
 
@@ -233,36 +281,48 @@ class Executor:
         context: ToolContext | None = None,
         abort: AbortSignal | None = None,
         call_id: str | None = None,
+        scope: CallScope | None = None,
     ) -> ToolResult:
         """Run one call and return its result; never raises for anything the call does.
 
-        ``input`` is JSON text, UTF-8 bytes or a mapping. Without a context (here or
-        on the executor) the call is a direct call outside a run and is not reported.
-        The caller's own cancellation propagates (the tool is abandoned, not reported).
+        ``input`` is JSON text, UTF-8 bytes or a mapping. ``scope`` is what the call
+        carries (offered names, context, reporters), the executor's own by default;
+        ``context`` overrides its context. Without a context the call is a direct call
+        outside a run and is not reported. The caller's own cancellation propagates
+        (the tool is abandoned, not reported).
         """
+        scope = scope if scope is not None else self.scope
+        ctx = context if context is not None else scope.context
         if _telemetry.on and _spans.wanted():
-            return await _spans.execute(self, name, input, context, abort, call_id)
+            with _spans.traced(self.registry, name, input, ctx, call_id) as traced:
+                return traced.end(await self._execute(name, input, ctx, abort, call_id, scope))
+        return await self._execute(name, input, ctx, abort, call_id, scope)
+
+    async def _execute(
+        self,
+        name: object,
+        raw: Any,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        call_id: str | None,
+        scope: CallScope,
+    ) -> ToolResult:
         started = time.perf_counter()
-        ctx = context if context is not None else self.context
+        steps = self._steps(name, raw, ctx, scope)
         value: Any = UNCHECKED
         try:
-            provider, value = self._prepare(name, input)
-            since: float | None = started
-            if type(value) is Later:  # the run's timeout starts after validation
-                value = await validate_apart(provider, value, self.pool, self.timeout, abort)
-                since = None
-            if self._policy is not None:
-                answer = self._decide(provider, value, ctx)
-                if answer is not ALLOW:
-                    await _consent.authorize(
-                        answer, provider, value, self._rules.approver, ctx, abort
-                    )
-                since = None  # a pause for a person is not run time
-            run = self._start(name, provider, value, ctx, abort, call_id, since)
+            try:
+                wait = next(steps)
+            except StopIteration as done:  # nothing to wait for: the common case
+                provider, value = done.value
+                run = self._start(name, provider, value, ctx, abort, call_id, started)
+            else:
+                provider, value = await self._waited(steps, wait, abort)
+                run = self._start(name, provider, value, ctx, abort, call_id)
             # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
-            return self._report(name, input, value, refusal, ctx, started, call_id)
+            return self._report(name, raw, value, refusal, ctx, started, call_id, scope)
 
     async def execute_many(
         self,
@@ -270,6 +330,7 @@ class Executor:
         *,
         context: ToolContext | None = None,
         abort: AbortSignal | None = None,
+        scope: CallScope | None = None,
     ) -> list[ToolResult]:
         """Run the calls of one turn; results come back in the order of ``calls``.
 
@@ -277,16 +338,17 @@ class Executor:
         time), except that calls sharing a resource key run one after another; an
         unsafe call runs alone, after the calls before it and before those after it.
         """
-        ctx = context if context is not None else self.context
+        scope = scope if scope is not None else self.scope
+        ctx = context if context is not None else scope.context
         many = partial(_spans.execute_many, self.registry) if _telemetry.on else run_many
         return await many(
             list(calls),
             ctx,
             abort,
             self.concurrency,
-            prepare=self._prepare_and_authorize,
+            prepare=partial(self._prepare_and_authorize, scope=scope),
             run=self._run,
-            report=self._report,
+            report=partial(self._report, scope=scope),
         )
 
     def execute_sync(
@@ -297,31 +359,42 @@ class Executor:
         context: ToolContext | None = None,
         abort: AbortSignal | None = None,
         call_id: str | None = None,
+        scope: CallScope | None = None,
     ) -> ToolResult:
         """`execute()` for a thread with no event loop (scripts, the command line).
 
         The tool runs in the worker pool (an async tool on an event loop of its own
         there) and this thread blocks until it ends, times out or is aborted.
         """
+        scope = scope if scope is not None else self.scope
+        ctx = context if context is not None else scope.context
         if _telemetry.on and _spans.wanted():
-            return _spans.execute_sync(self, name, input, context, abort, call_id)
+            with _spans.traced(self.registry, name, input, ctx, call_id) as traced:
+                return traced.end(self._execute_sync(name, input, ctx, abort, call_id, scope))
+        return self._execute_sync(name, input, ctx, abort, call_id, scope)
+
+    def _execute_sync(
+        self,
+        name: object,
+        raw: Any,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        call_id: str | None,
+        scope: CallScope,
+    ) -> ToolResult:
         started = time.perf_counter()
-        ctx = context if context is not None else self.context
+        steps = self._steps(name, raw, ctx, scope)
         value: Any = UNCHECKED
         try:
-            provider, value = self._prepare(name, input)
-            if type(value) is Later:
-                value = validate_blocking(provider, value, self.pool, self.timeout, abort)
-            if self._policy is not None:
-                answer = self._decide(provider, value, ctx)
-                if answer is not ALLOW:
-                    approver = self._rules.approver
-                    _running.run_apart(
-                        _consent.authorize(answer, provider, value, approver, ctx, abort)
-                    )
+            try:
+                wait = next(steps)
+                while True:  # each wait done here, blocking this thread
+                    wait = steps.send(self._wait_blocking(wait, abort))
+            except StopIteration as done:
+                provider, value = done.value
             return self._run_blocking(name, provider, value, ctx, abort, call_id)
         except Refusal as refusal:
-            return self._report(name, input, value, refusal, ctx, started, call_id)
+            return self._report(name, raw, value, refusal, ctx, started, call_id, scope)
 
     def stats(self) -> dict[str, int]:
         """Counters for health checks: abandoned work and undelivered reports."""
@@ -336,7 +409,7 @@ class Executor:
 
     # -- steps 1 to 3: look up, read-only, validate -------------------------------------
 
-    def _prepare(self, name: object, raw: Any) -> Prepared:
+    def _prepare(self, name: object, raw: Any, offered: AbstractSet[str] | None) -> Prepared:
         """Steps 1 to 3, in order; the call holds the provider it found from here on.
 
         One flat function (look-up, read-only binding, validation): it runs on every
@@ -345,11 +418,10 @@ class Executor:
         prepared as a ``apart.Later``, for ``apart.validate_apart`` to finish.
         """
         provider = lookup(self.registry, name)
-        offered = self.offered
         if provider is None or (offered is not None and name not in offered):
-            raise self._not_found(name, provider)
+            raise self._not_found(name, provider, offered)
         if self._guarded:
-            check_read_only(self._rules, provider)
+            check_read_only(self.rules, provider)
         mode = _budget.validating_on_loop()
         try:
             return provider, provider.parse_input(raw)
@@ -362,12 +434,14 @@ class Executor:
         finally:
             _budget.end_mode(mode)
 
-    def _not_found(self, name: object, provider: ToolProvider | None) -> Refusal:
+    def _not_found(
+        self, name: object, provider: ToolProvider | None, offered: AbstractSet[str] | None
+    ) -> Refusal:
         """Step 1's refusal: 404 for an unknown name, 403 for one not offered (same text)."""
         code, status = ("unknown_tool", 404) if provider is None else ("not_offered", 403)
         names = self.registry.tool_names()
-        if self.offered is not None:
-            names = [n for n in names if n in self.offered]
+        if offered is not None:
+            names = [n for n in names if n in offered]
         return refuse(status, code, _shaping.unavailable_text(name, names))
 
     # -- step 4: authorize --------------------------------------------------------------
@@ -390,18 +464,79 @@ class Executor:
             raise refuse(403, "denied", f"{label} is not permitted here.", exc) from None
         return ALLOW if answer is True or answer is None else answer
 
+    def _steps(
+        self, name: object, raw: Any, ctx: ToolContext | None, scope: CallScope
+    ) -> Generator[_Wait, Any, Prepared]:
+        """Steps 1 to 4, the one preparation of every way in; it returns the prepared call.
+
+        What must be waited for (input validated apart, a policy's answer or a person's)
+        is yielded, and the way in does it, on the loop or blocking: `_waited()`,
+        `_wait_blocking()`. Validation sends back the validated input.
+        """
+        provider, value = self._prepare(name, raw, scope.offered)
+        if type(value) is Later:
+            value = yield _Wait(provider, value, None, None, ctx)
+        if self._policy is not None:
+            try:
+                answer = self._decide(provider, value, ctx)
+                if answer is not ALLOW:
+                    approver = scope.approver or self.rules.approver
+                    yield _Wait(provider, value, answer, approver, ctx)
+            except Refusal as refusal:  # past validation: the report carries the input
+                refusal.value = value
+                raise
+        return provider, value
+
+    async def _waited(
+        self, steps: Generator[_Wait, Any, Prepared], wait: _Wait, abort: AbortSignal | None
+    ) -> Prepared:
+        """The rest of `_steps()`, from its first wait, each wait awaited."""
+        try:
+            while True:
+                wait = steps.send(await self._wait(wait, abort))
+        except StopIteration as done:
+            prepared: Prepared = done.value
+            return prepared
+
+    async def _wait(self, wait: _Wait, abort: AbortSignal | None) -> Any:
+        provider, value, answer, approver, ctx = wait
+        if type(value) is Later:  # the run's timeout starts after validation
+            return await validate_apart(provider, value, self.pool, self.timeout, abort)
+        try:
+            await _consent.authorize(answer, provider, value, approver, ctx, abort)
+        except Refusal as refusal:  # past validation: the report carries the input
+            refusal.value = value
+            raise
+        return None
+
+    def _wait_blocking(self, wait: _Wait, abort: AbortSignal | None) -> Any:
+        provider, value, answer, approver, ctx = wait
+        if type(value) is Later:
+            return validate_blocking(provider, value, self.pool, self.timeout, abort)
+        try:
+            _running.run_apart(_consent.authorize(answer, provider, value, approver, ctx, abort))
+        except Refusal as refusal:
+            refusal.value = value
+            raise
+        return None
+
     async def _prepare_and_authorize(
-        self, name: object, raw: Any, ctx: ToolContext | None, abort: AbortSignal | None
+        self,
+        name: object,
+        raw: Any,
+        ctx: ToolContext | None,
+        abort: AbortSignal | None,
+        *,
+        scope: CallScope,
     ) -> Prepared:
         """Steps 1 to 4, for a batch: every call of a turn is prepared before any runs."""
-        provider, value = self._prepare(name, raw)
-        if type(value) is Later:
-            value = await validate_apart(provider, value, self.pool, self.timeout, abort)
-        if self._policy is not None:
-            answer = self._decide(provider, value, ctx)
-            if answer is not ALLOW:
-                await _consent.authorize(answer, provider, value, self._rules.approver, ctx, abort)
-        return provider, value
+        steps = self._steps(name, raw, ctx, scope)
+        try:
+            wait = next(steps)
+        except StopIteration as done:
+            prepared: Prepared = done.value
+            return prepared
+        return await self._waited(steps, wait, abort)
 
     # -- step 5: run and render ---------------------------------------------------------
 
@@ -409,7 +544,7 @@ class Executor:
         """The tool for this provider and parent, built once and kept (state too) while both are."""
         bound = self._bound.get(name)
         if bound is None or bound.provider is not provider or bound.parent is not parent:
-            bound = self._bound[name] = _Bound(provider, parent, self._rules)
+            bound = self._bound[name] = _Bound(provider, parent, self.rules)
         return bound
 
     def _tool_context(
@@ -419,7 +554,7 @@ class Executor:
         base = ctx if ctx is not None else _NO_CONTEXT
         config = bound.config
         if config is None:
-            config_for = self._rules.config_for
+            config_for = self.rules.config_for
             config = config_for(bound.provider) if config_for is not None else base.config
         return ToolContext(
             parent=base.parent,
@@ -543,6 +678,7 @@ class Executor:
         ctx: ToolContext | None,
         started: float,
         call_id: str | None = None,
+        scope: CallScope | None = None,
     ) -> ToolResult:
         """Report a refused or failed call (in the background) and return its result.
 
@@ -553,12 +689,15 @@ class Executor:
         result = refusal.result
         if ctx is None or result.code == "aborted":
             return result
+        reporters = (scope if scope is not None else self.scope).reporters
         logged = self.log_failures and failures_logged()
-        if self.hook is not None or self.on_tool_error or logged:
+        if self.hook is not None or reporters or logged:
+            if value is UNCHECKED:
+                value = refusal.value
             validated = value is not UNCHECKED and type(value) is not Later
             sent = value if validated else raw
             report = failure_report(name, sent, validated, refusal, ctx, started, call_id)
-            self.reports.put(report, self.hook, self.on_tool_error, log=logged)
+            self.reports.put(report, self.hook, reporters, log=logged)
         return result
 
 
@@ -569,9 +708,7 @@ def with_rules(registry: ToolRegistry, rules: Rules, **options: Any) -> Executor
     the keywords that make rules (``read_only``, ``policy``, ``approve``, ...) are
     ``rules``' to answer instead.
     """
-    executor = Executor(registry, **options)
-    executor._use(rules)
-    return executor
+    return Executor(registry, rules=rules, **options)
 
 
 def _settle(

@@ -1,13 +1,4 @@
-"""What an executor asks about a call besides its registry: read-only, policy, approval, config.
-
-An executor is given one `Rules` object when it is made and asks it, in the
-pipeline's order: whether tools must be declared read-only (and a further guard), the
-policy's decision on the validated input, who answers an ``ask``, and each tool's
-configuration. A thinker's binding is one (made at bind time, in
-``_agents/binding.py``); a standalone executor builds a `KeywordRules` from its
-keywords. The executor reads the answers and calls down into them; nothing in the
-pipeline calls back into the layer that made its rules.
-"""
+"""`Rules`: what an executor asks about a call besides its registry, fixed when it is made."""
 
 from __future__ import annotations
 
@@ -22,7 +13,7 @@ if TYPE_CHECKING:
     from toolpalette._run.consent import Approver, Policy
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["CallPolicy", "KeywordRules", "Rules", "check_read_only"]
+__all__ = ["CallPolicy", "Rules", "check_read_only"]
 
 Guard = Callable[["ToolProvider"], object]
 """A further read-only check: raising or returning False refuses the call (403)."""
@@ -42,64 +33,26 @@ class CallPolicy(Protocol):
         ...
 
 
-class Rules(Protocol):
-    """The answers an executor needs about each call, fixed when the executor is made."""
-
-    @property
-    def read_only(self) -> bool:
-        """Refuse every tool not declared ``read_only`` (403 ``read_only``)."""
-        ...
-
-    @property
-    def guard(self) -> Guard | None:
-        """A further read-only check, run on every call, or None."""
-        ...
-
-    @property
-    def policy(self) -> CallPolicy | None:
-        """Decides allow, deny or ask per call; None allows every call without asking."""
-        ...
-
-    @property
-    def approver(self) -> Approver | None:
-        """Answers ``ask`` (the call pauses until it does); None refuses ``ask`` (403)."""
-        ...
-
-    @property
-    def config_for(self) -> ConfigFor | None:
-        """Each tool's configuration; None leaves the call context's own."""
-        ...
-
-    @property
-    def config_per_tool(self) -> bool:
-        """Whether `config_for` is fixed per provider.
-
-        Then it is asked once, when the executor builds the provider's tool, rather
-        than on every call.
-        """
-        ...
-
-
 @dataclass(frozen=True)
-class _CallablePolicy:
-    """A standalone executor's ``policy(provider, value)`` as a `CallPolicy`."""
+class Rules:
+    """The answers an executor needs about each call, fixed when the executor is made.
 
-    decide: Policy
-
-    def decide_call(self, parent: Any, provider: ToolProvider, value: Any) -> Any:
-        return self.decide(provider, value)
-
-
-@dataclass(frozen=True)
-class KeywordRules:
-    """The rules of an executor built with keywords (``Executor(policy=..., approve=...)``)."""
+    A variant (a call admitted at call time, say) is ``dataclasses.replace(rules, ...)``.
+    """
 
     read_only: bool = False
+    """Refuse every tool not declared ``read_only`` (403 ``read_only``)."""
     guard: Guard | None = None
+    """A further read-only check, run on every call, or None."""
     policy: CallPolicy | None = None
+    """Decides allow, deny or ask per call; None allows every call without asking."""
     approver: Approver | None = None
+    """Answers ``ask`` (the call pauses until it does); None refuses ``ask`` (403)."""
     config_for: ConfigFor | None = None
+    """Each tool's configuration; None leaves the call context's own."""
     config_per_tool: bool = False
+    """Whether `config_for` is fixed per provider: then it is asked once, when the
+    executor builds the provider's tool, rather than on every call."""
 
     @classmethod
     def of(
@@ -110,7 +63,7 @@ class KeywordRules:
         policy: Policy | None,
         approve: Approver | None,
         config_for: ConfigFor | None,
-    ) -> KeywordRules:
+    ) -> Rules:
         """The rules the executor's documented keywords describe.
 
         ``config_for`` is asked on every call: a host's function may answer differently
@@ -123,6 +76,16 @@ class KeywordRules:
             approver=approve,
             config_for=config_for,
         )
+
+
+@dataclass(frozen=True)
+class _CallablePolicy:
+    """A standalone executor's ``policy(provider, value)`` as a `CallPolicy`."""
+
+    decide: Policy
+
+    def decide_call(self, parent: Any, provider: ToolProvider, value: Any) -> Any:
+        return self.decide(provider, value)
 
 
 def check_read_only(rules: Rules, provider: ToolProvider) -> None:

@@ -13,13 +13,10 @@ in ``params._meta``) nests under it. Its duration goes to
 its span is ``execute_tool`` with ``gen_ai.tool.name`` ``_OTHER``. The call's arguments
 and its result's text are recorded only when the host opts in (``telemetry.py``).
 
-How a call gets its span without the untraced path paying a frame for it: the
-executor asks `wanted()` first (only when ``telemetry.on``); when a span is wanted
-it hands the call to `execute()`, which starts the span, makes it current, marks
-the context (a claim) and calls the executor's ``execute`` again, which finds the
-claim, clears it (so the calls a tool makes get spans of their own) and runs the call
-as usual. A sync tool's work is `carried()` into its worker thread in the call's
-context. The calls of a batch get their spans through its steps (`execute_many()`).
+The executor asks `wanted()` (only when ``telemetry.on``) and runs a call it wants
+traced inside `traced()`; a sync tool's work is `carried()` into its worker thread in
+the call's context. The calls of a batch get their spans through its steps
+(`execute_many()`).
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ import json
 import time
 from collections.abc import Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, final
+from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
 from toolpalette._run import telemetry as _telemetry
 from toolpalette._run.call import Prepared, Refusal
@@ -47,11 +44,11 @@ if TYPE_CHECKING:
 __all__ = [
     "UNKNOWN",
     "Call",
+    "Traced",
     "begin",
     "carried",
-    "execute",
     "execute_many",
-    "execute_sync",
+    "traced",
     "wanted",
 ]
 
@@ -61,52 +58,10 @@ UNKNOWN: Final = "_OTHER"
 """``gen_ai.tool.name`` of a call to a name the registry does not know (never repeated)."""
 
 
-class _Executing(Protocol):
-    """What a traced call needs of the executor that runs it (``Executor``'s public face)."""
-
-    registry: ToolRegistry
-    context: ToolContext | None
-
-    async def execute(
-        self,
-        name: object,
-        input: Any,
-        *,
-        context: ToolContext | None = None,
-        abort: AbortSignal | None = None,
-        call_id: str | None = None,
-    ) -> ToolResult: ...
-
-    def execute_sync(
-        self,
-        name: object,
-        input: Any,
-        *,
-        context: ToolContext | None = None,
-        abort: AbortSignal | None = None,
-        call_id: str | None = None,
-    ) -> ToolResult: ...
-
-
-_claim: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "toolpalette_telemetry_claim", default=False
-)
-"""Set by `execute()` around the executor's call it started a span for."""
-
-
 def wanted() -> bool:
-    """Whether the call the executor is starting gets a span of its own (when ``telemetry.on``).
-
-    False for the call `execute()` or `execute_sync()` already started a span
-    for: its claim is cleared here, so the calls its tool makes are traced again.
-    """
+    """Whether the call the executor is starting gets a span (asked when ``telemetry.on``)."""
     otel = _telemetry.loaded
-    if (otel is None or not otel.settled) and _telemetry.live() is None:
-        return False
-    if _claim.get():
-        _claim.set(False)
-        return False
-    return True
+    return (otel is not None and otel.settled) or _telemetry.live() is not None
 
 
 def carried(work: partial[T]) -> partial[T]:
@@ -116,63 +71,48 @@ def carried(work: partial[T]) -> partial[T]:
     return partial(contextvars.copy_context().run, work)
 
 
-async def execute(
-    executor: _Executing,
-    name: object,
-    input: Any,
-    context: ToolContext | None,
-    abort: AbortSignal | None,
-    call_id: str | None,
-) -> ToolResult:
-    """``executor.execute(...)`` inside its ``execute_tool`` span (see the module docstring)."""
-    with _spanned(executor, name, input, context, call_id) as call:
-        result = await executor.execute(name, input, context=context, abort=abort, call_id=call_id)
-    if call is not None:
-        call.end(result)
-    return result
-
-
-def execute_sync(
-    executor: _Executing,
-    name: object,
-    input: Any,
-    context: ToolContext | None,
-    abort: AbortSignal | None,
-    call_id: str | None,
-) -> ToolResult:
-    """``executor.execute_sync(...)`` inside its ``execute_tool`` span."""
-    with _spanned(executor, name, input, context, call_id) as call:
-        result = executor.execute_sync(name, input, context=context, abort=abort, call_id=call_id)
-    if call is not None:
-        call.end(result)
-    return result
-
-
 @contextlib.contextmanager
-def _spanned(
-    executor: _Executing,
+def traced(
+    registry: ToolRegistry,
     name: object,
-    input: Any,
-    context: ToolContext | None,
+    raw: Any,
+    ctx: ToolContext | None,
     call_id: str | None,
-) -> Iterator[Call | None]:
-    """The call's span (None when it gets none), current and claimed while the call runs.
+) -> Iterator[Traced]:
+    """One call's span, current while the call runs; the call ends it with `Traced.end()`.
 
-    An exception out of the call fails the span; the caller ends it with the result.
+    An exception out of the call fails the span.
     """
-    call = _begin(executor, name, input, context, call_id)
+    otel = _telemetry.live()
+    if call_id is None:  # as the tool's context gets it: the call's own id, else the run's
+        call_id = ctx.call_id if ctx is not None else None
+    call = begin(otel, registry, name, call_id, raw) if otel is not None else None
     token = call.enter() if call is not None else None
-    claim = _claim.set(True)
     try:
-        yield call
+        yield Traced(call)
     except BaseException as exc:
         if call is not None:
             call.fail(type(exc).__qualname__)
         raise
     finally:
-        _claim.reset(claim)
         if call is not None:
             call.leave(token)
+
+
+@final
+class Traced:
+    """A call inside `traced()`: the span (None when nothing records any more)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Call | None) -> None:
+        self.call = call
+
+    def end(self, result: ToolResult) -> ToolResult:
+        """End the span with the call's result; returns the result."""
+        if self.call is not None:
+            self.call.end(result)
+        return result
 
 
 async def execute_many(
@@ -210,23 +150,6 @@ async def execute_many(
     except BaseException as exc:
         batch.abandon(type(exc).__qualname__)
         raise
-
-
-def _begin(
-    executor: _Executing,
-    name: object,
-    input: Any,
-    context: ToolContext | None,
-    call_id: str | None,
-) -> Call | None:
-    """The span of a call `wanted()` said is traced (None if that changed since)."""
-    otel = _telemetry.live()
-    if otel is None:
-        return None
-    if call_id is None:  # as the tool's context gets it: the call's own id, else the run's
-        ctx = context if context is not None else executor.context
-        call_id = ctx.call_id if ctx is not None else None
-    return begin(otel, executor.registry, name, call_id, input)
 
 
 def begin(otel: Otel, registry: ToolRegistry, name: object, call_id: Any, raw: Any) -> Call:
