@@ -1,12 +1,4 @@
-"""Entry-point discovery shared by tool packs and skilljars: find, never import.
-
-Packs and skilljars are listed from the installed distributions' entry point tables,
-through the standard library, importing nothing. `describe()` then reads one
-distribution's metadata headers (name, version, ``Requires-Dist``) without the
-``email`` parser: for a pack when it is first needed, for a skilljar when it is listed
-(there are few). `incompatibility()` checks the requirement on ``toolpalette``
-with ``packaging``, imported lazily.
-"""
+"""Entry-point discovery shared by tool packs and skilljars: find, never import."""
 
 from __future__ import annotations
 

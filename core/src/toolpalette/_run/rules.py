@@ -1,13 +1,4 @@
-"""What an executor asks about a call besides its registry: read-only, policy, approval, config.
-
-An executor is given one `Rules` object when it is made and asks it, in the
-pipeline's order: whether tools must be declared read-only (and a further guard), the
-policy's decision on the validated input, who answers an ``ask``, and each tool's
-configuration. A thinker's binding is one (made at bind time, in
-``_agents/binding.py``); a standalone executor builds a `KeywordRules` from its
-keywords. The executor reads the answers and calls down into them; nothing in the
-pipeline calls back into the layer that made its rules.
-"""
+"""What an executor asks about a call besides its registry: read-only, policy, approval, config."""
 
 from __future__ import annotations
 

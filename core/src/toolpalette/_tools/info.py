@@ -1,12 +1,6 @@
 """``ToolInfo``: the one frozen record of what a tool is.
 
-A provider describes its tool through properties (the contract packs code against);
-`ToolProvider.info <toolpalette.ToolProvider.info>` reads them once into this
-record, and whatever describes a tool (the provider formats, the registry's surfaces,
-``toolpalette show``) reads the record. Each field is the provider property of the same
-name, so a wrapper that offers a tool differently (renamed, prefixed) is the wrapped
-provider's record with fields replaced (`ToolInfo.replace()`), never a list of
-properties forwarded by hand.
+Each field is the provider property of the same name; see docs/architecture.md.
 """
 
 from __future__ import annotations

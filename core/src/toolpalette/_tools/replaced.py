@@ -1,12 +1,4 @@
-"""One provider offered with some fields of its record replaced (a new name, say).
-
-Offering a tool differently (a host's rename or prefix) is ``info.replace(...)`` on the
-wrapped provider's record, as pydantic-ai's toolsets rename and prefix tool
-definitions. `ReplacedProvider` is the one wrapper that does it for any provider:
-each field of `ToolInfo` is served generically, the
-replaced value or else the wrapped provider's own, so a field added to the record is
-carried by every wrapper without a line here; only behaviour is forwarded.
-"""
+"""One provider offered with some fields of its record replaced (a new name, say)."""
 
 from __future__ import annotations
 
