@@ -125,7 +125,7 @@ def core_version() -> str:
 
     Read from the ``METADATA`` of the first toolpalette distribution on ``sys.path``
     (as ``importlib.metadata`` would find it, without importing it or listing every
-    distribution); ``importlib_metadata`` answers when that folder cannot be found.
+    distribution); ``importlib.metadata`` answers when that folder cannot be found.
     """
     from toolpalette._plugins.installed import folder_of, read
 
@@ -134,9 +134,9 @@ def core_version() -> str:
     version = headers(text)[1] if text else None
     if version is not None:
         return version
-    import importlib_metadata
+    import importlib.metadata
 
-    return importlib_metadata.version("toolpalette")
+    return importlib.metadata.version("toolpalette")
 
 
 def check_core_requirement(info: EntryPointInfo) -> IncompatiblePluginError | None:

@@ -80,6 +80,7 @@ def _metadata_folders() -> Iterator[tuple[str, str] | None]:
                 yield dist, os.path.join(path, name)
 
 
+# Kept: >3x faster cold at 1,000 packs than importlib.metadata or its backport (bench/README.md).
 def snapshot() -> Installed | None:
     """Every distribution on ``sys.path`` now, or None when an entry cannot be listed.
 
