@@ -1,10 +1,12 @@
-"""The docstrings the API reference renders are Markdown: no reStructuredText roles.
+"""Module docstrings: Markdown (no reStructuredText roles), and one to three lines each.
 
 mkdocstrings shows ``:class:`X``` as raw text; test_built_site.py checks the built pages.
+A module's rationale lives in docs/architecture.md, not in its docstring.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import re
@@ -15,7 +17,11 @@ import pytest
 
 ROLE = re.compile(r":(?:py:)?(?:class|func|meth|attr|mod|exc|data|obj|const|ref):`")
 MODULES = ("toolpalette", "toolpalette.errors", "toolpalette.hookspecs", "toolpalette.testing")
-SITE = Path(__file__).resolve().parents[2] / "site"
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "site"
+# The core's sources and the first-party packs' and skilljars'.
+SOURCES = (ROOT / "core" / "src", *ROOT.glob("plugins/*/src"), *ROOT.glob("skilljars/*/src"))
+MAX_MODULE_DOC_LINES = 3
 
 
 def _documented(module: ModuleType) -> list[tuple[str, str]]:
@@ -60,3 +66,32 @@ def test_the_check_finds_a_role_it_is_given() -> None:
     module = ModuleType("sample", "See :class:`Thing`.")
     module.__all__ = []  # type: ignore[attr-defined]
     assert _roles_in([module]) == ["sample: :class:`"]
+
+
+def _module_doc_lines(path: Path) -> int | None:
+    """The non-empty lines of a module's docstring, None when it has none."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False)
+    return None if doc is None else sum(1 for line in doc.splitlines() if line.strip())
+
+
+def _module_paths() -> list[Path]:
+    return sorted(p for source in SOURCES for p in source.rglob("*.py") if "build" not in p.parts)
+
+
+def test_every_module_docstring_is_one_to_three_lines() -> None:
+    paths = _module_paths()
+    assert len(paths) > 100
+    wrong = {}
+    for path in paths:
+        lines = _module_doc_lines(path)
+        if lines is None or not 1 <= lines <= MAX_MODULE_DOC_LINES:
+            wrong[path.relative_to(ROOT).as_posix()] = lines
+    assert wrong == {}, "a module docstring says what the module is for, in 1 to 3 lines"
+
+
+def test_the_line_count_skips_blank_lines(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""Summary.\n\nOne.\nTwo.\n"""\n', encoding="utf-8")
+    assert _module_doc_lines(module) == 3
+    module.write_text("x = 1\n", encoding="utf-8")
+    assert _module_doc_lines(module) is None

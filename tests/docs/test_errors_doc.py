@@ -1,8 +1,10 @@
-"""docs/errors.md documents every error and warning, with the module's own tree."""
+"""docs/errors.md documents every error and warning, and its tree is the classes' own."""
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import re
 from pathlib import Path
 
 from toolpalette import errors
@@ -15,11 +17,37 @@ def test_every_error_and_warning_is_documented() -> None:
         assert f"`{name}" in DOC, name
 
 
-def test_the_tree_is_the_modules_tree() -> None:
-    module_tree = [line.strip() for line in (errors.__doc__ or "").splitlines() if "──" in line]
-    doc_tree = [line.strip() for line in DOC.split("```text", 1)[1].split("```", 1)[0].splitlines()]
-    assert module_tree
-    assert [line for line in doc_tree if "──" in line] == module_tree
+def _doc_tree() -> dict[str, str | None]:
+    """Each class the tree draws, with the class drawn as its parent (None at a root)."""
+    block = DOC.split("```text", 1)[1].split("```", 1)[0]
+    parents: dict[str, str | None] = {}
+    stack: list[str] = []
+    for line in block.splitlines():
+        match = re.match(r"^([│├└─\s]*)(\w+)(?:\s+(.*))?$", line)
+        if match is None:
+            continue
+        depth = len(match.group(1)) // 4
+        name = match.group(2)
+        stack = stack[:depth]
+        parents[name] = stack[-1] if stack else None
+        stack.append(name)
+        # "(also ValueError)", or "(UserWarning)" beside a root: a stdlib base it has.
+        for stdlib in re.findall(r"\((?:also )?(\w+)\)", match.group(3) or ""):
+            assert issubclass(getattr(errors, name), getattr(builtins, stdlib)), (name, stdlib)
+    return parents
+
+
+def test_the_tree_is_the_classes_own() -> None:
+    drawn = _doc_tree()
+    classes = {
+        name: cls
+        for name in errors.__all__
+        if isinstance(cls := getattr(errors, name), type) and issubclass(cls, BaseException)
+    }
+    assert sorted(drawn) == sorted(classes)
+    for name, cls in classes.items():
+        ours = [b.__name__ for b in cls.__mro__[1:] if b.__name__ in classes]
+        assert drawn[name] == (ours[0] if ours else None), name
 
 
 def test_the_documented_fields_are_the_real_ones() -> None:

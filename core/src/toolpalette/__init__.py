@@ -1,10 +1,7 @@
 """toolpalette: tool packs and skill bundles for LLM agents.
 
-Third parties ship tool packs and skilljars as ordinary distributions; a host composes a
-palette per kind of agent from whatever is installed, offers it to a model, and runs the
-model's tool calls through one hardened pipeline. Importing this package loads no
-plugin, and imports neither jsonschema nor mcp: the public names below are imported on
-first use, so ``import toolpalette`` in a pack's hooks module costs little.
+The public names, each imported on first use: ``import toolpalette`` loads no pack and
+imports neither jsonschema nor mcp.
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""Calling hook implementations: the one way toolpalette calls a pack's or host's hook.
+"""The one way toolpalette calls hooks: each implementation alone, whatever it raises contained.
 
-pluggy's ``pm.hook.x(...)`` stops at the first implementation that raises, so one
-broken pack would silence every other. Every hook toolpalette calls goes through
-`call_each()` instead, which applies the same containment rules everywhere:
-
-- each implementation is called on its own, in pluggy's call order (the last
-  registered first: ``reversed(caller.get_hookimpls())``), with only the arguments it
-  names (pluggy's opt-in arguments, so a hook's signature can grow);
-- wrapper implementations are not called (no hook toolpalette calls wraps anything):
-  each is yielded as a ``TypeError`` failure, so the caller reports it;
-- whatever an implementation raises is caught and yielded, ``SystemExit``,
-  ``GeneratorExit`` and any other ``BaseException`` included; only
-  ``KeyboardInterrupt`` passes, ending the program as it should. What an implementation
-  raises never ends a turn, a call or a listing.
-
-The caller decides what a failure means (a problem reported, a refusal, a log line):
-this module only calls, catches and says what happened. It sits beside the layers and
-imports none of them, so every layer can use it.
+Why and how: docs/architecture.md ("Where each hook fires").
 """
 
 from __future__ import annotations

@@ -1,19 +1,4 @@
-"""ToolHub: the process-wide entry, a facade over the pack catalog and the host side.
-
-A hub holds two objects and delegates to them:
-
-- the **pack catalog** (`toolpalette._plugins.catalog.PackCatalog`): discovers
-  installed packs from their entry points, imports each only when something needs it,
-  reports every broken one as a `Problem`, and builds the registry
-  of every available tool and the cached listing;
-- the **host side** (`toolpalette._agents.host.Host`): skills, MCP server
-  descriptions, system-wide tools, thinkers (resolved once per class and cached) and
-  the grant record.
-
-The environment switches (``TOOLPALETTE_PLUGINS``, ``TOOLPALETTE_BLOCK_PLUGINS``, ...)
-are read once, when the hub is built (`toolpalette._plugins.switches`). Nothing
-is imported when the hub is built.
-"""
+"""``ToolHub``: the process-wide entry, a facade over the pack catalog and the host side."""
 
 from __future__ import annotations
 

@@ -1,17 +1,7 @@
-"""pytest fixtures for anyone testing toolpalette tools, packs and hosts.
+"""pytest fixtures for anyone testing toolpalette tools, packs and hosts (``pytest11``).
 
-Installed with toolpalette through the ``pytest11`` entry point, so the fixtures are
-available in any test suite without an import:
-
-- ``tool_registry``: a fresh, empty `ToolRegistry`;
-- ``tool_context``: a fresh `ToolContext` (no parent, abort unset);
-- ``fake_tool_factory``: `toolpalette.testing.fake_tool()`, to build scripted tools;
-- ``leak_check``: a started `LeakCheck` that fails the test
-  if it leaves a thread, file descriptor, child process or pending approval behind.
-
-pytest loads this module in every session of an environment where toolpalette is
-installed, toolpalette's tests or not, so it imports toolpalette's modules only inside
-the fixtures, when a test asks for one.
+Loaded in every session where toolpalette is installed, so it imports the core only inside
+the fixtures.
 """
 
 from __future__ import annotations

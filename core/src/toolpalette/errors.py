@@ -1,38 +1,6 @@
-"""Every exception and warning toolpalette raises.
+"""Every exception and warning toolpalette raises: one hierarchy with structured fields.
 
-Developer mistakes (a bad ``@tool`` declaration, an invalid schema, a broken skill
-manifest) derive from [`UserError`][toolpalette.UserError]; refusals a running host
-meets (an unknown tool, invalid model input, a collision between installed packs) derive
-from their own branches. Each class carries structured fields as well as a readable
-message, so hosts can act on them without parsing text::
-
-    ToolpaletteError
-    ├── UserError                       a developer mistake, fixed in code
-    │   ├── ToolDefinitionError         a bad @tool declaration or Tool subclass
-    │   ├── InvalidToolSchemaError      a schema that is not valid JSON Schema
-    │   ├── InvalidManifestError        a skill or skilljar manifest field (also ValueError)
-    │   └── ConfigError                 the host's configuration file or table (also ValueError)
-    ├── ToolCollisionError              two providers claim one name (also ValueError)
-    ├── PluginError                     an installed pack could not be used
-    │   ├── PluginLoadError             import failed, hook raised, garbage returned
-    │   └── IncompatiblePluginError     the pack's requirement excludes this core
-    ├── MCPServerError                  an MCP server did not start, answer or list its tools
-    ├── ToolNotFoundError               an unknown tool name (also LookupError)
-    ├── SkillNotFoundError              an unknown skill id (also LookupError)
-    ├── SkillIntegrityError             an MCP-served skill file unlike its entry (also OSError)
-    ├── InvalidInputError               model input refused (also ValueError)
-    ├── ClientRequestError              a tool's question the caller cannot answer
-    └── ToolError                       raised by a tool: code, status, user message
-
-    ToolpaletteWarning (UserWarning)
-    ├── PluginWarning                   a pack loaded, but something in it was skipped
-    ├── SkillWarning                    a skill loaded leniently, or was skipped
-    └── ToolpaletteDeprecationWarning   (also DeprecationWarning)
-
-Messages never quote a value a model sent:
-[`InvalidInputError`][toolpalette.InvalidInputError] names the field path and the
-declared type only, and keeps the validator's own complaint as its ``__cause__``, for
-logs.
+The tree, and when each is raised: docs/errors.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Every hook toolpalette calls, and the markers plugins use.
+"""Every hook toolpalette calls, and the ``hookimpl`` marker packs use.
 
-A pack implements hooks in its hooks module (the value of its ``toolpalette.plugins``
-entry point) with ``@toolpalette.hookimpl``. Hook signatures only ever grow by new
-arguments, so an implementation may accept any subset of the arguments listed here.
-This module is side-effect free: importing it registers nothing.
+Signatures only grow, so an implementation may take any subset of the arguments.
 """
 
 from __future__ import annotations

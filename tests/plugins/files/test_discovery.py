@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 
-import importlib_metadata
 from packaging.requirements import Requirement
 from toolpalette.testing import as_provider
 
@@ -22,7 +22,7 @@ EXPECTED = {
 
 
 def test_discoverable_through_its_entry_point():
-    (ep,) = importlib_metadata.entry_points(group="toolpalette.plugins", name="files")
+    (ep,) = importlib.metadata.entry_points(group="toolpalette.plugins", name="files")
     assert ep.value == "toolpalette_files.hooks"
     assert ep.dist is not None
     assert ep.dist.name == "toolpalette-files"
@@ -32,7 +32,7 @@ def test_discoverable_through_its_entry_point():
 
 
 def test_hook_registers_every_tool_with_its_read_only_flag():
-    (ep,) = importlib_metadata.entry_points(group="toolpalette.plugins", name="files")
+    (ep,) = importlib.metadata.entry_points(group="toolpalette.plugins", name="files")
     hooks = ep.load()
     providers = [as_provider(t) for t in hooks.toolpalette_register_tools()]
     assert {p.name: p.read_only for p in providers} == EXPECTED

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 
-import importlib_metadata
 from packaging.requirements import Requirement
 from toolpalette.testing import as_provider
 
@@ -13,7 +13,7 @@ EXPECTED = {"list_tables": True, "describe_table": True, "query": True, "execute
 
 
 def test_discoverable_through_its_entry_point():
-    (ep,) = importlib_metadata.entry_points(group="toolpalette.plugins", name="sqlite")
+    (ep,) = importlib.metadata.entry_points(group="toolpalette.plugins", name="sqlite")
     assert ep.value == "toolpalette_sqlite.hooks"
     assert ep.dist is not None
     assert ep.dist.name == "toolpalette-sqlite"
@@ -23,7 +23,7 @@ def test_discoverable_through_its_entry_point():
 
 
 def test_hook_registers_every_tool_with_its_read_only_flag():
-    (ep,) = importlib_metadata.entry_points(group="toolpalette.plugins", name="sqlite")
+    (ep,) = importlib.metadata.entry_points(group="toolpalette.plugins", name="sqlite")
     providers = [as_provider(t) for t in ep.load().toolpalette_register_tools()]
     assert {p.name: p.read_only for p in providers} == EXPECTED
     for provider in providers:

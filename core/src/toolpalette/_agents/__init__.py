@@ -1,0 +1,1 @@
+"""Thinkers and their palettes: turns, policies, admission, grants, meta-tools, code mode."""

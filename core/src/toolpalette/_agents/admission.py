@@ -1,39 +1,4 @@
-"""Admission: deciding whether a thinker may use a deferred tool or a skill, and granting it.
-
-One implementation decides every way a model reaches for more: ``request_tools`` and
-``request_skill`` (and a host's ``thinker.admit``), ``search_tools`` and
-``search_skills`` (each match, in rank order), and a call of a deferred tool decided
-at call time (``thinker.call(..., deferred=True)``). Each name is judged the same way
-(`Admission._judge()`): already present; in the thinker's catalog; the read-only
-binding; the ``toolpalette_admit`` hooks (the first answer decides, a raising one
-refuses); the policy's ``decide_grant`` (a deny or a raising policy refuses, an ask
-needs a person). What each way does with the verdict:
-
-- a request grants what is allowed and asks the host's approver about the rest (the
-  grant waits, ``pending``, until ``thinker.resolve_approval``);
-- a search grants what is allowed, leaves out what is refused, and returns what needs a
-  person marked so: such a tool is not a pending grant, a person approves each call of
-  it (the call-level approval); a destructive tool it may grant (mutating, and not
-  ``destructive=False``) is *offered, not granted until called*: returned like a grant,
-  kept out of the palette, and each call of it decided when it is made (recorded
-  ``offered``, then ``granted`` per call);
-- a call-time decision runs the call once (an ask becomes the call's own approval) and
-  keeps nothing.
-
-A grant is *kept* when the thinker keeps grants (``hub.bind(..., keep_grants=True)``,
-the default): a granted tool joins the palette at once (``on_granted``: callable in the
-same turn, offered from the next), a granted skill attaches to the conversation and
-rides its preamble from the next turn. At most ``max_granted`` tools are kept: a grant
-beyond it evicts the least recently granted or called one (recorded ``evicted``), which
-leaves the palette at the next turn and returns to the catalog. A thinker bound with
-``keep_grants=False`` (stateless serving) decides, records and answers as usual, and
-keeps nothing: a granted skill's instructions come back in the answer instead.
-
-Every decision is a ``GrantRecord`` on the hub, delivered to the ``toolpalette_grant``
-hooks, recorded before anything can withdraw it. What a hook, the policy or the
-approver raises, whatever it is but ``KeyboardInterrupt``, is contained: a grant is
-refused, or the hook's failure logged, and nothing is left granted or pending by it.
-"""
+"""Admission: deciding whether a thinker may use a deferred tool or a skill, and granting it."""
 
 from __future__ import annotations
 

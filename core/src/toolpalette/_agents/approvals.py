@@ -1,21 +1,6 @@
 """What waits for a person: one thinker's pending approvals, asked and resolved here.
 
-An `Approval` is pending exactly while something waits on it: a
-paused call (until it resumes, is refused, aborted or cancelled) or a grant the host was
-told about. The rules, each guarded by a test in ``tests/faults/test_approvals.py``:
-
-- an approval is registered inside the ``try``/``finally`` that removes it, so a call
-  that ends for any reason leaves nothing pending;
-- an approver that raises, or whose awaitable raises, withdraws its approval: nothing
-  stays pending and nothing is recorded as granted for it. That holds whatever it
-  raises: ``SystemExit`` or a ``BaseException`` of its own is a failure like any other
-  (an awaitable's never reaches an event loop, which it would stop); only
-  ``KeyboardInterrupt`` passes on, once the approval is withdrawn;
-- an approver that returns an awaitable (``asyncio.Queue.put``, an ``async def``) has it
-  awaited on the loop of the call that asked, never dropped; a person may answer
-  before that delivery finishes (it is then cancelled);
-- resolving answers only what is still pending: an unknown, resolved or withdrawn
-  token, and a call whose event loop has closed, raise ``KeyError``.
+The rules are guarded by ``tests/faults/test_approvals.py``.
 """
 
 from __future__ import annotations

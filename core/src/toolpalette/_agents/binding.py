@@ -1,15 +1,4 @@
-"""What bind time fixes for a thinker: the parts of a bound thinker, made once.
-
-``hub.bind(Cls)`` reads the class's ``read_only`` and ``strict`` once and fixes them,
-with the thinker's policy, its pending approvals, its palette's reconciliation
-(``reconcile.py``), its grants (``admission.py``) and one executor for its whole life,
-in a frozen `Binding` (`make_binding()`). The thinker keeps it where no
-attribute write reaches it (``thinker.py``, "the latch").
-
-The binding's `Rules` (`call_rules()`) is the one object the thinker's executor asks about
-each call (``_run/rules.py``): read-only, the policy, who answers an ask, and each
-tool's configuration (the host's settings for its pack, read once per tool).
-"""
+"""What bind time fixes for a thinker: the parts of a bound thinker, made once."""
 
 from __future__ import annotations
 

@@ -1,23 +1,4 @@
-"""Deferred tools reached during a turn: grants callable at once, calls decided at call time.
-
-Two ways a thinker reaches a deferred tool without waiting for its next turn:
-
-- **A kept grant** (``request_tools``, ``search_tools``, an approved pending grant) joins
-  the palette at once (`apply_grants()`: the reconcile's own step for grants) and
-  the current turn's scope offers its name too (`Offered`), so
-  the model can call it in the turn it found it; from the next turn it is offered.
-- **A call decided at call time** (``thinker.call(..., deferred=True)``, every call of a
-  ``native`` turn, and a search's match that a person approves at each call): admission
-  decides the call (hooks, policy, the record; ``Admission.at_call``), and the call
-  runs through the pipeline in an executor of its own, over a registry holding that
-  one tool (`call_at_call_time()`): read-only check, validation, the policy's
-  ``decide_call``, the deadline and the output cap, as for any offered tool. When the
-  grant needed a person, the call asks (the call-level approval, once, with the
-  call's input), whatever the policy says of the call, unless it denies it; the
-  person's answer is recorded as the grant. Nothing is kept: the next call is decided
-  again. A name admission refuses, or that the catalog lacks, is left to the
-  thinker's own executor, which answers exactly as for any unknown name.
-"""
+"""Deferred tools reached during a turn: grants callable at once, calls decided at call time."""
 
 from __future__ import annotations
 

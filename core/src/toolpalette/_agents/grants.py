@@ -1,10 +1,4 @@
-"""The grant record: every admission request a model made, and what was decided.
-
-`PRINCIPAL` says on whose behalf the calls made now are made: the MCP server sets
-it to the verified principal of each request it serves (``toolpalette.mcp``), so that a
-thinker shared by several callers still records, per decision, who asked. A host's own
-calls leave it unset: their records say None.
-"""
+"""The grant record: every admission request a model made, and what was decided."""
 
 from __future__ import annotations
 

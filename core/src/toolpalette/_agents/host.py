@@ -1,12 +1,4 @@
-"""The host side of a hub: skills, MCP server descriptions, system-wide tools, thinkers, grants.
-
-`Host` is one of the two objects a `ToolHub` holds; the
-other is the pack catalog (``toolpalette._plugins.catalog``), which it reads through
-its public methods. The hub delegates to both, so each has one purpose: the catalog
-finds and loads packs, the host composes what thinkers are offered and keeps the
-record of what they were granted. Its state is created with it and costs nothing until
-used.
-"""
+"""The host side of a hub: skills, MCP server descriptions, system-wide tools, thinkers, grants."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""What goes together: the skills a tool names, and the tools (or packs) a skill requires.
-
-A tool names its skills in its ``metadata`` (``toolpalette.skills``, which
-``@tool(skills=...)`` writes) or through its pack's hooks module (``TOOLPALETTE_SKILLS``);
-a skill lists what it needs under ``metadata: {"toolpalette.requires": ...}``.
-"""
+"""What goes together: the skills a tool names, and the tools (or packs) a skill requires."""
 
 from __future__ import annotations
 

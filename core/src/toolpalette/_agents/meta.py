@@ -1,30 +1,4 @@
-"""The meta-tools: asking for more tools or skills, and reading an attached skill's files.
-
-A thinker's deferred tools and skills are reached through one of two pairs, chosen by
-its ``tool_search`` mode and the size of each catalog (``reconcile.py``):
-
-- ``request_tools`` takes ``{"names": [...]}`` and ``request_skill`` takes
-  ``{"skills": [...]}``: a non-empty list of catalog members, each asked for once (a
-  name given twice is decided once; no ``uniqueItems``, which strict modes refuse).
-  Their input schema lists the catalog as ``anyOf`` entries, each an ``enum`` of one
-  name with that member's own description, so the catalog never enters the prompt as
-  free text, and a provider's strict mode keeps the model on it. The schema grows
-  with the catalog: these serve catalogs of at most `ENUM_LIMIT` tools and
-  `SKILL_ENUM_LIMIT` skills in the ``auto`` mode.
-- ``search_tools`` and ``search_skills`` (``meta_search.py``) take ``{"query": ...,
-  "limit": ...}`` and return the best matches of the thinker's catalog; their
-  definitions are the same whatever the catalog holds.
-
-Every meta-tool validates the model's input against a schema of its own that accepts
-any names or any query (`Checked`), not against the schema it publishes: each
-name is then decided on its own by the thinker's admission, so one name off the
-catalog is refused with a reason while the others are granted, and a name that is not
-a well-formed tool name or skill id is never repeated back (its place in the list is).
-
-``read_skill_file`` takes ``{"file": "<skill id>/<path>"}``, one of the files of the
-skills attached to the conversation, listed as an ``enum``; it is read-only and reads
-through the skill loader, which keeps every path inside its skill's folder.
-"""
+"""The meta-tools: asking for more tools or skills, and reading an attached skill's files."""
 
 from __future__ import annotations
 

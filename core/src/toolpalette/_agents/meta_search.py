@@ -1,13 +1,4 @@
-"""The meta-tools of large catalogs: ``search_tools`` and ``search_skills``.
-
-Both take ``{"query": ..., "limit": ...}`` and answer the best matches of the
-thinker's catalog (ranked by ``search.py``, each admitted by ``admission.py``); their
-definitions are the same whatever the catalog holds, so a palette over ten thousand
-deferred tools costs the model what it costs over a hundred. Both are in the OpenAI
-and Anthropic strict subsets as they stand. The answer is an object (their output
-schema says which), which the model reads as compact JSON: each match with what it
-needs to call it at once (its input schema).
-"""
+"""The meta-tools of large catalogs: ``search_tools`` and ``search_skills``."""
 
 from __future__ import annotations
 

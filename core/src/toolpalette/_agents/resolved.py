@@ -1,11 +1,4 @@
-"""What a thinker class resolves to on a hub, and the hub as a bound thinker uses it.
-
-A thinker class declares its tools and skills (``declare_compatible_tools``,
-``declare_skills``); `resolve_palette()` resolves them against a hub, which caches
-the `ResolvedPalette` per class until it changes. `ThinkerHub` is the
-hub's side of a bound thinker, typed here, below the hub, so the agents layer never
-imports the hub's module.
-"""
+"""What a thinker class resolves to on a hub, and the hub as a bound thinker uses it."""
 
 from __future__ import annotations
 

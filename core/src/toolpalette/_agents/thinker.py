@@ -1,30 +1,6 @@
 """Thinkers: a host's kinds of agent, each bound to a hub and a conversation.
 
-A ``Thinker`` subclass declares what it may use (``declare_compatible_tools``,
-``declare_skills``), whether it is read-only, and its grade. ``hub.bind(Cls)`` gives a
-bound thinker; each turn, `Thinker.begin_turn()` reconciles its palette and says
-what the model is offered, and `Thinker.call()` runs the model's calls through the
-pipeline with that turn's offer and the read-only binding latched at bind time.
-
-The thinker is the public face of three parts, each in its own module and made at
-bind time into its binding (``binding.py``): the palette's reconciliation
-(``reconcile.py``), the admission of grants (``admission.py``), and the executor that
-runs every call, which asks the binding, and nothing else, about read-only, the policy,
-approvals and configuration. Its deferred tools are reached through the meta-tools its
-``tool_search`` mode chooses (searched by ``search.py``), and during a turn through
-``deferral.py`` (grants callable at once, calls decided at call time).
-
-The latch: this module holds every live thinker's binding by the thinker's identity, so
-no attribute write on the thinker (``setattr``, ``__dict__``, ``object.__setattr__``)
-by a tool or a hook reaches it, and what is read from the class later (a ``read_only``
-assigned on it) does not change it. A bound thinker cannot be bound again:
-``__init__`` refuses while the thinker lives (``ctx.parent.__init__(hub)`` raises and
-leaves the binding as it was). The thinker holds a reference to its binding only to
-keep it alive exactly as long as itself: the binding holds the thinker's tools, which
-hold the thinker, so a binding held here would keep every thinker alive for ever.
-Tearing that reference out (through ``__dict__``) leaves a thinker that raises
-``RuntimeError`` on use; it never widens what it offers or runs. What bind time fixes
-and what it guarantees is stated in docs/host-guide/thinkers.md ("The read-only binding").
+What bind time fixes (the latch): docs/host-guide/thinkers.md and docs/architecture.md.
 """
 
 from __future__ import annotations

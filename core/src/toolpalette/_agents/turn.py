@@ -1,20 +1,4 @@
-"""What a thinker's turn offers the model, what changed since the last, what it costs.
-
-A turn is taken from the thinker's palette at its start (`Turn`): the surface,
-the preamble, and, computed when first read, what changed since the thinker's previous
-turn (`Turn.changes`) and what the tool definitions and the preamble take of a
-model's context (`Turn.overhead()`). Neither reads the whole palette when little
-moved: the thinker's `ChangeLog` hears every change of its palette
-(``on_surface_changed``), so a turn compares its surface with the previous one over the
-names that changed only. The tools' guidance (`offered_guidance()`) is kept from
-turn to turn the same way.
-
-A turn of a thinker whose ``tool_search`` is ``native`` also carries its deferred
-tools: in a format with a search of its own (``_formats/export.py``, ``NATIVE_SEARCH``)
-its schemas are the offered tools without ``search_tools``, then the provider's search
-tool and the deferred tools marked ``defer_loading``; in the other formats they are
-the offered tools, ``search_tools`` included.
-"""
+"""What a thinker's turn offers the model, what changed since the last, what it costs."""
 
 from __future__ import annotations
 

@@ -1,18 +1,4 @@
-"""The read-only commands' answers, kept in the listing cache between runs.
-
-``toolpalette show``, ``plugins`` and ``skills`` build their answer the slow way (a
-hub, the packs imported, the schemas built), print it, and store it in the listing
-cache (`toolpalette._plugins.listing`, which documents the files) under the key of
-what is installed. The next run under the same key prints the stored answer through the
-same code, so both ways print the same bytes, and imports neither pydantic, asyncio,
-the hub nor any pack. A key that differs, a file that is missing or unreadable, or an
-answer of the wrong shape is a miss, and the slow way runs again.
-
-The cache is never used for a hub given in code (``toolpalette.testing.run_cli``), with
-a configuration that names MCP servers (the hub answers, from each server's own kept
-listing while it is fresh, see ``toolpalette._mcp_client.cached``), or when
-``TOOLPALETTE_NO_CACHE`` is set.
-"""
+"""The read-only commands' answers, kept in the listing cache between runs."""
 
 from __future__ import annotations
 

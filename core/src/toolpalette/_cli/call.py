@@ -1,27 +1,4 @@
-"""``toolpalette call NAME --input JSON``: one tool call through the execution pipeline.
-
-The tool comes from the catalog of installed packs (and configured MCP servers) and
-runs exactly as a model's call would: the JSON input policy, validation, the timeout,
-the output cap and error shaping all apply. ``--read-only`` refuses mutating tools as a
-read-only agent would. Failures go to the packs' ``toolpalette_tool_error`` hooks; on
-the command line the user is the host, so ``--verbose`` also prints each failure report
-(the exception and its traceback, which the model never sees). Prints the result's text (a failure's
-text on stderr), or with ``--json`` the whole result (``is_error``, ``status``,
-``code``, ``text``, ``content``, ``structured``). Images, audio and files in the
-result are summarized, or written into a folder with ``--save DIR``.
-Exit status: 0 success, 1 the call failed, 2 bad usage.
-
-``toolpalette call run_code --input '{"code": "..."}'`` runs a code-mode script (the
-``code`` extra) over every tool of the catalog, as a thinker in code mode would: each
-call the script makes goes through the pipeline on its own (``--read-only`` holds for
-them too); a call a policy would ask about cannot be asked here, so none is.
-
-MCP servers start only when needed: the catalog is first built from what is at hand
-(the packs, and each server's listing kept from an earlier run), and the servers not
-listed yet are started only when no tool of that name is at hand. So the call of a
-pack's tool starts no server; a collision with a server's tool is then seen only when
-that server's listing is at hand (``toolpalette list`` or ``check`` see them all).
-"""
+"""``toolpalette call NAME --input JSON``: one tool call through the execution pipeline."""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""``toolpalette check``: the doctor. Loads every pack and skilljar and reports every problem.
-
-Collisions (naming both distributions, or where a server is configured), packs that
-failed to import or are incompatible with this core, hooks that raised or returned
-garbage, invalid tools, unknown hooks, skipped skills and skilljars, MCP servers that
-do not start, time out, list invalid tools or pass a bound on what they send (each
-configured server is started and listed live, whatever listing of it is kept on disk,
-then stopped), ``[mcp_servers]`` tables that configure nothing, and configuration keys
-nothing reads: everything ``hub.problems()`` holds. The summary counts packs, tools,
-skilljars and skills. ``-v`` adds, for a problem raised by a pack's code, the whole
-message and the file, line and source line where it was raised (``--json``: ``detail``).
-Exit status 1 when any of them is fatal, 0 otherwise (a pack blocked on purpose, or a
-cosmetic skill warning, is shown but does not fail the check).
-"""
+"""``toolpalette check``: the doctor. Loads every pack and skilljar and reports every problem."""
 
 from __future__ import annotations
 

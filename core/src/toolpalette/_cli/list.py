@@ -1,13 +1,4 @@
-"""``toolpalette list``: every available tool, with where it comes from.
-
-``toolpalette list`` reads the listing cache when the installed packs are exactly those
-it was built for, and otherwise imports every installed pack and caches the result
-(see ``toolpalette._plugins.listing``). It prints one line per tool, and mentions on stderr how
-many problems were found, the configuration's and the MCP servers' included (``toolpalette
-check`` shows them). ``--json`` prints
-``{"tools": [...], "problems": [...]}``; the keys are documented in the host guide and
-only ever grow.
-"""
+"""``toolpalette list``: every available tool, with where it comes from."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""``toolpalette new pack NAME`` and ``toolpalette new skilljar BUNDLE_ID``: start a project.
-
-Each writes a ready project into a new folder: a ``pyproject.toml`` declaring the entry
-point, a dependency on toolpalette and a ``test`` extra, one tool (or one skill), its
-tests (which run before and after installation), and a README saying what to do next.
-The README and the command's last line give the same commands (``NEXT_STEPS``), the ones
-``tests/integration/test_scaffold_dists.py`` runs in a fresh virtual environment.
-Nothing is overwritten: a folder that exists and is not empty is refused.
-Exit status: 0 written, 2 bad usage (a malformed name, a folder in the way).
-"""
+"""``toolpalette new pack NAME`` and ``toolpalette new skilljar BUNDLE_ID``: start a project."""
 
 from __future__ import annotations
 

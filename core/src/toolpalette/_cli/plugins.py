@@ -1,11 +1,4 @@
-"""``toolpalette plugins``: every installed pack, its distribution, hooks and status.
-
-Packs are imported first (``--no-load`` lists them as discovered, importing nothing),
-so ``imported`` says whether each one could be imported and registered. ``--json``
-prints ``{"plugins": [...]}``; the keys are documented in the host guide. Both forms
-are read from the listing cache when what is installed has not changed since the last
-run (see ``toolpalette._cli.cached``).
-"""
+"""``toolpalette plugins``: every installed pack, its distribution, hooks and status."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""``toolpalette demo``: the whole project in one scripted run, on scratch data.
-
-It builds a workspace and a SQLite database in a temporary folder, discovers the
-installed first-party packs and skilljars, binds a read-only analyst and a read-write
-editor, and plays a scripted sequence of model calls through the real pipeline,
-printing for each what the model would see. Nothing outside the temporary folder is
-touched.
-"""
+"""``toolpalette demo``: the whole project in one scripted run, on scratch data."""
 
 from __future__ import annotations
 

@@ -1,28 +1,4 @@
-"""``toolpalette serve``: a thinker's palette as an MCP server, over stdio or HTTP.
-
-Over stdio (the default) nothing but protocol goes to stdout: logs and anything a
-pack prints go to stderr. Without the ``mcp`` extra it says which pip command installs
-it (exit status 2). ``--thinker package.module:Class`` imports from the current
-directory first, as uvicorn does; ``--select`` takes packs' and skilljars'
-distributions and import packages. ``--http`` serves streamable HTTP with uvicorn (loopback by
-default) and says on stderr where and how: the URL, stateful or stateless, and the
-workers. ``--workers N`` runs N worker processes on one listening socket, each
-building the palette from the same options (passed to them in
-``TOOLPALETTE_SERVE_OPTIONS``); with more than one they serve stateless, since the
-requests of one session would reach any of them.
-
-With ``--auth-issuer`` and the rest (or the ``[serve]`` table of the configuration,
-``serve_settings.py``) the HTTP server is an OAuth 2.1 resource server, and the
-table's ``palettes`` serve each token the palette its scopes choose.
-
-The keys that seal a 2026-07-28 approval's request state come from
-``--state-key-file`` or ``TOOLPALETTE_STATE_KEYS``. Without either, one worker makes a
-key of its own, and several workers share one the command makes at start (handed to
-them in ``TOOLPALETTE_SERVE_STATE_KEY``, which each worker takes out of its
-environment): an approval answered to another worker than the one that asked is
-still verified. Refusing to start instead would break every deployment whose policy
-never asks; a key per worker would fail about every other approval.
-"""
+"""``toolpalette serve``: a thinker's palette as an MCP server, over stdio or HTTP."""
 
 from __future__ import annotations
 

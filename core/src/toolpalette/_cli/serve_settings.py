@@ -1,23 +1,4 @@
-"""``toolpalette serve``'s authorization and per-scope palettes: options and ``[serve]``.
-
-The command line's ``--auth-*`` options and the ``[serve]`` table of the host's
-configuration say the same things (the command line wins, key by key):
-
-- ``auth_issuer``, ``auth_audience``: the tokens' ``iss`` and ``aud``;
-- ``auth_jwks_url`` or ``auth_public_key_file`` (a PEM file, relative to the
-  configuration file): where the issuer's keys are;
-- ``auth_required_scopes``: scopes every token must grant (else 403);
-- ``auth_resource_url``: this endpoint's public URL (default: the audience);
-- ``palettes`` (configuration only): a scope to the thinker a token granting it is
-  served, ``"package.module:Class"`` or ``{thinker = "...", read_only = true}``
-  (``thinker`` left out: the command's own palette, read-only). The first scope of the
-  table, in its order, that a token grants chooses; a token granting none of them is
-  served the command's palette (``--thinker`` or ``--select``).
-
-A key of ``[serve]`` nothing reads is a ``config`` problem (``_plugins/config.py``).
-Everything here is checked before the server starts, so that a wrong setting is one
-line, never a worker failing at its first request.
-"""
+"""``toolpalette serve``'s authorization and per-scope palettes: options and ``[serve]``."""
 
 from __future__ import annotations
 

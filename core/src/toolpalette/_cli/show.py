@@ -1,10 +1,4 @@
-"""``toolpalette show NAME``: one tool in full, schemas included.
-
-Exit status 1 when no available tool has that name (the message lists the names).
-Showing builds the full catalog (every pack imported, every schema built), so the
-first ``show`` stores every tool's entry in the listing cache, and later ones, while
-what is installed has not changed, print from it (see ``toolpalette._cli.cached``).
-"""
+"""``toolpalette show NAME``: one tool in full, schemas included."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""``toolpalette skills``: list the installed bundles and skills, or print one skill.
-
-``toolpalette skills [--json]`` lists every bundle with its distribution and version,
-each skill with its id and description, and the problems found while loading (skipped
-skills, cosmetic warnings, collisions). ``toolpalette skills show ID`` prints one skill:
-its front matter, its resources and its body. Listing reads front matter only, and is
-read from the listing cache when the installed skilljars have not changed since the
-last run (see ``toolpalette._cli.cached``).
-"""
+"""``toolpalette skills``: list the installed bundles and skills, or print one skill."""
 
 from __future__ import annotations
 

@@ -1,37 +1,4 @@
-"""A model's tool calls in, results out, in each provider's own shapes.
-
-`calls_from()` reads the calls out of what a provider returned (an SDK object or
-its plain JSON form); `ToolCall.reply()` and `replies()` turn each call's
-`ToolResult` into what goes back in the next request:
-
-=====================  ===========================================  ==========================
-format                 calls read from                              a result goes back as
-=====================  ===========================================  ==========================
-``openai_chat``        a ``ChatCompletion``, its message, or the    a ``tool`` message with
-                       message's ``tool_calls`` (``arguments`` is   ``tool_call_id``
-                       JSON text)
-``openai_responses``   a ``Response``, or its ``output`` items:     a ``function_call_output``
-                       ``function_call`` (``call_id``)              item
-``anthropic``          a ``Message``, or its ``content`` blocks:    a ``tool_result`` block
-                       ``tool_use`` (``id``, ``input``)             with ``is_error``, all of
-                                                                    a turn's in one ``user``
-                                                                    message
-``mcp``                a ``tools/call`` request (JSON-RPC) or its   a ``CallToolResult``
-                       ``params`` (``arguments`` absent is ``{}``)
-=====================  ===========================================  ==========================
-
-A response may also hold the provider's own tool search, when the request let the
-provider search deferred tools (``export.NATIVE_SEARCH``): Anthropic's
-``server_tool_use`` block of its search tool and the ``tool_search_tool_result`` block,
-the Responses API's ``tool_search_call`` and ``tool_search_output`` items. The provider
-ran that search; they are not calls for the host, so only the calls above are read
-(the ones that follow name the tools the search found).
-
-Arguments are passed on as the provider sent them: JSON text that does not parse, or
-is not an object, is answered by the pipeline with a 400 the model can correct, never
-an exception here. Only a payload of the wrong shape altogether (the host handed over
-something that is not a response) raises.
-"""
+"""A model's tool calls in, results out, in each provider's own shapes."""
 
 from __future__ import annotations
 

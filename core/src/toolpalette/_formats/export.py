@@ -1,19 +1,4 @@
-"""Tool schemas in each model provider's own format, in registration order.
-
-Formats: ``openai_chat`` (Chat Completions), ``openai_responses`` (Responses API),
-``anthropic`` (Messages) and ``mcp`` (``tools/list``). ``strict: true`` is set for the
-OpenAI and Anthropic formats only where the schema is in that provider's strict subset
-(encoded, with its sources, in ``strict.py``); ``strict=True`` on an export normalizes
-schemas into the subset first, where it can. Each format is written from the tool's
-record (``provider.info``), so whatever offers a tool (a rename, a prefix) keeps every
-field a format has a place for.
-
-Two formats have a search of their own over tools the model is not shown up front
-(`NATIVE_SEARCH`): Anthropic's tool search server tool (BM25), and the Responses
-API's ``tool_search``. `export_deferred()` writes that search tool and the deferred
-tools, each marked ``defer_loading: true``: the provider keeps them out of the model's
-context until its search finds them. The other formats have no such search.
-"""
+"""Tool schemas in each model provider's own format, in registration order."""
 
 from __future__ import annotations
 

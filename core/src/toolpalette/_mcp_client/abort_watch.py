@@ -1,11 +1,4 @@
-"""A call's abort event, watched from the pool's event loop for callers that cannot cancel.
-
-An async caller ends a remote call by cancelling it. A sync caller's worker cannot:
-the pipeline gives up on it by setting the call's ``threading.Event``. That event has
-no way to wake a loop, so the task making the call looks at it every
-`ABORT_POLL` seconds and cancels itself once it is set (the SDK then sends
-``notifications/cancelled``).
-"""
+"""A call's abort event, watched from the pool's event loop for callers that cannot cancel."""
 
 from __future__ import annotations
 

@@ -1,32 +1,4 @@
-"""A server's listing kept on disk, so that a process that does not call it need not start it.
-
-Every listing a hub reads from a stdio or HTTP server is stored, as the hub offers it
-(each tool's offered name, texts and schemas, and the problems), in the listing cache
-(``mcp-NAME-DIGEST.json``, the digest of the server's configuration: see
-`file_name()` and `toolpalette._plugins.listing`). A later hub whose
-server has the same fingerprint takes its tools from there until the server starts
-for another reason (a call), when the live listing replaces them. So
-``toolpalette call`` of a pack's tool, ``list`` and ``show`` beside configured servers
-start none of them once each was listed, and a thinker starts a server only when it
-calls one of its tools.
-
-The fingerprint (`fingerprint()`) is what would change what the server lists:
-its configuration (command, arguments, working folder, URL, name, prefix, renames,
-exclusions, trust; the environment and headers it gets, hashed, never stored), the program it runs
-and every argument that names a file (path, size, modification time), and toolpalette
-itself (`server_key()`). A server can change its
-tools without any of that changing, so a stored listing is also stale after the
-server's ``ttlMs`` hint, or `DEFAULT_TTL` without a useful one; and it is a hint,
-never the truth: its tools pass the checks of a live listing again when read, and each
-one's first call waits for the live listing to confirm it (the provider's
-``from_disk``). In-process servers are never stored, and ``TOOLPALETTE_NO_CACHE`` turns
-the cache off.
-
-The ``answer`` stored: ``stored`` (seconds since the epoch), ``ttl`` (seconds, or
-null), ``tools`` (each the fields of an `MCPToolProvider`:
-``name``, ``remote_name``, ``description``, ``input_schema``, ``output_schema``,
-``annotations``, ``title``) and ``problems`` (each a problem's fields).
-"""
+"""A server's listing kept on disk, so that a process that does not call it need not start it."""
 
 from __future__ import annotations
 

@@ -1,21 +1,5 @@
 """MCP server configurations: what the host (or a pack, or code) says to connect to.
 
-Three sources, one shape (`MCPServerConfig`):
-
-- packs: ``toolpalette_register_mcp_servers`` descriptions (`MCPServerSpec`);
-- the host's configuration file: ``[mcp_servers.NAME]`` tables in ``toolpalette.toml``
-  (or ``[tool.toolpalette.mcp_servers.NAME]`` in ``pyproject.toml``), and the
-  ``mcpServers`` JSON block desktop MCP clients use, read as is;
-- code: ``ToolHub(mcp_servers={...})`` with tables, `MCPServerConfig` objects or
-  in-process SDK servers.
-
-The environment rule: a stdio server's process receives a minimal base taken from the
-host (`BASE_ENV`: ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``)
-and exactly the variables its configuration names in ``env``, nothing else. A value
-may name a host variable explicitly as ``${VAR}``; that is the only way a host variable
-beyond the base reaches a server, so a secret is never passed by accident. HTTP
-``headers`` values expand ``${VAR}`` the same way.
-
 Importing this module never imports the ``mcp`` SDK.
 """
 

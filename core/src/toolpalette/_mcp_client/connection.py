@@ -1,24 +1,4 @@
-"""One server's session: opened on first use, watched, restarted after a crash, closed.
-
-A `Connection` lives on the pool's event loop (`loop`); each of its
-``async`` methods runs there. The SDK's ``Client`` is held open by one task of its own
-(its context must exit in the task that entered it), which waits until the connection
-is stopped and, on 2026-era sessions whose server announces list changes, listens for
-them. Calls use the client from whatever task makes them.
-
-When the server goes away (its process exits, its HTTP stream ends), the transport
-says so at once (`transports`): every call in flight is answered with
-`ServerGone`, and the next call starts the server again, after a delay that
-doubles with each failed start (`BACKOFF_FIRST` to `BACKOFF_MAX`). A
-server that does not start, or does not answer within its ``connect_timeout``, is an
-`MCPServerError` naming the last line it wrote to stderr.
-
-The SDK's session checks every result against the tool's output schema, with
-jsonschema, without a bound on its work, on the loop every connection shares: one
-server's results could hold every other server's calls. The connection turns that
-check off (`_unchecked()`); toolpalette checks results itself, under the bounds of
-input validation and off the shared loop (`outputs`).
-"""
+"""One server's session: opened on first use, watched, restarted after a crash, closed."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""A server's tool listing: every page of ``tools/list``, bounded, kept until it may change.
-
-`fetch()` follows ``nextCursor`` to the last page (a cursor seen twice is the
-server's fault, not a reason to loop), at most `MAX_PAGES` pages and
-`MAX_TOOLS` tools: past either bound it stops, keeps what it read within it, and
-says which bound was passed (`Fetched.over`), which the hub reports as a problem
-naming the server and the bound. Each page is one message, itself bounded by the
-transport (`MAX_MESSAGE` for stdio servers); the
-bytes of the tools' descriptions and schemas are bounded where the listing is made
-into tools (`offered`). `Listing` keeps what it fetched until the
-server says ``notifications/tools/list_changed`` (or a list-change event on 2026-era
-sessions), the connection hangs up, or the server's ``ttlMs`` hint runs out (floored at
-`MIN_TTL`; without a hint the listing is kept). Its `generation`
-grows each time the listing may have changed (the server said so, or its hint ran
-out), which tells the hub to read it again (`refresh`); what the hub offers then
-changes only if the new listing differs.
-"""
+"""A server's tool listing: every page of ``tools/list``, bounded, kept until it may change."""
 
 from __future__ import annotations
 

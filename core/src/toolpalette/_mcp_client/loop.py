@@ -1,47 +1,6 @@
 """The event loop a hub's MCP sessions live on: a daemon thread running an anyio portal.
 
-Why a loop of its own. The ``mcp`` SDK is anyio-based, and a session belongs to the
-event loop (and the task) that opened it. Thinkers call from many loops and threads: a
-host's own loop, ``asyncio.run`` in a sync call's worker, ``execute_sync``. And a
-palette lists a server's tools from sync code (``begin_turn``), often called on a
-host's loop: if that loop owned the sessions, the listing would wait for the very loop
-it blocks, a deadlock. So every session of a hub lives on one loop, in a daemon thread
-started on first use, and each caller waits from its own side: an async caller awaits
-(`LoopThread.run_async()`), sync code blocks (`LoopThread.run()`), and sync
-code on that loop itself is refused rather than left to wait for itself.
-
-How anyio's blocking portal is used. The thread runs ``anyio.run`` around a
-``BlockingPortal``, which holds the loop open until it is stopped. Stopping it (with
-``cancel_remaining``) ends the loop the structured way: whatever still runs is
-cancelled and awaited (a stdio transport's own cleanup then still ends its process),
-and the loop is closed. Calls do not go through the portal's ``call``,
-``start_task_soon`` or ``call_async``, for two reasons:
-
-- each blocks the calling thread until the portal's loop has started the task, so the
-  timeout of a sync caller (and of `LoopThread.close()`) would not hold while
-  that loop is held up, by an in-process server's handler that blocks, say; and an
-  async caller's own loop would stall with it;
-- a round trip costs about twice asyncio's own (``call_async`` about 115 µs against
-  61 µs for ``run_coroutine_threadsafe`` and ``wrap_future``, on the 2-core machine
-  the benchmarks run on), and every remote call pays it.
-
-So coroutines reach the portal's loop through ``call_soon_threadsafe``, which never
-blocks the submitter. A sync caller blocks on asyncio's ``run_coroutine_threadsafe``
-future. An async caller on another loop takes a leaner way (`_Hop`): one handle
-each way and a future of its own loop, without the ``concurrent.futures`` future (a
-lock and a condition) and the two chained callbacks of ``run_coroutine_threadsafe`` and
-``wrap_future``, which cost twice as much: 29 against 54 µs of CPU a round trip on the
-2-core machine the benchmarks run on, where every remote call pays it. Cancelling the
-caller cancels the coroutine on the loop, either way. For the same reason the thread is
-started here and not by ``anyio.from_thread.start_blocking_portal``, whose exit waits
-for its thread without a bound: `LoopThread.close()` waits at most its ``timeout``
-(it runs at interpreter exit too), and a loop still held up after it is left to its
-daemon thread.
-
-What a round trip still costs is two wake-ups of a thread (this loop's, then the
-caller's), each a write to a loop's self-pipe and the thread's turn at the GIL: the
-floor of a session one loop owns and callers on other loops share (see the
-benchmark ``bench_mcp_client``, its "the hop to the pool's loop and back" row).
+Why a loop of its own, and why not the portal's calls: docs/architecture.md.
 """
 
 from __future__ import annotations

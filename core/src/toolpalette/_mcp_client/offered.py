@@ -1,18 +1,4 @@
-"""A server's listing made into the tools a hub offers: bounded, each tool checked.
-
-`offer()` turns what `fetch()` read into
-providers (`build()` checks each tool's name,
-texts and schemas) and problems, within two more bounds on what a server sends: one
-tool's description, title and schemas together take at most `MAX_TOOL_BYTES`
-bytes of JSON (over it the tool is refused, an ``invalid-tool`` problem naming the
-bound, before its schema is looked at), and all the server's tools at most
-`MAX_LISTING_BYTES` (the tools past it are not offered, a ``server`` problem
-naming the bound). A listing cut at the transport's bounds on pages and tools is a
-``server`` problem too. Two tools under one name (after renames) are a ``collision``.
-
-The work grows with the listing, so the hub runs it in a worker thread, never on the
-loop the sessions share (`refresh`).
-"""
+"""A server's listing made into the tools a hub offers: bounded, each tool checked."""
 
 from __future__ import annotations
 

@@ -1,26 +1,4 @@
-"""An MCP result's structured content, checked against its tool's output schema, bounded.
-
-A tool that publishes an output schema promises structured content that conforms to it
-(the MCP specification says servers must, and clients should check). The SDK checks it
-with jsonschema, whose work no bound limits (``uniqueItems`` compares every pair: 6,000
-objects held the loop for seconds), on the one loop every connection shares; the
-connection turns that off (`connection`). `OutputCheck` checks instead,
-with the bounded validator input validation uses (`toolpalette._schema.bounded`)
-and the same bounds (`toolpalette._schema.budget`):
-
-- on the caller's event loop, the loop's share only (10,000 steps, 10 ms, 10,000 arrays
-  and objects); a result that needs more is checked in a worker thread while the loop
-  keeps turning;
-- apart, at most one step per byte of the result's JSON text (and at least 10,000) on
-  at most 16,384 arrays and objects, under the tool's timeout, and stopped as soon as
-  the call is cancelled (the pipeline's deadline, the caller's abort).
-
-The schema's own cost was bounded when the server's listing was read (``check_schema``
-refuses a schema over the bounds). A result that does not conform, has no structured
-content, or cannot be checked within the bounds is the server's fault: 502
-``server_error``, with a generic text for the model; where it failed (a path and a
-keyword, never a value) goes to the failure report, as the error's ``__cause__``.
-"""
+"""An MCP result's structured content, checked against its tool's output schema, bounded."""
 
 from __future__ import annotations
 

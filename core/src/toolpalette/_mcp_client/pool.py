@@ -1,19 +1,4 @@
-"""The client pool: one connection per MCP server, shared by every thinker of a hub.
-
-Every connection of a pool lives on the pool's one event loop (`loop`), so
-thinkers on different loops, threads and ``execute_sync`` share one session per
-server: an async caller awaits `ClientPool.run_async()`, sync code blocks in
-`ClientPool.run()`. Cancelling the caller (the pipeline's timeout, or its abort
-signal) cancels the request on the pool's loop, and the SDK then sends
-``notifications/cancelled``. What one connection does (opening, restarting after a
-crash, its listing) is `connection`'s.
-
-`ClientPool.close()` ends every connection (stdio servers: stdin closed, then the
-server's whole process group terminated, then killed) and stops the loop; pools still
-open at interpreter exit are closed by an ``atexit`` handler, and the first stdio
-connection made from the main thread chains a handler on the signals that would end
-the host without ``atexit`` (`signals`).
-"""
+"""The client pool: one connection per MCP server, shared by every thinker of a hub."""
 
 from __future__ import annotations
 

@@ -1,32 +1,4 @@
-"""``MCPToolProvider``: one tool of an MCP server, offered and run like any other tool.
-
-A server's tool descriptions are checked before they are offered (`build()`): the
-name it is offered under, a description and a title (at most `MAX_DESCRIPTION`
-and `MAX_TITLE` characters, no control characters: C0 but line breaks and tabs,
-DEL, C1), an input schema that is valid JSON Schema of type ``object``, and an output
-schema (if any) that is valid too. A schema that refers outside itself (a remote
-``$ref``) is refused, so nothing is ever fetched. A tool that fails a check is a
-problem, not a crash, and the server's other tools stay.
-
-A result is checked against the tool's output schema by `outputs`; an answer the
-transport refused as too long (`stdio`) is a 413, as output over the cap is.
-
-A tool that declares ``execution.taskSupport: "required"`` can only be called as an MCP
-task (call, poll, fetch the result), which the ``mcp`` SDK's client does not do: its
-task methods are types only, never sent. Such a tool is refused like an invalid one (an
-``invalid-tool`` problem naming it) rather than offered and failing every call.
-
-Trust: annotations are hints. A tool is read-only only when the host marked its server
-``trusted`` *and* the server says ``readOnlyHint: true``; otherwise it counts as
-mutating, so a read-only thinker never receives an untrusted server's tools. A trusted
-server's other hints are believed too (``destructiveHint``, ``idempotentHint``,
-``openWorldHint``); an untrusted server's tools keep MCP's defaults (destructive, not
-idempotent, open-world), whatever they say.
-
-A call's progress: when the caller passed an ``on_progress`` (the context's), the request
-asks the server for progress reports, and each one reaches ``report_progress`` on the
-caller's own loop, in order, before the result.
-"""
+"""``MCPToolProvider``: one tool of an MCP server, offered and run like any other tool."""
 
 from __future__ import annotations
 

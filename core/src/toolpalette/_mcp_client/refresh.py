@@ -1,33 +1,4 @@
-"""One server's tools as a hub offers them: the last good listing, and the next one.
-
-What a hub offers of a server (`ServerTools.offer()`) is read from memory, never
-waited for, except the first time:
-
-- **The first listing** is read from the disk cache when a fresh one is there
-  (`cached`: the server is not started), else from the server, and a sync caller
-  waits for it (``bind``, ``begin_turn``, ``catalog()``: the palette needs it), within
-  the listing's deadline. A caller on the pool's own loop never waits.
-- **A refresh** (the server said its list changed, its ``ttlMs`` ran out, it hung up,
-  or it started since its tools came from the disk cache) runs in the background on
-  the pool's loop while the last good listing serves. Once it succeeds the new tools
-  are offered (`ServerTools.changes` grows when they differ, which rebuilds the
-  palettes); once it fails or passes its deadline, the server's tools are unavailable
-  (none offered, a ``server`` problem says why) until a later listing succeeds.
-- **A failed listing is backed off**: the next one starts no sooner than
-  `BACKOFF_FIRST` seconds later, doubling up to `BACKOFF_MAX`, whoever
-  asks (every session of ``toolpalette serve``, every thinker): one listing at a time
-  per server, shared by all.
-
-The deadline of a listing is the server's ``timeout`` (a listing answers like a call),
-plus its ``connect_timeout`` and the start back-off when it must be started first.
-Fetching runs on the pool's loop (each page is one message, bounded by the transport);
-making the tools (`offer()`, whose work grows
-with the listing) and storing them on disk run in a worker thread, so no listing holds
-the loop every server's calls share.
-
-`ServerTools.settled()` is the async side (``await thinker.abegin_turn()``): it
-awaits a listing in flight or due, without blocking the caller's loop.
-"""
+"""One server's tools as a hub offers them: the last good listing, and the next one."""
 
 from __future__ import annotations
 

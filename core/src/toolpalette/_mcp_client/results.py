@@ -1,24 +1,4 @@
-"""What an MCP ``tools/call`` answer becomes in toolpalette's pipeline.
-
-Both failure shapes servers use end as pipeline results:
-
-- a result with ``isError``: the content is the tool's own message to the model and is
-  passed on (a `ToolError`, status 422, code ``tool_error``);
-- a JSON-RPC error: its text and data may hold anything (paths, stack traces, secrets),
-  so the model reads a generic text (502, ``server_error``) and the error itself goes
-  to the failure report only, as the ``ToolError``'s ``__cause__``.
-
-A success becomes the tool's return value, which the pipeline renders under the output
-cap: the structured content when the tool publishes an output schema (unwrapped when
-the schema says it wraps the value, ``x-toolpalette-wrapped``), the text when
-every block is text, and otherwise a list of toolpalette's own content, so that the
-result carries the same blocks a local tool's would, and every provider format reads
-them as it reads a local tool's (``toolpalette._tools.result.block_text``): ``image``
-and ``audio`` blocks become `Image` and `Audio`,
-an embedded ``resource`` a `File` (named after its URI's last
-segment), and a ``resource_link`` a `ResourceLink`. A binary
-block whose data is not base64 is the server's fault: 502, generic text.
-"""
+"""What an MCP ``tools/call`` answer becomes in toolpalette's pipeline."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""The MCP servers of one hub: their configurations, the pool, their tools and problems.
-
-The hub holds one `MCPServers`. A server's tools are listed on first need (a
-selection naming the server, the catalog, ``toolpalette list`` or ``check``), through
-the pool, or read from the disk cache of a listing made by an earlier process
-(`cached`), and listed again in the background once the server says its list
-changed, its ``ttlMs`` runs out, or it started since its tools came from the disk
-(`refresh`: the last good listing serves meanwhile, and nothing ever waits for a
-refresh). A server that does not start, does not answer in time, lists an invalid
-tool or passes a bound on what it sends is a problem (kinds ``server``,
-``invalid-tool`` and ``collision``, pack ``mcp:NAME``), never an exception.
-
-How a listing is found can be narrowed for the current thread or task:
-`MCPServers.at_hand()` takes only what is at hand, starting no server
-(``toolpalette call`` of a pack's tool), and `MCPServers.live()` lists every
-server live, over the disk cache (``toolpalette check``).
-"""
+"""The MCP servers of one hub: their configurations, the pool, their tools and problems."""
 
 from __future__ import annotations
 

@@ -1,28 +1,4 @@
-"""Ending stdio servers when the host gets a signal that would kill it without ``atexit``.
-
-A host that closes its hub, returns from ``main``, raises ``SystemExit`` or
-``KeyboardInterrupt`` (the default for SIGINT) ends its servers through ``hub.close()``
-or the pool's ``atexit`` handler. A signal whose action is the default one (SIGTERM,
-SIGHUP) kills the process without running ``atexit``; and since every stdio server
-runs in a session of its own (`stdio`), the terminal's signals do not reach it
-either. So a server that ignores the end of its input would outlive the host.
-
-`install()` (called from the main thread when a stdio server's connection is made
-there) chains a handler on SIGTERM and SIGHUP, and on SIGINT only where its action is
-the default one:
-
-- where the action was the default, the handler ends every tracked server's process
-  group (SIGTERM, then SIGKILL after `GRACE` to what is left), restores the
-  default action and raises the signal again, so the host ends as it would have;
-- where the host installed a handler of its own first, that handler is called and
-  keeps its behaviour; the servers end when the host exits by way of ``atexit``
-  (``sys.exit``, returning from ``main``), or when it closes its hub;
-- an ignored signal stays ignored, and a handler the host installs later replaces this
-  one, as the host asked.
-
-Only the main thread may install handlers (Python's rule); a host whose first server
-starts from another thread keeps the ``atexit`` cleanup only.
-"""
+"""Ending stdio servers when the host gets a signal that would kill it without ``atexit``."""
 
 from __future__ import annotations
 

@@ -1,36 +1,6 @@
 """A stdio server's process: its own session, its messages read under a size cap, its end.
 
-Why not the SDK's ``stdio_client``: it reads the server's stdout by concatenating each
-chunk to what it holds of the current line, so one long line costs time quadratic in
-its length (a 20 MB result held the shared client loop for seconds before any size
-check could refuse it); it keeps no bound on a line; it sends the server's stderr to a
-file the caller must give, which a chatty server fills without limit; and it kills the
-server's process group only when the server does not exit on end of input, so a
-server that exits cleanly leaves its children running. `open_stdio()` keeps the
-SDK's message types and shutdown order (close stdin, wait, terminate, kill) and fixes
-those four:
-
-- **Its own session.** The server starts in a new session (``start_new_session``), so
-  its process group holds it and every child it starts; closing always ends the whole
-  group, whether the server exited on end of input or not (SIGTERM to the group, then
-  SIGKILL to what is left), and `signals` ends the groups still running when the
-  host gets a signal that would kill it without ``atexit``.
-- **Lines read in linear time, under a cap.** Each chunk is searched for newlines
-  once; a line grows only by what arrives. A message longer than `MAX_MESSAGE`
-  bytes is refused as soon as that many bytes of it are held, before its end: when its
-  first bytes name the request it answers (``"id"``, first or after ``"jsonrpc"``),
-  that request gets a JSON-RPC error saying so (the provider answers 413), and the rest
-  of the line is skipped as it arrives; otherwise the connection ends, as if the
-  server had hung up.
-- **Large messages parsed off the loop.** A line over `LOOP_PARSE` bytes is
-  parsed in a worker thread while the loop keeps turning, so one server's large
-  messages delay the other servers' calls by at most a switch interval at a time.
-- **stderr in a bounded ring.** The server's stderr is read into `ServerLog`,
-  which keeps its last `LOG_BYTES` bytes: only the tail is ever used, in the
-  problem that reports a server that failed.
-
-POSIX only (the process group); elsewhere `transports` uses the SDK's transport.
-Importing this module never imports the ``mcp`` SDK; `open_stdio()` does.
+POSIX only; importing this module never imports the ``mcp`` SDK, `open_stdio()` does.
 """
 
 from __future__ import annotations

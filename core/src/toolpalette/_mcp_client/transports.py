@@ -1,18 +1,5 @@
 """How a connection reaches its server: stdio, streamable HTTP, or an in-process server.
 
-`target()` gives what the SDK's ``Client`` connects to. A stdio or HTTP transport
-is wrapped so that the connection learns at once when the server hangs up (its
-process exits, its HTTP stream ends): the read stream calls back when it ends, before
-any call waiting on it times out; and the write stream adds the protocol version to the
-SDK's OpenTelemetry span of each request it sends (``_run/mcp_timing.py``). An
-in-process SDK server is connected directly.
-
-A stdio server runs through `stdio` (on POSIX; elsewhere through the SDK's own
-transport): in a session of its own, its messages read under a size cap, its stderr
-kept in a bounded ring (`ServerLog`) for the
-connection's whole life, restarts included, so that a server that fails to start can
-be reported with the last line it wrote.
-
 Importing this module never imports the ``mcp`` SDK; `target()` does.
 """
 

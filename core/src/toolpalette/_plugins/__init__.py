@@ -1,0 +1,1 @@
+"""Packs and their hooks: discovery, loading, configuration and the listing cache."""

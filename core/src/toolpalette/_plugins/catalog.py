@@ -1,20 +1,4 @@
-"""The pack catalog: find packs, import them only when needed, build the registry of tools.
-
-``PackCatalog()`` reads the ``toolpalette.plugins`` entry points (names and targets only)
-and imports nothing. A pack is imported when something needs it: a selection naming its
-import package or distribution, or the full catalog (which needs them all). Each pack is
-checked against this core's version before import, imported on its own, and each of
-its hook implementations is called on its own, so one broken pack is a
-`Problem` and never an exception (``KeyboardInterrupt`` aside).
-
-Collisions: when loaded packs offer *different* tools under one name, none of them is
-offered and one ``collision`` problem names every claimant (the policy is
-`toolpalette._plugins.collisions`); the host resolves it with a rename or a prefix
-(see `toolpalette._plugins.config`).
-
-The `ToolHub` holds one catalog and delegates its discovery methods
-to it; the host side (thinkers, skills, grants) lives in ``toolpalette._agents.host``.
-"""
+"""The pack catalog: find packs, import them only when needed, build the registry of tools."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""The typed boundary around hook calls: call each implementation on its own, check it.
-
-``pm.hook.x()`` would stop at the first implementation that raises and would pass
-garbage through. Here every implementation of one plugin is called by itself, in
-pluggy's call order; what it returns is normalised (one item or an iterable), turned
-into providers, checked (name, schema), and stamped with provenance. Anything wrong
-becomes a `Problem` and the rest is kept: a pack with one
-bad tool still offers its good ones.
-
-A register hook that returns ``None`` offers nothing (the hookspec says so); a ``None``
-inside a returned iterable is garbage and is reported.
-"""
+"""The typed boundary around hook calls: call each implementation on its own, check it."""
 
 from __future__ import annotations
 

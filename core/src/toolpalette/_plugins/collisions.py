@@ -1,13 +1,4 @@
-"""The collision policy: what a set of packs offers, and what two of them claim alike.
-
-Loaded packs (and other claims, such as MCP servers' tools) may offer *different* tools
-under one name: then none of them is offered, and one ``collision`` problem names every
-claimant, where it comes from and how to resolve it (a rename or a prefix). The result
-is the same whatever order the packs loaded in. Equal providers (a pack reachable
-through two entry points, a tool re-exported by another pack) are one entry. Two
-distributions declaring the same pack name are a collision of packs: neither is
-imported.
-"""
+"""The collision policy: what a set of packs offers, and what two of them claim alike."""
 
 from __future__ import annotations
 

@@ -1,33 +1,6 @@
 """Host configuration: explicit renames and prefixes, and each pack's own settings.
 
-A collision between two packs is never resolved silently; the host resolves it here.
-The configuration comes from code (``ToolHub(rename=..., prefix=..., config=...)``) or
-from a file: a ``toolpalette.toml`` (top-level keys) or the ``[tool.toolpalette]``
-table of a ``pyproject.toml``, given by path or found in the current directory
-(``toolpalette.toml`` first). Code arguments win over the file, key by key.
-
-Keys:
-
-- ``rename``: ``{"old": "new"}`` renames a tool in every pack; ``{"pack.old": "new"}``
-  renames it in one pack only (tool names never contain a dot, so the pack is what
-  comes before the last dot). A rename wins over a prefix.
-- ``prefix``: ``{"pack": "prefix_"}`` puts ``prefix_`` in front of every tool of that pack.
-- ``packs``: ``{"pack": {...}}`` settings a pack reads through ``hub.pack_config(pack)``
-  (a workspace root, a database path).
-- ``worker_threads``: the size of the thread pool the hub's thinkers run sync tools in
-  (a positive integer; default ``min(32, CPUs + 4)``).
-- ``mcp_servers``: ``{"name": {...}}`` MCP servers to use (read by the MCP client, see
-  ``toolpalette._mcp_client.config``); ``mcp_json``: the path of a desktop client's JSON
-  file whose ``mcpServers`` block is read as is (relative to the configuration file).
-- ``serve``: ``toolpalette serve``'s settings (authorization, palettes per scope; read
-  and checked by the command, see ``toolpalette._cli.serve_settings``); a key of it
-  nothing reads is a ``config`` problem here, as a top-level one is.
-
-A file that is not TOML, or a key of the wrong type, is a
-`ConfigError` naming the file (and the line and column for
-TOML): the command line prints it on one line. A key nothing reads (``mcp_server``
-for ``mcp_servers``) is never ignored silently: it is a ``config`` problem, with the
-closest known key as a suggestion, which ``toolpalette check`` reports.
+Its keys: docs/host-guide/configuration.md; a key nothing reads is a ``config`` problem.
 """
 
 from __future__ import annotations

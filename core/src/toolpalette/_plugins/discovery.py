@@ -1,12 +1,4 @@
-"""Entry-point discovery shared by tool packs and skilljars: find, never import.
-
-Packs and skilljars are listed from the installed distributions' entry point tables,
-through the standard library, importing nothing. `describe()` then reads one
-distribution's metadata headers (name, version, ``Requires-Dist``) without the
-``email`` parser: for a pack when it is first needed, for a skilljar when it is listed
-(there are few). `incompatibility()` checks the requirement on ``toolpalette``
-with ``packaging``, imported lazily.
-"""
+"""Entry-point discovery shared by tool packs and skilljars: find, never import."""
 
 from __future__ import annotations
 
@@ -133,7 +125,7 @@ def core_version() -> str:
 
     Read from the ``METADATA`` of the first toolpalette distribution on ``sys.path``
     (as ``importlib.metadata`` would find it, without importing it or listing every
-    distribution); ``importlib_metadata`` answers when that folder cannot be found.
+    distribution); ``importlib.metadata`` answers when that folder cannot be found.
     """
     from toolpalette._plugins.installed import folder_of, read
 
@@ -142,9 +134,9 @@ def core_version() -> str:
     version = headers(text)[1] if text else None
     if version is not None:
         return version
-    import importlib_metadata
+    import importlib.metadata
 
-    return importlib_metadata.version("toolpalette")
+    return importlib.metadata.version("toolpalette")
 
 
 def check_core_requirement(info: EntryPointInfo) -> IncompatiblePluginError | None:

@@ -1,23 +1,4 @@
-"""What is installed, read in one pass: the packs' entry points and the listing cache key.
-
-Building a hub and answering ``toolpalette list`` from the cache must each cost less than
-importing the tools would, so what is installed is read without ``importlib.metadata``
-(whose import alone costs more than ``import toolpalette``, and whose objects cost more
-than the files they read): `snapshot()` lists the folders on ``sys.path`` once and,
-for each distribution, reads its ``entry_points.txt``. As the import system does, only
-the first distribution of a name on ``sys.path`` counts. The same snapshot then serves
-the pack scan (`toolpalette._plugins.packs.scan()`) and the cache key
-(`fingerprint()`), and a pack's ``METADATA`` is read only when something asks for
-its version or requirements.
-
-The key covers the distributions that declare packs in the group (their entry points and
-their whole ``RECORD``: every installed file with its hash, so any reinstall, upgrade or
-downgrade changes it) and the core (its version, from its folder's name, and its
-``RECORD``). Anything this cannot fingerprint makes the listing uncacheable (None): a
-pack installed in editable mode (its sources change without its ``RECORD`` changing), a
-distribution without a ``RECORD``, or a ``sys.path`` entry that is an archive rather than
-a folder (then the packs are scanned through ``importlib.metadata``).
-"""
+"""What is installed, read in one pass: the packs' entry points and the listing cache key."""
 
 from __future__ import annotations
 
@@ -99,6 +80,7 @@ def _metadata_folders() -> Iterator[tuple[str, str] | None]:
                 yield dist, os.path.join(path, name)
 
 
+# Kept: >3x faster cold at 1,000 packs than importlib.metadata or its backport (bench/README.md).
 def snapshot() -> Installed | None:
     """Every distribution on ``sys.path`` now, or None when an entry cannot be listed.
 

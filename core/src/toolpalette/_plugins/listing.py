@@ -1,49 +1,6 @@
 """What the read-only commands print, cached across processes so that they import no pack.
 
-A listing (every tool's name, description, read-only flag and provenance, and the
-problems found building it) and the answers of ``toolpalette show``, ``plugins`` and
-``skills`` are stored in JSON files under the user's cache folder, each keyed on
-everything that could change it: the core's version and its own ``RECORD``, the
-interpreter (its version and executable), the environment switches, the host's renames
-and prefixes, and each installed pack's (or skilljar's) entry points and the exact
-contents of its distribution's ``RECORD`` (which lists every installed file with its
-hash, so any reinstall or upgrade changes it). A stale cache is never trusted: a key
-that does not match to the last digit is a miss, and a miss builds the answer the slow
-way (importing the packs) and stores it. Packs that cannot be fingerprinted (editable
-installs, whose sources change without their ``RECORD`` changing, plugins added in
-code) make the answers uncacheable.
-
-The folder is the platform's user cache folder (``platformdirs``: ``~/.cache`` or
-``$XDG_CACHE_HOME`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on
-Windows), under ``toolpalette``. ``TOOLPALETTE_CACHE_DIR`` moves the cache;
-``TOOLPALETTE_NO_CACHE=1`` turns it off (see `toolpalette._plugins.switches`).
-
-The cache format, in full (this is the one place it is written down). Each file is one
-JSON object with the ``key`` it was stored under, replaced atomically (written to a
-temporary file, then renamed), so a reader sees a whole file or none:
-
-- ``listing.json``: ``hub.listing()``, printed by ``toolpalette list``. ``tools`` holds
-  each `ListedTool` as an object of its fields, ``problems`` each
-  `Problem` likewise. Keyed by `packs_key()`.
-- ``show.json``: ``toolpalette show``. ``answer`` maps the name of every tool of the
-  full catalog, in sorted order, to the JSON text (a string, parsed only for the tool
-  shown) of what ``show NAME --json`` prints for it, schemas included. Stored by a
-  ``show`` that built the catalog; keyed by `packs_key()`.
-- ``plugins.json`` and ``plugins-loaded.json``: ``toolpalette plugins --no-load`` and
-  ``toolpalette plugins``. ``answer`` is the list ``plugins --json`` prints under
-  ``plugins``. Keyed by `packs_key()`.
-- ``skills.json``: ``toolpalette skills``. ``answer`` is what ``skills --json`` prints.
-  Keyed by `skills_key()`, on the installed skilljars.
-- ``mcp-NAME.json``: the tools MCP server ``NAME`` listed when it last ran, as the hub
-  offers them (written and read by ``toolpalette._mcp_client.cached``, which documents
-  the ``answer``), so that a process that does not call the server need not start it.
-  Keyed by `server_key()`: the core, and the server's fingerprint (its
-  configuration, secrets hashed, and the programs it runs). A server's listing may
-  change without its key changing, so the answer also says when it goes stale.
-
-Any file that does not parse, has another key or another shape is a miss (and is
-replaced by the next slow run); ``_FORMAT`` is part of every key, so a change of shape
-bumps it.
+The cache's files and keys: docs/architecture.md ("The listing cache").
 """
 
 from __future__ import annotations

@@ -1,19 +1,4 @@
-"""The plugin manager: pluggy, restricted to ``toolpalette_*`` hooks and made tolerant.
-
-`ToolpaletteManager` is the ``PluginManager`` every hub owns. It differs from a
-plain pluggy manager in three ways, each so that one careless pack cannot hurt a host:
-
-- only attributes named ``toolpalette_*`` and marked with ``@toolpalette.hookimpl``
-  are hook implementations; nothing else in a pack's module is even looked at;
-- an implementation of a hook that does not exist (a typo, or a hook from a newer
-  core) is not registered and is remembered, so the hub reports it as an
-  ``unknown-hook`` problem instead of failing later in ``check_pending``;
-- ``TOOLPALETTE_TRACE_PLUGINS`` turns on pluggy's hook-call monitoring, logged to the
-  ``toolpalette.trace`` logger.
-
-Loading entry points is the hub's job (lazily, one pack at a time); the manager never
-imports anything by itself.
-"""
+"""The plugin manager: pluggy, restricted to ``toolpalette_*`` hooks and made tolerant."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The hub's record of each pack, and the scan that finds them cheaply.
-
-Building a hub must cost about what listing the entry points costs, even with a
-thousand packs installed. So the scan reads only the entry point tables (from the
-snapshot of `toolpalette._plugins.installed`, which names each distribution from
-its folder, without parsing its ``METADATA``), and a pack's distribution name, version
-and requirements are read, in one read of its ``METADATA`` headers, the first time
-something asks for them: when the pack is imported, listed by ``plugins()``, or
-selected by distribution.
-"""
+"""The hub's record of each pack, and the scan that finds them cheaply."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""A pack's tool offered under the name the host's configuration gives it.
-
-Built by the pack catalog for each tool the host renames or prefixes (see
-`toolpalette._plugins.config`); kept apart from the configuration itself so that
-reading a configuration needs no provider machinery.
-"""
+"""A pack's tool offered under the name the host's configuration gives it."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The environment switches, read in one place.
-
-Every ``TOOLPALETTE_*`` variable that changes what a hub discovers, caches or logs is
-read here, by `Switches.from_environ()`, when a hub is built; the rest of the
-core reads the resulting `Switches`, never ``os.environ``. A test or a host
-that wants other switches builds a ``Switches`` itself.
-
-Lists of pack names are comma-separated. A name that itself contains a comma is
-written in double quotes, as in a CSV field: ``TOOLPALETTE_BLOCK_PLUGINS='"odd,name",x'``.
-"""
+"""The environment switches (every ``TOOLPALETTE_*`` variable), read in one place."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The pipeline: one door for every tool call (uses ``_tools``)."""

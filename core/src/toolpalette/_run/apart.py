@@ -1,14 +1,4 @@
-"""Step 3 finished apart: input that needs more validation than the loop's share.
-
-On an event loop the executor validates with the loop's share of work only
-(``budget.validating_on_loop``): input that needs more is prepared as a `Later`,
-and validated again here, whole, in the worker pool. jsonschema is pure Python: the
-worker gives the GIL back every switch interval, so the loop keeps turning. The work is
-bounded by the input's size, and it runs as a sync tool does: under the call's timeout
-(504 past it), the caller's abort (499) and the pool's bounds (503); the validator reads
-the clock and its stop event every ``budget.CHECK_EVERY`` steps, so the thread ends soon
-after the call does. The tool's own timeout starts once validation ended.
-"""
+"""Validation finished apart: input that needs more than the loop's share, in the worker pool."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""What one call is between the pipeline's steps: prepared, running, or refused.
-
-The executor prepares every call the same way, whichever way it then runs
-(``execute``, ``execute_sync``, a batch): the look-up, the read-only binding and
-validation give a `Prepared` call (the provider it holds and its validated
-input). A run that must be waited for is a `Running`. A step that stops a call
-raises a `Refusal` carrying the result the model reads and the exception behind
-it, for the failure report. Every way a call can end short of success (unknown name,
-read-only binding, invalid input, policy, deadline, busy pool, abort, a raising tool,
-oversized output) is one ``Refusal``; the executor catches it in one place and reports
-it there.
-"""
+"""What one call is between the pipeline's steps: prepared, running, or refused."""
 
 from __future__ import annotations
 

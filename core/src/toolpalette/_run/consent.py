@@ -1,13 +1,4 @@
-"""The policy step of the pipeline: allow, deny, or pause the call to ask a person.
-
-It runs after input validation: the policy sees the validated input, and a person is
-never asked about a call that would be refused anyway. The executor calls the policy
-itself and goes on at once when it answers a plain allow; any other answer (an
-awaitable, a deny, an ask, something unreadable) is settled here by `authorize()`.
-`Decision` is the one type for a policy's answer, for calls here and for grants
-in a thinker's admission. What a policy or an approver raises refuses the call, whatever
-it is, but ``KeyboardInterrupt`` (`contained()`).
-"""
+"""The policy step of the pipeline: allow, deny, or pause the call to ask a person."""
 
 from __future__ import annotations
 

@@ -1,39 +1,6 @@
 """The one door every tool call goes through (statuses and codes: docs/errors.md).
 
-`Executor.execute()` runs these steps in order; each refusal is a result the model
-can read, and the first one ends the call:
-
-1. look up the name: 404 ``unknown_tool``, 403 ``not_offered`` (with the same text);
-2. the read-only binding: 403 ``read_only``;
-3. validate the input: 400 ``invalid_input`` (input too large to validate on the event
-   loop is validated in the worker pool, under the call's timeout and abort: 504, 499,
-   503 as for a sync tool; see ``apart.py``);
-4. authorize: the policy denies (403 ``denied``) or asks, and the call pauses for the
-   host's approver (``consent.py``);
-5. run under the deadline and render the output: 504 ``timeout``, 503 ``busy``, 499
-   ``aborted`` (the caller's own abort), 500 or a ``ToolError``'s own status for a
-   raising tool, 413 ``output_too_large``.
-
-Every way in shares the same preparation, as a sync and an async HTTP client share
-their base: `Executor._prepare()` (steps 1 to 3, the loop's share of validation),
-`Executor._decide()` (step 4's call of the policy), `Executor._tool_for()` and
-`Executor._tool_context()` (the tool built for the call, and its context).
-``execute`` (on an event loop), ``execute_sync`` (a thread without one:
-`Executor._run_blocking()`) and batches (``many.py``) differ only in how they wait.
-
-What the executor asks about a call besides its registry (read-only, the policy, the
-approver, each tool's configuration) is one `Rules`
-object, fixed when the executor is made: built from the keywords of a standalone
-executor, or a thinker's binding (`with_rules()`). A call only goes down from here.
-
-A step refuses by raising `Refusal`; each way in catches
-it in one place, reports the failure in the background (never the caller's own abort)
-and returns its result. Each way in first reads ``telemetry.on`` and, when it is set,
-asks ``spans.py`` whether the call gets an OpenTelemetry span (one flag read when
-OpenTelemetry is absent or switched off).
-
-The module runs past 600 lines because every step of a call is the one executor's:
-one call crosses no module boundary the steps themselves do not need.
+The steps and why they are one executor's: docs/architecture.md ("The life of one call").
 """
 
 from __future__ import annotations

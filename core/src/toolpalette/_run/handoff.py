@@ -1,20 +1,4 @@
-"""Sync tools in the worker pool: the future an event loop awaits, and the blocked wait.
-
-A sync tool called from an event loop (`run_sync()`) costs one handoff to a worker
-and one wake-up of the loop. The call's `_Handoff` is both the pool's job and
-what the caller's task awaits: a future-like object (asyncio's protocol for foreign
-futures, the ``_asyncio_future_blocking`` attribute) that keeps the task's wake-up
-callback. The worker stores the outcome on it and schedules one callback with
-``call_soon_threadsafe``; that callback, on the loop, settles the call and resumes the
-task right there (an asyncio future would schedule the task's step for one more turn
-of the loop). The deadline is not a timer per call: each loop keeps its calls'
-deadlines (`_Deadlines`) under one timer, armed for the earliest.
-
-From a thread without a loop (`run_blocking()`) the job is a lock the worker
-releases, and the thread waits on it under the deadline. Either way a call whose
-caller stopped waiting is abandoned to the pool (`WorkerPool.abandon()`), and one
-that never got a worker before its deadline is BUSY, not TIMEOUT.
-"""
+"""Sync tools in the worker pool: the future an event loop awaits, and the blocked wait."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""The calls of one turn: prepared in order, then run in batches that respect safety.
-
-Consecutive concurrency-safe calls form one batch and run together, at most
-``concurrency`` at a time; inside a batch, calls whose inputs share a resource key form
-a chain and run one after another, in call order. A call that is not concurrency-safe
-is a batch of its own: it starts after everything before it has ended, and everything
-after it waits for it. Every call is prepared (looked up, validated, authorized) before
-any runs; refused calls (unknown, invalid, denied) take no slot.
-
-The steps are the executor's own (the same ones ``execute`` runs), handed in as
-callables: this module knows the order of a turn, not how one call is run.
-"""
+"""The calls of one turn: prepared in order, then run in batches that respect safety."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""Each MCP request's duration, on ``mcp.server.operation.duration`` or the client's.
-
-A served palette times each request it answers (``toolpalette.mcp``'s ``timed``
-middleware) and the MCP client each request it sends (``_mcp_client``), through
-`timed_request()`, with the MCP conventions' attributes: ``mcp.method.name``,
-``mcp.protocol.version``, the tool or prompt named, and ``error.type`` (the JSON-RPC
-code, or ``tool_error`` for a tool's error result). The spans of those requests are the
-``mcp`` SDK's own; the SDK's client span says no ``mcp.protocol.version``, which
-`mark_sent()` adds to it for the requests ``_mcp_client`` writes. Nothing is timed
-when telemetry is off or no meter provider is set, and nothing marked when no tracer
-provider is (``telemetry.py``).
-"""
+"""Each MCP request's duration, on ``mcp.server.operation.duration`` or the client's."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""Failure reports: the whole picture of a failed call, delivered without the call waiting.
-
-A report goes to the ``toolpalette_tool_error`` hook and to the host's ``on_tool_error``
-callback from a background thread fed by a bounded queue. A full queue drops the report
-and counts it; a reporter that raises is logged and skipped; a reporter that blocks
-stalls only the delivery thread, which is then replaced (a bounded number of times). The
-delivery thread is a pool thread: marked idle while it waits for a report, busy while it
-delivers one, so a leak check sees a reporter that never returns.
-
-By default each report is also logged on the delivery thread, so that a failure is
-recorded somewhere even when nobody listens: one WARNING line on the
-``toolpalette.failures`` logger with the tool, status, code, call and run ids and the
-exception's type, and the traceback at DEBUG. The WARNING line never holds the input
-or the exception's message (either may quote what a model sent, or a secret). A host
-turns it off per executor (``Executor(log_failures=False)``) or for the process
-(``logging.getLogger("toolpalette.failures").setLevel(logging.ERROR)``).
-"""
+"""Failure reports: the whole picture of a failed call, delivered without the call waiting."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""What the model reads: failure texts, exception shaping, and output rendering under a cap.
-
-Every text here is built from the tool's name (only when it is a well-formed name),
-numbers and fixed words. A raw exception message or an input value never appears; the
-deliberate exceptions are `ToolError`, whose
-``user_message`` a tool author writes for the model, and
-`InvalidInputError`, whose message names field paths and
-declared types only.
-"""
+"""What the model reads: failure texts, exception shaping, and output rendering under a cap."""
 
 from __future__ import annotations
 

@@ -1,23 +1,4 @@
-"""A call's ``execute_tool`` span and duration, for a single call and for a batch's calls.
-
-Every call through an executor, when `live()` says
-something records, is one span named ``execute_tool {gen_ai.tool.name}`` (the GenAI
-semantic conventions, kind INTERNAL): ``gen_ai.operation.name`` ``execute_tool``,
-``gen_ai.tool.name``, ``gen_ai.tool.type`` (``extension`` for an MCP server's tool,
-else ``function``), ``gen_ai.tool.call.id``, and on failure ``error.type`` (the
-pipeline's code) and an error status. The span covers the whole call (look-up,
-validation, policy, run, render) and is current while the tool runs, in a worker thread
-too, so what the tool traces (its own spans, an MCP request, which carries the trace on
-in ``params._meta``) nests under it. Its duration goes to
-``gen_ai.execute_tool.duration``. A name the registry does not know is never repeated:
-its span is ``execute_tool`` with ``gen_ai.tool.name`` ``_OTHER``. The call's arguments
-and its result's text are recorded only when the host opts in (``telemetry.py``).
-
-The executor asks `wanted()` (only when ``telemetry.on``) and runs a call it wants
-traced inside `traced()`; a sync tool's work is `carried()` into its worker thread in
-the call's context. The calls of a batch get their spans through its steps
-(`execute_many()`).
-"""
+"""A call's ``execute_tool`` span and duration, for a single call and for a batch's calls."""
 
 from __future__ import annotations
 

@@ -1,25 +1,4 @@
-"""OpenTelemetry's settings and loading: whether telemetry is on, its tracer and instruments.
-
-With OpenTelemetry's API installed (``opentelemetry-api``, the ``otel`` extra) and a
-provider configured by the host, every call through an executor is one span and one
-duration (``spans.py``) and every MCP request one duration (``mcp_timing.py``). This
-module decides whether any of that happens, and holds what records it: the host's
-settings (`configure_telemetry()`), and the tracer and the instruments (`Otel`),
-made when first needed.
-
-What it costs, decided as early as possible:
-
-- Whether the API is installed is decided when this module is imported (with the
-  executor), by ``importlib.util.find_spec``, which imports nothing; ``TOOLPALETTE_OTEL=0``
-  switches everything off. Absent or off, a call pays one read of `on`.
-- Installed, nothing is imported until something else has imported OpenTelemetry (a
-  host setting up its SDK, the ``mcp`` SDK) or a provider is named (in the environment
-  or to `configure_telemetry()`): nobody can have configured one before that.
-- Imported with no provider set (the API's no-op default) nothing is recorded
-  (`live()` says None): a no-op span would only carry its parent's context, which
-  is current already. Whether a provider is set is read from the API's module globals,
-  because its public getters look the environment up on every call (about 2 µs each).
-"""
+"""OpenTelemetry's settings and loading: whether telemetry is on, its tracer and instruments."""
 
 from __future__ import annotations
 

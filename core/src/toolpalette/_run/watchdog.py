@@ -1,25 +1,4 @@
-"""The loop-stall watchdog: names the async tool that holds an event loop's thread.
-
-An async tool that calls blocking code (``time.sleep``, a sync HTTP client, a CPU-bound
-loop) stops every coroutine on its loop, other agents' calls included, and no timer can
-fire until it lets go. Nothing in-process can take the thread back from it; what can be
-done is to say who holds it, while it happens.
-
-Each thread that runs steps of async tools has a `StepBoard`: the running module
-marks on it when a step starts (the tool's name, a step count) and when it ends, a few
-attribute writes per step. A daemon thread (a pool thread, marked idle while it sleeps
-between looks) reads the boards each `INTERVAL` seconds; when two looks find the
-same step still running `STALL_AFTER` seconds apart, it logs, once per step, the
-tool's name and where the blocked thread is (logger ``toolpalette.executor``). The
-executor answers a call that came back past its deadline 504 (see ``Executor._settle``).
-
-The watchdog never walks another thread's frames with ``sys._current_frames()`` and
-``f_back``: on CPython 3.11 a thread sampling another thread's frame objects can crash
-the interpreter while the sampled thread pushes and pops frames. The board holds plain
-values, and the blocked thread's stack, printed only when a stall is reported, comes from
-`faulthandler.dump_traceback()`, which reads the interpreter's frames without making
-frame objects.
-"""
+"""The loop-stall watchdog: names the async tool that holds an event loop's thread."""
 
 from __future__ import annotations
 

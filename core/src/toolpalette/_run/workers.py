@@ -1,20 +1,4 @@
-"""The bounded worker pool sync tools run in.
-
-A sync tool cannot be stopped from outside its thread, so a call that outlives its
-deadline is *abandoned*: the caller gets its answer, the tool's abort event is set, and
-the thread finishes on its own with its late result dropped. The pool bounds both the
-calls in progress and the abandoned threads.
-
-A call that finds every worker busy with live calls waits for one, in order (its
-caller's deadline still runs, so it never waits forever); a call is refused at once
-(`PoolBusy`) only when every slot is held by an abandoned call that has not ended,
-since no live call would then ever free one: the pool never deadlocks behind hung tools.
-
-Every thread the pipeline keeps for work to come (these workers, the report thread, the
-loop-stall watchdog) is a `PoolThread`, which says itself whether it is waiting
-for work: a leak check can then tell a spare thread from one still running a tool
-without reading the thread's frames.
-"""
+"""The bounded worker pool sync tools run in."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The JSON-Schema engine: checks, bounded validation and strict subsets (imports no layer)."""

@@ -1,17 +1,5 @@
 """The bounded JSON Schema validator: Draft 2020-12, its work bounded by the input's size.
 
-`compile_validator()` builds a jsonschema validator for a prepared copy of the schema
-(`toolpalette._schema.prepared`: what depends on the schema alone, such as its
-compiled patterns, is worked out there, once) whose keywords never do more than the
-input asks for (`toolpalette._schema.keywords`, `toolpalette._schema.items`,
-`toolpalette._schema.unevaluated`). Every keyword charges its steps to the budget of
-`toolpalette._schema.budget`: one a call, more where its work grows with the input;
-every descent into a subschema is charged too (`descent_cost()`),
-and a descent into ``false`` answers without printing the instance. So a
-`schema_errors()` call stops where its budget runs out,
-and no step's own work grows with the schema. References are never retrieved: only
-those inside the schema itself resolve.
-
 jsonschema is imported here lazily, never by ``import toolpalette``.
 """
 

@@ -1,19 +1,5 @@
 """How much work validating against a hand-written schema may do, and where it runs.
 
-The bounded validator (`toolpalette._schema.bounded`) charges every step it takes
-to the budget of the `schema_errors()` call it runs in: at most
-`STEPS_PER_BYTE` steps per byte of input (never less than `LOOP_STEPS`), on
-input of at most `MAX_CONTAINERS` arrays and objects (`container_problem()`).
-Input over the budget is refused with one error (keyword `OVER_BUDGET`) at the
-place the budget ran out.
-
-On an event loop the executor validates in two parts (`validating_on_loop()`): the
-first `LOOP_STEPS` steps (within `LOOP_SECONDS`) and `LOOP_CONTAINERS`
-arrays and objects on the loop, where most input ends; input that needs more raises
-`ValidationDeferred`, and the executor validates it again in a worker thread
-(`validating_apart()`), under the call's deadline and abort. Called directly,
-validation is whole, on the caller's thread.
-
 jsonschema is imported here lazily, never by ``import toolpalette``.
 """
 

@@ -1,16 +1,6 @@
 """Checking the JSON Schemas tools bring: refined, valid, self-contained, linear-time.
 
-A schema a tool's author wrote or refined, a pack's hand-built provider, or an MCP
-server's listing is checked here when the tool is defined (`check_schema()`), so a
-schema the core cannot use safely is refused with its problems named, before any call:
-it must be valid Draft 2020-12, refer to nothing outside itself (only local ``$ref``,
-no nested ``$id``), and use only patterns a linear-time engine matches. A schema
-pydantic generates from annotations is valid by construction and is not checked.
-
-Validity is decided by `toolpalette._schema.metaschema` when it can be sure (the
-common keywords, each checked as the metaschema constrains it), else by jsonschema's
-metaschema check, which also writes every error message. jsonschema is imported here
-lazily, only then, never by ``import toolpalette``.
+jsonschema is imported here lazily, never by ``import toolpalette``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """What a schema costs to validate whatever the input: worked out when the tool is defined.
 
-The bounded validator charges its work to a budget that grows with the input (see
-`toolpalette._schema.budget`), at least `LOOP_STEPS`
-steps. Some schemas cost more than that on any input, however small, or cost time the
-budget cannot see; they are refused when the tool is defined (a pack's tool, an MCP
-server's listing: ``check_schema`` reports an ``invalid-tool`` problem naming the bound):
-
-- **subschemas per value**: checking one value goes through every subschema that applies
-  to it in place (``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else``,
-  ``dependentSchemas``, ``$ref``); ``allOf`` of two ``$ref`` to a definition that does the
-  same, forty deep, is 2**40 of them. At most `MAX_SUBSCHEMAS_PER_VALUE`; a
-  ``$ref`` cycle that comes back to the same value without going into it never ends;
-- **patterns**: compiling a pattern holds the GIL for a time its text decides (see
-  `toolpalette._schema.patterns`): each at most
-  `MAX_PATTERN_WEIGHT`, all together at most
-  `MAX_PATTERNS_WEIGHT`;
-- **references** must resolve inside the schema (a dangling one would fail every call).
-
-`work_problems()` is the check; `schema_problem()` says it in one line.
+Subschemas per value, patterns' compile cost and dangling references are refused up front.
 """
 
 from __future__ import annotations

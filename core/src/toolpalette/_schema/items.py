@@ -1,14 +1,4 @@
-"""The bounded validator's ``items``: plain items a type (or a string's value) decides, in C.
-
-Arrays are where input is large: a hundred thousand integers under ``{"type":
-"integer"}`` would cost a hundred thousand descents, each a few microseconds of Python.
-An item schema that names only a type, or allows strings by value (``enum`` or
-``const`` of strings, and ``anyOf`` of such schemas; see
-`simple_items()`, worked out when the schema was
-prepared), is checked with C-level list and set methods instead, for one step; only
-the odd items (a wrong type, ``1.0`` for ``integer``, the first of each string not
-allowed) descend, a step each.
-"""
+"""The bounded validator's ``items``: plain items a type (or a string's value) decides, in C."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """JSON values compared as JSON Schema compares them: equality, keys and uniqueness.
 
-``1`` and ``1.0`` are one value, ``1`` and ``true`` are two, and the order of an
-object's keys does not matter. Used by the bounded validator (``enum``, ``const``,
-``uniqueItems``) and by the pydantic path's ``uniqueItems`` check; each function's time
-is bounded by the size of what it compares, with no pairwise comparison.
-
-Keys are hashed, so their hashes must not be chosen by whoever wrote the values: a set
-of keys that all hash alike makes every look-up compare with each of them (quadratic,
-in C, holding the GIL). Python hashes integers by their value modulo ``2**61 - 1``, so
-`json_key()` tags every plain value with a string (hashed with the process's random
-key) and writes integers past that modulus in hex; two distinct values then collide only
-by chance.
+Keys are hashed so that nobody who writes the values can choose colliding hashes.
 """
 
 from __future__ import annotations

@@ -1,28 +1,4 @@
-"""The bounded validator's keywords: what each checks, and the steps it charges for it.
-
-Each keyword is called with jsonschema's four arguments (the validator, the keyword's
-value, the instance, the schema object holding the keyword, a prepared
-`Node`) and yields its errors. The wrapper in
-`toolpalette._schema.bounded` charges a step per call; a keyword charges more where
-its work grows: with the items or keys it goes through, the characters a pattern reads,
-the values an ``enum`` compares. What depends on the schema alone (a compiled pattern,
-an ``enum``'s set of values) was worked out when the schema was prepared, so no call
-does work that grows with the schema:
-
-- ``pattern``, ``patternProperties``, ``additionalProperties``: a linear-time engine,
-  a step per `CHARS_PER_STEP` characters searched;
-- ``enum``, ``const``: one hashed look-up of the instance's key, a step per
-  `VALUES_PER_STEP` values it holds (and no more than the largest allowed value);
-- ``properties``, ``required``, ``dependentRequired``, ``dependentSchemas``: the smaller
-  of the instance's keys and the schema's names, a step per
-  `KEYS_PER_STEP`;
-- ``uniqueItems``: hashing, never comparing pairs;
-- ``anyOf``, ``oneOf``, ``allOf``, ``not``, ``if``: a descent per branch taken, each
-  charged (see `descent_cost()`);
-- messages quote a short prefix of the instance (`short()`), never all of it:
-  jsonschema's own print ``repr(instance)``, a megabyte per error, once per branch
-  (the messages only ever reach logs, as a refusal's ``__cause__``).
-"""
+"""The bounded validator's keywords: what each checks, and the steps it charges for it."""
 
 from __future__ import annotations
 

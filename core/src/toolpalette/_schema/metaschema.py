@@ -1,23 +1,6 @@
 """Deciding without jsonschema that a schema is valid Draft 2020-12, for the common keywords.
 
-`toolpalette._schema.checks.check_schema()` checks every hand-written schema against
-the Draft 2020-12 metaschema. jsonschema does that in milliseconds per schema (the
-metaschema's ``$dynamicRef`` sends every subschema through all seven vocabularies'
-metaschemas), which dominates ``function_tool`` and makes an MCP server of a thousand
-tools take seconds to bind. `surely_valid()` walks the schema once instead and
-checks each keyword it meets exactly as the metaschema constrains it (its core,
-applicator, unevaluated, validation, meta-data, format-annotation and content
-vocabularies, and the older keywords it still names), with jsonschema's own readings:
-``1.0`` is an integer, ``True`` is not a number, ``format`` is not asserted (the check
-runs without a format checker).
-
-It only ever says "valid": on anything it is not sure of (a keyword whose constraint it
-does not implement, a ``$schema`` not in `SCHEMA_URIS`, a value of an unusual
-Python type, a constraint not met) it answers False and the caller runs jsonschema,
-which decides and writes every error message. A keyword the metaschema does not name
-takes any value, as there. The walk keeps its own stack (no recursion limit, however
-deep the schema) and checks each subschema object once (every subschema is checked
-against the same metaschema, wherever it is).
+It only ever says "valid"; on anything unsure the caller runs jsonschema.
 """
 
 from __future__ import annotations

@@ -1,18 +1,4 @@
-"""Places in a schema: walking it along an error's location, and the refusal texts.
-
-A refusal names where the input is wrong and what the schema declares there, never a
-value the model sent. Both validators locate their errors by a path into the input
-(jsonschema's ``absolute_path``, pydantic's ``loc``); `walk()` follows such a path
-through the schema, the one walk both use: it keeps each key the schema declares,
-writes ``*`` for any other (keys of free-form objects come from the model), follows
-local ``$ref`` chains, and finds the subschema there. `declared_type()` describes
-that subschema; `problems_from_jsonschema()` writes a refusal from jsonschema's
-errors (``toolpalette._schema.validation`` writes pydantic's).
-
-The three kinds of location differ in what their parts name (see `Location`):
-only pydantic's names union members and dictionary keys, and only pydantic's reaches
-a tuple's positions (``prefixItems``).
-"""
+"""Places in a schema: walking it along an error's location, and the refusal texts."""
 
 from __future__ import annotations
 

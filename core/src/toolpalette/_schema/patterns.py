@@ -1,19 +1,4 @@
-r"""Regular expressions of JSON Schemas: matched in linear time, their compile cost bounded.
-
-Patterns (``pattern``, ``patternProperties``) are matched by the linear-time engine
-pydantic-core embeds (Rust's ``regex``), never by a backtracking one: matching a string
-costs time proportional to its length (`CHARS_PER_STEP` characters a step, see
-`toolpalette._schema.budget`). Compiling is another matter: the engine builds an
-automaton whose size multiplies with counted repetitions of large character classes
-(``\w{20}`` takes some 20 ms, ``\w{500}`` a second before it fails), and it holds the
-GIL while it does, whatever thread compiles. So each pattern's compile cost is estimated
-from its text first (`pattern_weight()`, in microseconds of compiling, rounded up),
-and a schema whose patterns weigh more than `MAX_PATTERN_WEIGHT` each, or
-`MAX_PATTERNS_WEIGHT` together, is refused when the tool is defined.
-
-A pattern is compiled by `compile_pattern()` once per schema, when its validator is
-built (see `toolpalette._schema.prepared`); nothing here is cached across schemas.
-"""
+"""Regular expressions of JSON Schemas: matched in linear time, their compile cost bounded."""
 
 from __future__ import annotations
 

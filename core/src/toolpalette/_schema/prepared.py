@@ -1,24 +1,4 @@
-"""A schema as the bounded validator reads it: a copy whose objects keep what is worked out once.
-
-The validator's keywords would otherwise redo, at every call and at every place of the
-input, work that depends on the schema alone: compiling a pattern, building the set of
-an ``enum``'s values, reading what an ``items`` schema accepts by type. `prepare()`
-copies the schema once, when its validator is built, turning every object into a
-`Node` (a ``dict`` that also holds those results), so a keyword's own cost
-depends on the input it looks at, not on how large the schema is. Nothing is shared
-between schemas: two tools' validators keep their own compiled patterns.
-
-The copy also drops ``$schema`` below the root: jsonschema would validate an object
-that declares one with the stock validator of that dialect, whose keywords are not
-bounded (nested ``$id`` is refused when the tool is defined, so no object below the
-root starts a resource whose dialect could differ).
-
-Building is work too, done once per schema: a unit per value copied and each
-pattern's estimated compile cost (`toolpalette._schema.patterns.pattern_weight()`).
-On an event loop (`toolpalette._schema.budget.validating_on_loop()`) a schema that
-costs more than `LOOP_BUILD` is not built there: `ValidationDeferred` sends
-the call to a worker, which builds it (and the later calls find it built).
-"""
+"""A schema as the bounded validator reads it: a copy whose objects keep what is worked out once."""
 
 from __future__ import annotations
 

@@ -1,33 +1,6 @@
 """A server tool's input schema, its common subset compiled into a check of a few microseconds.
 
-Why: every call of an MCP tool validates its input against the schema the server
-listed, through the bounded JSON Schema validator (``toolpalette._schema.bounded``),
-whose generality costs some 85 microseconds for ``{"a": 1, "b": 2}`` on the 2-core
-machine the benchmarks run on: a fifth of a whole in-memory call to the server. Most
-servers' schemas use a handful of keywords (``type``, ``properties``, ``required``,
-``enum``, bounds, ``anyOf`` of types, local ``$ref``), which a few Python comparisons
-decide.
-
-`compile_check()` turns such a schema into ``check(instance) -> bool`` that answers
-True only when the bounded validator accepts the instance; False means "not shown
-valid here", and the caller then runs the bounded validator, which accepts or refuses
-with its own messages. So this check never refuses anything and never changes what is
-accepted: it is only a shorter way to the same yes. The equivalences it keeps:
-
-- the keywords it knows are checked as Draft 2020-12 and the bounded validator check
-  them (``integer`` holds an integral float, ``boolean`` is not a number, lengths count
-  code points, ``enum`` and ``const`` compare as JSON values, a keyword applies only
-  to instances of its type); a schema with any other keyword the validator asserts
-  (``pattern``, ``oneOf``, ``not``, ``if``, ``uniqueItems``, ...) gets no check at all,
-  and keywords the validator ignores are ignored (annotations, ``format``, unknown
-  names);
-- ``enum`` and ``const`` are decided here for text, numbers, booleans and null only;
-  an array or object instance there is left to the validator;
-- its work is counted (each schema visited weighs its keys, names and allowed values,
-  each array or object its items): past `MAX_WORK` it stops and answers False, so
-  what it accepts never needs more than a fifth of the steps the validator may take on
-  an event loop (``budget.LOOP_STEPS``), and the validator could not have refused it
-  for being over its budget.
+It only ever says yes where the bounded validator would; "no" means the validator decides.
 """
 
 from __future__ import annotations

@@ -1,42 +1,6 @@
 """The strict subsets of JSON Schema that model providers enforce, encoded once.
 
-A provider's *strict* mode constrains the model's sampling to a tool's input schema, so
-the arguments always parse and always fit. It accepts only part of JSON Schema, and a
-tool marked ``strict`` whose schema leaves that part is refused by the API (or, worse,
-silently loosened). This module says which schemas qualify (`qualifies()`,
-`problems()`), brings a schema into a subset where it can (`normalize()`), and
-undoes on the way in what normalization changed (`restore_input()`).
-
-Sources, as published by the providers:
-
-- OpenAI, "Structured Outputs", section *Supported schemas* (the same rules apply to
-  ``strict`` function tools in Chat Completions and the Responses API): the root is an
-  object, not ``anyOf``; every object sets ``additionalProperties: false`` and lists
-  every property in ``required`` (an optional field is written as required and
-  nullable); ``anyOf``, ``enum``, ``$defs`` and ``$ref`` (recursion included) are
-  supported; supported keywords are ``pattern`` and ``format`` (``date-time``, ``time``,
-  ``date``, ``duration``, ``email``, ``hostname``, ``ipv4``, ``ipv6``, ``uuid``) for
-  strings, ``multipleOf``, ``maximum``, ``exclusiveMaximum``, ``minimum`` and
-  ``exclusiveMinimum`` for numbers, ``minItems`` and ``maxItems`` for arrays; composition
-  (``allOf``, ``not``, ``if``/``then``/``else``, ``dependent*``) and the other object,
-  string and array keywords are not. The ``openai`` SDK's own strict converter
-  (``openai.lib._pydantic``) adds that a ``$ref`` may not have sibling keys.
-- Anthropic, "Structured outputs", section *JSON Schema limitations* (which strict tool
-  use, ``strict: true`` on a tool, shares): supported are the basic types, ``enum`` of
-  primitives, ``const``, ``anyOf``, local ``$ref``/``$defs``, ``default``, ``required``,
-  ``additionalProperties: false`` on every object, the string formats ``date-time``,
-  ``time``, ``date``, ``duration``, ``email``, ``hostname``, ``uri``, ``ipv4``, ``ipv6``,
-  ``uuid``, and ``minItems`` of 0 or 1; not supported are recursive schemas, numeric
-  constraints (``minimum``, ``maximum``, ``multipleOf``), string length constraints,
-  other array constraints, and ``additionalProperties`` other than false.
-
-Where a source is silent the subset here is the conservative one (``prefixItems``,
-``oneOf``, ``uniqueItems``, string lengths, and a ``$ref`` with siblings are outside both;
-``const`` and ``pattern`` are outside OpenAI's and Anthropic's respectively): the cost
-of a wrong "no" is a tool sent without ``strict``, the cost of a wrong "yes" a refused
-request. Whatever the model sends, the pipeline validates it against the tool's own,
-complete schema, so a constraint left out of a normalized schema is still enforced
-(with a 400 the model can correct).
+Which schemas qualify, normalizing into a subset, and undoing that on the way in.
 """
 
 from __future__ import annotations

@@ -1,23 +1,4 @@
-r"""The strict JSON policy for model input.
-
-Model input arrives as JSON text or as a mapping an SDK already parsed. Both pass the
-same checks before any schema sees them:
-
-- size: JSON text at most `MAX_INPUT_BYTES` (UTF-8), checked before parsing; a
-  mapping is held to the same limit, measured as the JSON text it stands for;
-- depth: at most `MAX_DEPTH` nested arrays/objects, checked before parsing text;
-- integers of more than `MAX_INT_DIGITS` digits are refused (text or mapping);
-- ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON), and so is a
-  number too large for a float (``1e400``), which would otherwise become infinity;
-- duplicate object keys are refused (parsers disagree on which one wins);
-- lone UTF-16 surrogates (``"\\ud800"``) are refused (they cannot be encoded as UTF-8);
-- the top level is an object;
-- a mapping must hold JSON types only: ``dict`` with ``str`` keys, ``list``, ``str``,
-  ``int``, finite ``float``, ``bool``, ``None``.
-
-``1.0`` for an integer field is accepted and becomes ``1`` (JSON Schema counts a number
-with a zero fraction as an integer); ``1.5`` is refused by the schema.
-"""
+"""The strict JSON policy for model input: size, depth, big integers, NaN, duplicate keys."""
 
 from __future__ import annotations
 

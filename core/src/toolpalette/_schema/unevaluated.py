@@ -1,15 +1,4 @@
-"""The bounded validator's ``unevaluatedItems`` and ``unevaluatedProperties``.
-
-Which items or keys count as evaluated is decided as jsonschema 4 decides it: by walking
-the keywords that apply in place (``$ref``, ``allOf``, ``anyOf``, ``oneOf``, ``if``,
-``dependentSchemas``...) and collecting what each one evaluated. jsonschema's own walk
-keeps the evaluated indexes and keys in lists (a membership test per item: quadratic in
-the array), searches ``patternProperties`` with Python's backtracking ``re`` (a pattern
-the schema check let through as linear can take exponential time there), and charges
-nothing for the walk. Here the same walk keeps sets, searches with the schema's
-compiled linear-time matchers, and charges a step per schema object it visits and per
-item or key it tries, so it ends with the budget.
-"""
+"""The bounded validator's ``unevaluatedItems`` and ``unevaluatedProperties``."""
 
 from __future__ import annotations
 

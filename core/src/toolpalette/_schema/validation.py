@@ -1,32 +1,4 @@
-"""Validating model input against a tool's pydantic model, with work bounded by its size.
-
-Input that passed the JSON policy (`toolpalette._schema.strict_json`) is validated by
-pydantic alone, and a refusal is written from pydantic's own error data (location and
-error type, never the value). Nothing on this path backtracks or compares pairs:
-
-- the model is validated by a copy of its core schema in which every list, set, tuple
-  and dict stops at its first bad item (``fail_fast``), and every model that forbids
-  extra fields refuses them in one check, so a refusal costs a bounded number of errors
-  whatever the input's size (a million bad items are one problem, not a million);
-- pydantic's own ``pattern`` engine is linear-time;
-- ``uniqueItems`` (a ``set[...]`` parameter) is checked by hashing.
-
-What is accepted is what the published JSON Schema accepts. Strict validation of the
-Python values decides first (the fast path); input it refuses only for its Python
-representation (an array for a ``set`` or ``tuple``, a string for an ``Enum`` or a date,
-``1.0`` for an integer) is validated again in pydantic's strict JSON mode, which admits
-exactly those, after `_conform()` has turned integral floats at integer fields into
-integers and checked ``uniqueItems``.
-
-A refusal of a few errors is answered from each error's type and location: how a
-refusal of one type at one location is answered (its problems, and whether it can be
-about representation only) is worked out once per model and remembered (a bounded
-cache), so the common refusal, one field wrong, costs pydantic's own validation and a
-look-up. The one value looked at is at an integer field, where JSON's ``1.0`` is an
-integer and pydantic's strict mode refuses it. Each error's ``loc`` is followed through
-the schema by `toolpalette._schema.paths.walk()`, the walk the JSON Schema
-validator's refusals use too.
-"""
+"""Validating model input against a tool's pydantic model, with work bounded by its size."""
 
 from __future__ import annotations
 

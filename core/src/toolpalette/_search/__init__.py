@@ -1,0 +1,1 @@
+"""Finding deferred tools and skills: the default ranker, bundles, indexes, findability."""

@@ -1,10 +1,4 @@
-"""How findable each tool is behind ``search_tools``: queries made from its own text.
-
-For each tool, a query from its description's first sentence and one from its
-parameters, searched as ``search_tools`` searches (ranked, diversified) over the whole
-catalog; a tool that one of its own queries does not place in the top is reported,
-with what outranks it (``toolpalette check --findable``).
-"""
+"""How findable each tool is behind ``search_tools``: queries made from its own text."""
 
 from __future__ import annotations
 

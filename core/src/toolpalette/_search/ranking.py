@@ -1,52 +1,6 @@
 """Ranking a thinker's deferred tools against a query: the engine behind ``search_tools``.
 
-A document is a tool as plain data (`ToolDocument`: name, description, input
-schema), so this module depends on no provider class; `documents_from()` reads them
-from anything with ``.name``, ``.description`` and ``.input_schema``. Positions in
-results are indexes into the sequence the index was built from.
-
-The default ranker, `LexicalRanker`, is BM25F over four fields: the name, the
-description, the parameters' names and the parameters' descriptions (nested ones
-included), each weighted and length-normalized on its own before one saturation per
-term. Text is cut into terms as ``terms.py`` says (`terms()`). The field weights
-were tuned on the Berkeley Function Calling Leaderboard's questions (bench/README.md).
-
-Building cuts each tool into terms once and groups the catalog's terms field by
-field; a term's scores in every tool are computed the first time a query uses it,
-then kept, so a catalog pays only for the terms its queries use (most of a catalog's
-words are never asked for). A `TermCache` kept from one build to the next
-(a thinker class's search index keeps one) makes a rebuild after the catalog changed
-read only the tools it has not seen. Queries are model
-text, so a search's work is bounded whatever it is given: only the first
-`MAX_QUERY_CHARS` characters are read and the first `MAX_QUERY_TERMS`
-distinct terms count. An empty or blank query finds nothing.
-
-Writing another ranker (embeddings, a service of the host's): an object whose
-``build(documents)`` returns an index whose ``search(query, limit)`` returns
-``(position, score)`` pairs, best first, at most ``limit`` of them (see
-`ToolRanker` and `ToolIndex`). A sketch::
-
-    class EmbeddingRanker:
-        def build(self, documents):
-            return EmbeddingIndex([embed(f"{d.name}: {d.description}") for d in documents])
-
-    class EmbeddingIndex:
-        def __init__(self, vectors):
-            self.vectors = vectors
-
-        def search(self, query, limit):
-            if not query.strip():
-                return []
-            q = embed(query[:MAX_QUERY_CHARS])
-            scores = [dot(q, v) for v in self.vectors]
-            order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-            return [(i, scores[i]) for i in order[:limit]]
-
-``build`` runs when a catalog changes and ``search`` at every model query, so the work
-that does not depend on the query belongs in ``build`` (or is kept once done, as the
-default keeps its terms' scores). Like the default, an index should find nothing for a
-blank query, break ties by catalog order, bound its work on a long query, never repeat
-the query in an error, and allow searches from several threads at once.
+The default is BM25F over four fields; another ranker implements `ToolRanker`.
 """
 
 from __future__ import annotations

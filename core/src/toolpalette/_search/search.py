@@ -1,21 +1,4 @@
-"""Searching a thinker's catalogs: the indexes a thinker class shares, and the answers.
-
-``search_tools`` ranks the deferred tools of the thinker's class (``Thinker.tool_ranker``,
-the default BM25F ranker of ``ranking.py`` when None) and ``search_skills`` its skills
-(by id and description, with the default ranker). An index is built the first time a
-search needs it, once per thinker class and catalog: it is kept on the class's
-`ResolvedPalette` (`CatalogIndexes`), which
-the hub caches per class until its catalog changes, so every thinker of the class
-searches the same index, and a changed catalog is indexed again. The default ranker
-then reads only the tools it has not seen: each class keeps a
-`TermCache` for as long as the class lives.
-
-An index holds the class's catalog (its read-only tools, for a read-only class); what
-one thinker may reach is narrower (its policy's ``offers``, what it was granted
-already), so a search reads the ranking in rank order, keeps what is in the thinker's
-own catalog (`ranked()`), and hands it to admission, which decides each match
-(``admission.py``). `answer()` is what the model reads.
-"""
+"""Searching a thinker's catalogs: the indexes a thinker class shares, and the answers."""
 
 from __future__ import annotations
 

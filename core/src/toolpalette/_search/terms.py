@@ -1,15 +1,4 @@
-"""How the default ranker reads text: terms of words and identifiers, and a tool's fields.
-
-Text is cut into terms by `terms()`: words and identifiers split on ``_``, ``.``,
-``-``, camelCase and digits, the whole identifier kept as one more term (so
-``math.factorial``, asked for by name, finds that tool first), lowercased, a few stop
-words dropped, and plural, ``-ing`` and ``-ed`` endings folded. A tool is read as four
-fields (`fields()`): its name, its description, its parameters' names and their
-descriptions, nested ones included, each read up to a bound whatever the schema holds.
-
-Split from ``ranking.py`` (the index and its search) so that each module has one job:
-this one never sees a catalog, only one text or one tool at a time.
-"""
+"""How the default ranker reads text: terms of words and identifiers, and a tool's fields."""
 
 from __future__ import annotations
 

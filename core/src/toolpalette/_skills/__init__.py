@@ -1,10 +1,4 @@
-"""Skills in the Agent Skills format: skilljars, the registry, selectors, the preamble.
-
-``_manifest`` holds the front-matter model and the specification's rules, ``_loader``
-reads ``SKILL.md``, ``_jar`` reads a jar's folders through ``importlib.resources``,
-``_registry`` serves skills by id, ``_selector`` declares them, and ``_conversation``
-carries the attached ones in the preamble.
-"""
+"""Skills in the Agent Skills format: skilljars, the registry, selectors, the preamble."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""Reading skills out of a skilljar package (or any folder) without executing its code.
-
-A jar's skills are the top-level folders of its import package that hold a
-``SKILL.md``, read through ``importlib.resources.files()``, so a jar installed as a
-wheel, an editable install or a zip works alike. Importing the package is the only code
-that runs, and PyYAML is imported only when the first ``SKILL.md`` is read. Listing
-reads each ``SKILL.md`` up to the end of its front matter; the body and the resources
-are read by `FolderSource` when they are asked for.
-"""
+"""Reading skills out of a skilljar package (or any folder) without executing its code."""
 
 from __future__ import annotations
 

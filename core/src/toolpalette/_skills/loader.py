@@ -1,12 +1,4 @@
-"""Reading ``SKILL.md``: the front matter alone for listing, the body on demand.
-
-Listing a skill must not read its body, so `read_front_matter()` reads the file
-line by line and stops at the closing ``---``. The YAML is parsed by
-`FrontMatterLoader`, a ``yaml.SafeLoader`` that never constructs an arbitrary
-object and reads every plain scalar as a string: every field the specification defines
-is text, and ``version: 1.10``, ``updated: 2024-05-01`` or ``license: no`` should stay
-exactly as written rather than become a float, a date or False.
-"""
+"""Reading ``SKILL.md``: the front matter alone for listing, the body on demand."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """The ``SKILL.md`` front matter as a pydantic model, and the Agent Skills rules.
 
-The rules follow the Agent Skills specification (agentskills.io) and its guidance for
-clients: load leniently. A cosmetic problem (a name that is not lowercase or does not
-match its folder, an over-long name, description or compatibility, an unknown key, a
-metadata value that is not a string) is reported as a warning and the skill loads. A
-problem that leaves nothing usable (no description, a name that cannot be part of an id)
-skips the skill. Checking never raises: it returns what it found, so the caller decides
-how to report it.
-
-Names may use any Unicode lowercase letters and digits, as the specification's
-reference validator (``skills-ref``) accepts them; both the name and its folder are
-compared after NFKC normalization.
+Checking never raises: a cosmetic problem is a warning, one that leaves nothing usable skips.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Resource paths inside a skill folder: relative, forward-slashed, never escaping it.
-
-A resource path comes from a skill's own text or from a model, so it is refused unless
-it names a file inside the skill folder: no absolute path, drive letter, backslash,
-empty, ``.`` or ``..`` segment, and (on a real file system) no symlink that resolves
-outside the folder.
-"""
+"""Resource paths inside a skill folder: relative, forward-slashed, never escaping it."""
 
 from __future__ import annotations
 

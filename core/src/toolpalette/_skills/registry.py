@@ -1,18 +1,4 @@
-"""``SkillRegistry``: every skill a host can use, by full id, jars opened lazily.
-
-Jars are declared from entry point names alone; a jar's package is imported and its
-``SKILL.md`` front matter read only when something asks for a skill of that bundle (an
-exact id, a bundle prefix, or everything). What could not be used is recorded as a
-`Problem` and logged; nothing here raises for a bad jar.
-
-A remote origin (an MCP server's skills, `SkillRegistry.add_remote()`) is listed
-the same way: only when a skill under its bundle prefix is asked for.
-
-Collisions are never resolved silently, and never by an order an installer controls:
-when two distributions claim one bundle id, or two sources one full skill id, the
-contested bundle or id is served by neither, and each claimant is reported with its
-distribution. The host resolves it by uninstalling or renaming one side.
-"""
+"""``SkillRegistry``: every skill a host can use, by full id, jars opened lazily."""
 
 from __future__ import annotations
 

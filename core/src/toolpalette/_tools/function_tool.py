@@ -1,12 +1,4 @@
-"""``function_tool``: a tool from a function and a hand-written JSON Schema, in one call.
-
-For a tool whose schema does not come from Python types (loaded from a file, another
-framework's, a bridged server's): the schema is checked as a hand-written provider's
-is (valid JSON Schema of type ``object``, local references only, patterns a linear
-engine can match), input is validated against it by the bounded JSON Schema validator,
-and the function is called with the validated input as keyword arguments. Its options
-are ``@tool``'s, checked the same way, and its record is built once, here.
-"""
+"""``function_tool``: a tool from a function and a hand-written JSON Schema, in one call."""
 
 from __future__ import annotations
 

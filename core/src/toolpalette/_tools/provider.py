@@ -1,10 +1,4 @@
-"""Tool providers: everything needed to present one tool to a model and to run it.
-
-A provider is what the registry holds under a name. `FunctionToolProvider` wraps
-an ``@tool`` function, `ClassToolProvider` an ``@tool`` ``Tool`` subclass; other
-providers (MCP tools, the meta-tools) subclass `ToolProvider` directly and bring
-their own JSON Schema.
-"""
+"""Tool providers: everything needed to present one tool to a model and to run it."""
 
 from __future__ import annotations
 

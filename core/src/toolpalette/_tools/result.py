@@ -1,15 +1,6 @@
 """The one result shape every tool call returns, and the rich content a tool may return.
 
-A tool returns text, JSON-able data, or rich content: an `Image`, an
-`Audio` clip, a `File`, a `ResourceLink`, or a list mixing them
-with text. Rich content reaches `ToolResult.content` as MCP-style typed blocks
-(``image``, ``audio``, ``resource``, ``resource_link``).
-
-`block_text()` is the one way a block becomes text, for the result's ``text`` and
-for every provider format that shows it as text (``_formats/calls.py``): a text block
-is its text, an embedded text file a line naming it followed by its text, a link a
-line naming it, and each binary block (an image, a clip, a file of bytes) a line
-naming its type, MIME type and size.
+`block_text()` is the one way a content block becomes text, for every format.
 """
 
 from __future__ import annotations

@@ -1,22 +1,4 @@
-"""Input models from signatures and docstrings, and how a return value becomes JSON.
-
-What ``@tool`` reads from the code it decorates: the description and per-parameter
-texts of a Google-style docstring (`split_docstring()`, `summary_of()`), the
-pydantic input model of a function's parameters (`function_input_model()`), and
-the TypeAdapter and output schema of its return annotation (`output_type()`). Each
-refuses what cannot work (a parameter no model can hold, a return type pydantic cannot
-serialize) when the tool is defined, never at its first call.
-
-Every declared return type but text gets an output schema, so MCP clients receive
-``structuredContent``. MCP wants an object there: a type whose JSON is an object
-(a model, a dataclass, a TypedDict, ``dict[str, X]``) publishes its own schema; any
-other (``list[Event]``, ``int``, ``datetime.date``, ``Event | None``) publishes the
-schema of an object wrapping it, ``{"result": VALUE}``, marked with
-``"x-toolpalette-wrapped": true`` at its top level (``toolpalette._tools.result.WRAPPED``),
-and FastMCP's ``"x-fastmcp-wrap-result": true`` beside it, so that a client knows to
-unwrap it, as other MCP servers wrap such values. The
-model-visible text is the bare value either way.
-"""
+"""Input models from signatures and docstrings, and how a return value becomes JSON."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
 """LangChain tools from a bound thinker, and LangChain tools as toolpalette providers.
 
 Needs ``langchain-core`` (``pip install "toolpalette[langchain]"``).
-
-``langchain_tools(thinker)`` gives one LangChain tool per tool the thinker offers this
-turn. A LangChain agent calls them as usual (``await tool.ainvoke(tool_call)``); each
-call goes through the thinker's pipeline with the tool call's id. The answer to a tool
-call is a ``ToolMessage`` whose content is what the model reads (the result's text, or
-for a failure ``Error (<status> <code>): ...`` with ``status="error"``) and whose
-``artifact`` is the whole result, ``ToolResult.as_dict()``, for a success and a
-failure alike (a dict, so the message still serializes to JSON;
-``ToolResult.from_dict(message.artifact)`` gives the result back). Invoked with plain
-arguments rather than a tool call, a tool returns the text alone, as LangChain tools do,
-and a failure's text through LangChain's own error handling.
-
-``providers_from_langchain(tools)`` goes the other way: a pack (or a host) offers
-LangChain tools to toolpalette thinkers, run through the same pipeline; a
-``ToolException`` the tool raises reaches the model as its message (422).
 """
 
 from __future__ import annotations

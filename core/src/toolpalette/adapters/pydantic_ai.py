@@ -1,28 +1,6 @@
 """A bound thinker as a pydantic-ai toolset, and a pydantic-ai function toolset as providers.
 
 Needs ``pydantic-ai`` (``pip install "toolpalette[pydantic-ai]"``).
-
-``ThinkerToolset(thinker)`` goes in an agent's ``toolsets``. Each run step begins a
-thinker turn, so the model sees that turn's palette (meta-tools and grants included);
-each call goes through the thinker's pipeline with pydantic-ai's tool call id. The
-arguments reach the pipeline as the model sent them: the toolset's argument validator
-takes the raw JSON text without parsing it, so the pipeline's JSON policy and schema
-validation answer malformed or invalid arguments, with the same texts as in a host and
-never a value of the input (pydantic-ai's own validation error would echo it). A
-failure reaches the model as its text (``Error (<status> <code>): ...``), like any
-result. A name the toolset does not offer never reaches it: pydantic-ai answers that
-call itself, with a retry whose text is ``Unknown tool name: 'NAME'. Available tools:
-'a', 'b'`` (the name quoted as the model sent it), counted against the run's retries.
-When the thinker's policy says ``ask`` for a call, the toolset raises
-pydantic-ai's ``ApprovalRequired``: the run ends with ``DeferredToolRequests`` (add
-``DeferredToolRequests`` to the agent's output types), and when the host resumes the
-run with the person's decision (``DeferredToolResults(approvals={call_id: True})``) the
-approved call runs, recorded as granted; a denial never reaches the thinker.
-
-``providers_from_pydantic_ai(toolset)`` goes the other way: the plain tools of a
-``FunctionToolset`` (those that take no ``RunContext``) as toolpalette providers, run
-through toolpalette's pipeline; a ``ModelRetry`` the tool raises reaches the model as
-its message (422).
 """
 
 from __future__ import annotations

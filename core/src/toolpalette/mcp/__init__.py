@@ -1,15 +1,6 @@
 """Serving palettes over the Model Context Protocol, and using MCP servers' tools.
 
-``server(hub, ThinkerClass)`` is an MCP server for a thinker's palette and
-``asgi_app(hub, ThinkerClass)`` the same over streamable HTTP; ``toolpalette serve``
-runs either from the command line. With ``asgi_app(auth=JWTAuth(...))`` it is an
-OAuth 2.1 resource server, and ``thinker_for`` serves each verified ``Principal`` its
-own palette (a thinker class, or a ``PaletteChoice``). The other way round,
-``ToolHub(mcp_servers=...)`` (or the host's configuration) makes servers' tools
-``MCPToolProvider`` objects;
-``MCPServerConfig`` is one server's configuration. Importing ``toolpalette`` never
-imports this package (nor ``mcp``); importing this package needs
-``pip install 'toolpalette[mcp]'``.
+Importing ``toolpalette`` never imports this package; it needs ``pip install 'toolpalette[mcp]'``.
 """
 
 from __future__ import annotations

@@ -1,39 +1,4 @@
-"""Approvals over MCP: a call the policy asks about is asked of the client's user.
-
-A thinker served over MCP is bound with `approver_for()`'s approver. When a call
-pauses for a person (the policy's ``ask``, or a deferred tool whose grant needs one,
-decided at call time), the approver asks the `Asker` of the ``tools/call``
-request that made the call (a context variable, set around the call by ``_tools.py``):
-
-- **2025-era protocols**, client declared ``elicitation`` and the request can carry a
-  server request: an ``elicitation/create`` form with one yes/no field, sent within the
-  ``tools/call`` request. ``accept`` with ``approve: true`` approves; decline, cancel,
-  ``false`` or a failed elicitation is a "no".
-- **2026-07-28**, client declared ``elicitation``: the call is stopped before the tool
-  runs and the request answers an ``InputRequiredResult`` holding the same form and a
-  request state (`STATE`), which the SDK's `RequestStateBoundary` seals
-  to the request's method, tool name and arguments (and expiry, audience, principal).
-  The client's retry carries the answer and the state; the boundary verifies the seal
-  (another worker that shares the keys does too) and the call runs again with the
-  answer given at once (`answer_of()`). An answer without a state this server
-  sealed is not an answer.
-- **A client with neither** is refused, as when nobody can be asked.
-
-A call a ``run_code`` script makes pauses the script, not the request: on 2025-era
-protocols the elicitation is sent while the sandbox waits at that call; on 2026-07-28
-the script stops there (`ScriptPause`), and the request state carries Monty's
-snapshot of it, its output so far and its call count (`script_state()`), sealed as
-any state is. The retry resumes the script from that snapshot, on whichever worker
-verifies the seal, and the answer covers that one call: the script's next ask asks
-again.
-
-Whatever the way, the answer goes to ``thinker.resolve_approval``: a "yes" runs the
-call, a "no" is the pipeline's 403 (``denied``); both are on the grant ledger with a
-host's texts ("a person's decision"). A grant a person must approve before it is kept
-(``request_tools`` in a session) is refused: the call that asked for it has returned
-before anyone could answer; a tool reached at call time (``call_tool``, a search's
-match) is asked about at each call instead.
-"""
+"""Approvals over MCP: a call the policy asks about is asked of the client's user."""
 
 from __future__ import annotations
 

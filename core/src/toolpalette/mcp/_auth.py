@@ -1,23 +1,4 @@
-"""The palette server as an OAuth 2.1 resource server: bearer tokens, 401, 403, RFC 9728.
-
-`JWTAuth` is a host's settings; `authorized()` wraps the whole ASGI app in
-the SDK's own parts, outside everything else, so every request to the endpoint is
-authorized before any handler sees it, whatever path answers it:
-
-- the SDK's ``AuthenticationMiddleware`` with its ``BearerAuthBackend`` asks the
-  verifier (``_jwt.py``, PyJWT) about the ``Authorization: Bearer`` token and puts the
-  verified token in the ASGI scope (``scope["user"]``; the SDK's session manager keeps
-  each session to the principal that opened it);
-- the SDK's ``AuthContextMiddleware`` makes it ``get_access_token()``'s;
-- the SDK's ``RequireAuthMiddleware`` answers 401 (no token, or one not valid here),
-  with ``WWW-Authenticate: Bearer ... resource_metadata="..."``, and 403
-  ``insufficient_scope`` when a required scope is missing;
-- the protected resource metadata document (RFC 9728) is served, unauthenticated, at
-  ``/.well-known/oauth-protected-resource{path}`` by the SDK's route.
-
-Answers name no token: the SDK's texts are fixed, and a refusal is logged by its kind
-only (``_jwt.py``).
-"""
+"""The palette server as an OAuth 2.1 resource server: bearer tokens, 401, 403, RFC 9728."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """``call_tool``: the meta-tool an MCP client calls any tool of the catalog through.
 
-Clients that list tools once, or never again after a grant, still reach every tool the
-thinker may use: ``call_tool`` takes ``{"name": ..., "arguments": {...}}`` and the
-server runs that tool (offered or deferred) through the thinker's pipeline, admitted
-at call time, answered as the tool's own result (``_tools.py``). It is the server's,
-not a host meta-tool: a thinker never offers it to a model.
-
-Its annotations are the least permissive of the tools it can reach (read-only only if
-all are, destructive if any is, idempotent only if all are, open-world if any is), so
-a client that decides by annotations is never told less than the truth. One provider
-is made per combination of annotations and shared, so a listing that holds it is
-serialized once, as any other (``_listing.py``).
+Its annotations are the least permissive of the tools it can reach.
 """
 
 from __future__ import annotations

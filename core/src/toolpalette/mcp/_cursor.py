@@ -1,10 +1,4 @@
-"""``tools/list`` cursors: the palette's digest and a position, readable by any worker.
-
-A cursor carries no server state: it is the digest of the listing it was cut from (a
-hash of every served tool's wire form, equal in every worker that serves the same
-palette) and the index of the next tool. A cursor for another listing is stale; one
-that does not decode is invalid; both answer JSON-RPC -32602.
-"""
+"""``tools/list`` cursors: the palette's digest and a position, readable by any worker."""
 
 from __future__ import annotations
 

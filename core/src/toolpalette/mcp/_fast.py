@@ -1,28 +1,6 @@
 """The HTTP server's hot path: stateless ``tools/call`` and ``tools/list`` answered directly.
 
-The SDK's transport builds, for every request without a session, a great deal around
-one answer: on the 2026-07-28 era a runner, a connection, a task group, two tasks and a
-memory stream per request, and pydantic models for the reply; on the handshake era of
-a stateless server a whole transport, dispatcher and message loop per request. For the
-requests that are most of a deployment's traffic (``tools/call`` and ``tools/list``,
-stateless, nothing to stream), `FastPath` gives the same answer itself: it runs
-the SDK's own checks (DNS rebinding protection, ``Accept``, the 2026-07-28 envelope and
-routing headers, ``Mcp-Param-*``, the params' validation), runs the server's
-middleware chain as the SDK's runner would (its OpenTelemetry span, the request-state
-boundary, and `ToolsEndpoint`, which takes the thinker from
-`Sessions` as on the SDK's path), and writes the reply as the SDK's
-transport would (JSON, or one SSE event; a long call gets the same keep-alive
-comments, a disconnect cancels it).
-
-Anything else goes to the SDK untouched (the body already read is replayed): other
-methods, notifications, sessions, any request that fails a check (the SDK then gives
-its own error), a request that asks for progress, carries request state or input
-responses, a client that can answer an elicitation, a sampling or a roots request (a
-tool may then ask it), a 2026-era request whose ``_meta`` asks for log lines,
-and a request whose params the SDK's validation would not pass as they are (checked
-before the chain runs). So every error and every exchange that
-needs the SDK's machinery is the SDK's; the differential tests hold the two paths to
-the same answers.
+Anything it does not answer exactly as the SDK would goes to the SDK untouched.
 """
 
 from __future__ import annotations

@@ -1,21 +1,4 @@
-"""The palette server over streamable HTTP, as an ASGI application for any ASGI server.
-
-What lives where in a deployment with several workers: a stateful MCP session (and
-its thinker, conversation and grants) lives in the worker that opened it, so route
-each ``Mcp-Session-Id`` to one worker (sticky sessions) or run one worker. Stateless
-mode, and every 2026-07-28 request, keeps nothing between requests: any worker
-answers any request, ``tools/list`` cursors included (they carry the palette digest
-and a position, nothing a worker must remember), and the sealed request state of an
-approval, when every worker has the same ``state_keys``.
-
-With ``auth`` (``_auth.py``) the app is an OAuth 2.1 resource server: the
-authorization is its outermost middleware, before any handler, and ``thinker_for``
-maps each verified principal to its palette (``_sessions.py``).
-
-The SDK's handshake-era transport answers a body it cannot read (a batch, a message
-of no known shape) with its parser's own text, which quotes the body
-(``input_value=...``); `PlainErrors` answers those with a fixed text instead.
-"""
+"""The palette server over streamable HTTP, as an ASGI application for any ASGI server."""
 
 from __future__ import annotations
 

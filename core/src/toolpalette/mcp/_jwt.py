@@ -1,11 +1,6 @@
 """Verifying JWT bearer tokens with PyJWT: the SDK's ``TokenVerifier`` for ``_auth.py``.
 
-PyJWT (with its ``crypto`` extra, which brings ``cryptography``) is the ``mcp`` SDK's
-own dependency; it checks the signature (RS*, PS*, ES*), ``exp``/``nbf``/``iat``, the
-issuer and the audience. The issuer's key set is fetched here (`_KeySet`):
-whole within a deadline and a size cap, refetched in the background while requests
-keep the last good set, and refetched for an unknown key id at most once per
-cooldown. No token is ever put in a log or a message: a refusal logs its kind only.
+No token is ever put in a log or a message: a refusal logs its kind only.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""A palette's ``tools/list`` answer: serialized once, paged, shared by every session.
-
-A `Listing` is the MCP export of exactly one tuple of providers, made once, and
-its digest (a hash of every served tool's wire form, equal in every worker that
-serves the same palette). Pages are slices of it, cut at positions the cursors of
-`_cursor` carry. `listing_of()` keeps the last `KEPT` listings, so
-sessions serving the same palette share one, and a palette that moves back (a grant
-undone) finds its listing again.
-"""
+"""A palette's ``tools/list`` answer: serialized once, paged, shared by every session."""
 
 from __future__ import annotations
 

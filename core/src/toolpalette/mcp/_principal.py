@@ -1,16 +1,4 @@
-"""Who an MCP request is made for, and which palette that principal is served.
-
-With authorization on (``asgi_app(auth=...)``, ``_auth.py``), every HTTP request that
-reaches the server carries a verified bearer token: the SDK's authentication puts it
-in the ASGI scope (``scope["user"]``) and in its ``get_access_token()`` context.
-`request_principal()` (a handler's ``ctx``) and `scope_principal()` (an ASGI
-scope) turn it into a `Principal`, the small public object a host's
-``thinker_for`` function is given; without authorization there is none (None).
-
-A host maps a principal to a thinker class, or to a read-only binding
-(`PaletteChoice`); ``_sessions.py`` asks it once per request and shares one
-thinker per choice among the requests without a session.
-"""
+"""Who an MCP request is made for, and which palette that principal is served."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""A ``tools/call`` as the client wrote it: a key it repeats is refused, not dropped.
-
-The SDK parses each message into Python objects before the server sees it, and a JSON
-object that repeats a key keeps only its last value there, although the input policy
-a host applies refuses duplicate keys (parsers disagree on which one wins). Where the
-message's own text can be had, the server reads it again, keeping repeated keys:
-
-- over streamable HTTP, the request body, which the SDK's transport has already read
-  and the request object keeps (both protocol eras);
-- over stdio served by ``toolpalette serve``, the line, which `_stdio` reads
-  before the SDK does and keeps here (`SentLines`) when it repeats a key.
-
-A repeated key inside ``arguments`` reaches the pipeline as JSON text that keeps every
-pair, so the pipeline refuses it with its own 400 text, as in a host; one outside
-``arguments`` makes the request invalid. Transports that hand the server objects
-(in-process clients) carry no text to read.
-"""
+"""A ``tools/call`` as the client wrote it: a key it repeats is refused, not dropped."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
 """A thinker's palette as an MCP server, on the ``mcp`` SDK's low-level ``Server``.
 
-This module builds the server and wires its parts, each in a module of its own:
-which thinker answers a request (``_sessions.py``: a thinker per stateful session, one
-shared by every request without a session), ``tools/list`` and ``tools/call``
-(``_tools.py``, with ``call_tool`` from ``_call_tool.py``), approvals asked of the
-client's user (``_approvals.py``, and the SDK's sealed request state on the 2026-07-28
-era), skills as prompts and resources (``_skills.py``) and through the MCP Skills
-extension (``_skills_ext.py``), the packs' own prompts and resources beside them
-(``_content.py``), a tool's log lines and questions (``_channel.py``), progress
-(``_progress.py``) and the message text a client sent (``_raw.py``).
-
-Every protocol era and mode serves the thinker's turn (its up-front palette and the
-meta-tools of its ``tool_search`` mode) and ``call_tool``; a deferred tool can be
-called by its name, admitted at call time. A stateful session's grants also show in
-its next listing, announced by ``notifications/tools/list_changed``.
+It builds the server and wires its parts, each in a module of its own.
 """
 
 from __future__ import annotations

@@ -1,27 +1,4 @@
-"""Which thinker answers an MCP request, and what its palette lists: sessions and binding.
-
-A stateful session (the 2025-era handshake over stdio or stateful HTTP) binds a
-thinker of its own, which keeps its grants: a ``request_tools`` or ``search_tools``
-grant shows in the session's next ``tools/list``. Requests with no session behind them
-(stateless HTTP, and every request of the 2026-07-28 era, which carries its own
-envelope) share one thinker bound with ``keep_grants=False``: its admissions are
-decided, recorded and answered, and nothing is kept, so ``tools/list`` is the same for
-every such request (the 2026-07-28 rule) and any worker answers any request.
-
-With authorization on, each request is made for a verified principal, and a host's
-``thinker_for`` maps it to a thinker class, read-only or not (``_principal.py``):
-requests without a session share one thinker per such choice (never one per token),
-and a stateful session binds the choice of the principal that opened it and refuses
-any other principal. The choice is made again at each request, from the token it
-presents: a token of the session's principal that maps to another palette (fewer
-scopes, say) is refused (-32600), never served the session's wider one.
-`Sessions.for_principal()` is the one place that choice is made, for every path
-that answers a request.
-
-Both serve the thinker's whole turn (the up-front palette and the meta-tools of its
-``tool_search`` mode) and ``call_tool``, which reaches every tool the thinker may use.
-Each thinker is bound with `approver_for()`'s approver.
-"""
+"""Which thinker answers an MCP request, and what its palette lists: sessions and binding."""
 
 from __future__ import annotations
 

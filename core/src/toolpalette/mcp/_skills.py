@@ -1,14 +1,4 @@
-"""A thinker's skills over MCP: prompts, and their files as ``skill://`` resources.
-
-``prompts/list`` and ``prompts/get`` serve the skills the thinker declares (the
-instructions are the prompt); ``resources/list``, ``resources/templates/list`` and
-``resources/read`` their files, ``SKILL.md`` included (as the Skills extension has it,
-``_skills_ext.py``). A file is served only when the skill lists it (hidden files such
-as ``.env`` are not listed, so not served), under the skill loader's path rules, and
-only up to `MAX_FILE_BYTES` (the limit of
-``read_skill_file``; a larger file is refused after reading no more than that). No
-error repeats what the client sent: a URI, a path or a prompt name.
-"""
+"""A thinker's skills over MCP: prompts, and their files as ``skill://`` resources."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""Serving a palette over stdio, each line seen as the client wrote it.
-
-`serve_stdio()` runs a `PaletteServer` on the process's
-stdin and stdout through the SDK's ``stdio_server``, but reads stdin itself, so that
-each line is shown to the server's `SentLines` before the
-SDK parses it (a repeated key is refused, not dropped). Like the SDK, it takes stdin
-for the protocol alone: while serving, descriptor 0 reads from the null device, so a
-tool or a child process that reads stdin gets end-of-file instead of protocol bytes;
-the SDK does the same for stdout (descriptor 1 writes to stderr while serving).
-"""
+"""Serving a palette over stdio, each line seen as the client wrote it."""
 
 from __future__ import annotations
 

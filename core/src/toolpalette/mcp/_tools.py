@@ -1,20 +1,4 @@
-"""``tools/list`` and ``tools/call``: answered in one place, for every protocol era.
-
-The SDK would validate a request's params against the protocol's models, and validate
-and dump the answer again; but a listing is served as it was serialized once per
-palette (``_listing.py``), and a call's arguments are validated by the pipeline. So a
-request the SDK's checks pass as it is (`ToolsEndpoint._as_is()`) is answered here;
-any other goes on to the SDK, which refuses it (before the handshake, params of another
-shape, a 2026-era envelope that does not validate).
-
-Every call takes one path: the served thinker's ``call(..., deferred=True)``, so an
-offered tool runs as offered, a deferred one is admitted at call time (hooks, policy,
-the grant ledger; nothing kept) and anything refused or absent is the pipeline's
-unknown-tool answer, which the client gets as the one JSON-RPC -32602 ``Unknown tool:
-NAME``. ``call_tool`` unwraps its ``name`` and ``arguments`` and takes the same path. A
-call that pauses for a person is asked of the client (``_approvals.py``); on the
-2026-07-28 era the request then answers ``input_required``.
-"""
+"""``tools/list`` and ``tools/call``: answered in one place, for every protocol era."""
 
 from __future__ import annotations
 

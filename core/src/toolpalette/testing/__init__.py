@@ -1,28 +1,6 @@
 """Test doubles and helpers for people who write tool packs and hosts.
 
-Everything here builds real toolpalette objects, so a test exercises the same code a
-host runs::
-
-    from toolpalette.testing import fake_tool, make_registry, run_tool
-
-    def test_my_tool_is_read_only():
-        registry = make_registry(my_tool, fake_tool("other"))
-        assert registry.get_provider("my_tool").read_only
-
-    def test_my_tool_answers():
-        assert run_tool(my_tool, {"path": "README.md"}) == "..."
-
-``wait_until`` (and ``await_until`` in a coroutine) polls a condition with a deadline,
-for tests of something that happens on another thread or task: never a fixed sleep
-followed by an assert.
-
-An [`Executor`][toolpalette.Executor] shares one worker pool and one report queue with the
-whole process unless given its own: ``Executor(registry, pool=WorkerPool(max_workers=2),
-reports=ReportQueue())`` makes its counters (``executor.stats()``, ``pool.abandoned``,
-``reports.dropped``) and ``reports.join()`` the test's alone.
-
-The ``pytest11`` plugin that ships with toolpalette exposes the same helpers as fixtures
-(``tool_registry``, ``tool_context``, ``fake_tool_factory``, ``leak_check``).
+Everything here builds real toolpalette objects, so a test exercises the code a host runs.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""Checks of what is published: one tool, and one installed distribution's packs and jars.
-
-`check_tool()` holds a tool to what every published tool must satisfy (the contract
-tests run it over every installed tool); `assert_discoverable()` loads an installed
-distribution's packs and skilljars as a host would, the smoke test of a pack project.
-"""
+"""Checks of what is published: one tool, and one installed distribution's packs and jars."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Fakes: scripted tool providers, registries and plugins built from real objects.
-
-A `FakeTool` is a real `ToolProvider` (its input validated by
-the same code as any hand-written schema), so code that works with tools can be tested
-without writing one; `make_registry()` and `plugin_of()` put tools, fake or real,
-where a host would find them.
-"""
+"""Fakes: scripted tool providers, registries and plugins built from real objects."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The leak check: what a test started and left behind (threads, descriptors, processes).
-
-It compares two snapshots and reads other threads only through their ``Thread`` objects
-(name, liveness, a pool thread's own idle mark), never their frames: walking another
-thread's frames with ``sys._current_frames()`` can crash CPython 3.11 while that thread
-pushes and pops frames (``_run/watchdog.py`` met it first). Descriptors and child
-processes come from ``/proc`` (or ``/dev/fd``).
-"""
+"""The leak check: what a test started and left behind (threads, descriptors, processes)."""
 
 from __future__ import annotations
 

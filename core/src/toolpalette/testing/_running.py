@@ -1,10 +1,4 @@
-"""Running code under test in the test's own process: one tool, or the command line.
-
-`run_tool()` and `arun_tool()` validate input as a model's call is validated and
-run the tool on its own (no timeout, output cap or policy: ``toolpalette.execute`` is the
-way to test those); `run_cli()` runs the ``toolpalette`` command, on a hub built in
-the test if given one.
-"""
+"""Running code under test in the test's own process: one tool, or the command line."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Waiting for what another thread or task makes true, under a deadline, never a fixed sleep.
-
-A test of something that happens elsewhere (a worker that ends, a report that arrives, a
-call that pauses for its approval) polls the condition with `wait_until()`, or
-`await_until()` in a coroutine: the wait ends as soon as the condition holds, and
-fails naming the condition when the deadline passes.
-"""
+"""Waiting for what another thread or task makes true, under a deadline, never a fixed sleep."""
 
 from __future__ import annotations
 

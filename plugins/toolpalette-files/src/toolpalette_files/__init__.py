@@ -1,8 +1,6 @@
 """toolpalette-files: tools over one workspace root that nothing can escape.
 
-The tools live in `toolpalette_files.tools`; the pack's hooks module,
-`toolpalette_files.hooks`, is what the ``toolpalette.plugins`` entry point names.
-Importing this package imports nothing else.
+The tools live in `toolpalette_files.tools`; importing this package imports nothing else.
 """
 
 from __future__ import annotations

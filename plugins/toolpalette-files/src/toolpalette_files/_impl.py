@@ -1,11 +1,4 @@
-"""The file operations behind the tools; every path arrives already confined.
-
-Reading: bytes are decoded as UTF-8 with undecodable bytes replaced (U+FFFD); a chunk
-never ends inside a multi-byte character (unless the limit is smaller than one). A file
-is binary, and refused, when a NUL byte appears in its first 8 KiB or in the chunk read.
-Writing: text is encoded as UTF-8 and written to a temporary file in the same directory,
-which then replaces the target atomically, keeping an existing file's permissions.
-"""
+"""The file operations behind the tools; every path arrives already confined."""
 
 from __future__ import annotations
 

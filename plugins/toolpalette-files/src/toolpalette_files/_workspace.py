@@ -1,14 +1,4 @@
-"""The workspace root, and how a path the model sends is confined to it.
-
-Every path is checked twice. Before any file is touched, the path text is refused if it
-holds a NUL byte, is absolute or has a ``..`` part, and the path is then resolved with
-`os.path.realpath()` (symlinks included, dangling ones too) and must lie inside the
-root. When the file is opened, its directory is opened first and the open descriptor's
-real location is checked again, and the last step is taken relative to that descriptor
-with ``O_NOFOLLOW``: a symlink swapped in between the check and the use is refused
-rather than followed. Paths shown to the model are always relative to the root, so the
-host's own directory layout never leaks.
-"""
+"""The workspace root, and how a path the model sends is confined to it."""
 
 from __future__ import annotations
 

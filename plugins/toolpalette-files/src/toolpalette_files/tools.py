@@ -1,9 +1,6 @@
 """The files tools: four read-only, four mutating, all confined to one workspace root.
 
-Each tool takes the workspace root from the host's configuration for this pack
-(`ctx.config["root"]`), or else from `TOOLPALETTE_FILES_ROOT`; with neither, the call
-fails with a message telling the host how to configure it. Paths are always relative to
-the root; see `toolpalette_files._workspace` for how they are confined.
+The root comes from the pack's configuration (``root``) or ``TOOLPALETTE_FILES_ROOT``.
 """
 
 from __future__ import annotations

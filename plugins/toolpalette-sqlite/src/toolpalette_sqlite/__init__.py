@@ -1,8 +1,6 @@
 """toolpalette-sqlite: read-only queries and bound-parameter writes on one SQLite file.
 
-The tools live in `toolpalette_sqlite.tools`; the pack's hooks module,
-`toolpalette_sqlite.hooks`, is what the ``toolpalette.plugins`` entry point names.
-Importing this package imports nothing else.
+The tools live in `toolpalette_sqlite.tools`; importing this package imports nothing else.
 """
 
 from __future__ import annotations

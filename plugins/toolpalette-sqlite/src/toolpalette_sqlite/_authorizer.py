@@ -1,11 +1,4 @@
-"""SQLite authorizers: what a read-only query may do, and what ``execute`` may not.
-
-SQLite asks the authorizer about every action while it compiles a statement, so a
-refused action stops the statement before it runs. The read-only authorizer is an allow
-list: reading tables, selecting, recursive CTEs, ordinary functions, and a fixed set of
-PRAGMAs that only report (those that take a value are refused when one is given). Every
-refusal is recorded, so the error can say what was refused.
-"""
+"""SQLite authorizers: what a read-only query may do, and what ``execute`` may not."""
 
 from __future__ import annotations
 

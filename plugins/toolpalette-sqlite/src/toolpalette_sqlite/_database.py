@@ -1,13 +1,4 @@
-"""The configured database, its connections, and SQLite's errors as ToolErrors.
-
-Every call opens its own connection and closes it at the end. Read-only tools open the
-file with ``mode=ro`` and ``PRAGMA query_only`` and install the read-only authorizer:
-three independent locks, so that no trick (``ATTACH``, ``PRAGMA``, ``VACUUM INTO``, an
-extension) writes anything. ``execute`` opens it ``mode=rw`` in autocommit mode with an
-authorizer that still refuses ``ATTACH``, ``DETACH`` and extensions. Each connection has
-a busy timeout, and a progress handler that interrupts the statement when the call's
-abort event is set.
-"""
+"""The configured database, its connections, and SQLite's errors as ToolErrors."""
 
 from __future__ import annotations
 

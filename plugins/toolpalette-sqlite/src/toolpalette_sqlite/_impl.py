@@ -1,9 +1,4 @@
-"""The database operations behind the tools.
-
-Parameters are always bound by SQLite (``?`` placeholders from a list, ``:name`` from
-an object); no value is ever formatted into SQL text. The only identifiers this module
-puts into SQL are table and index names read back from the database itself, quoted.
-"""
+"""The database operations behind the tools: every value bound by SQLite, never formatted."""
 
 from __future__ import annotations
 

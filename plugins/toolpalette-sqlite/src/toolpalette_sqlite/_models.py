@@ -1,8 +1,6 @@
 """What the sqlite tools return: pydantic models, so each tool publishes an output schema.
 
-Cells are JSON values: integers, floats, text and null as they are; a BLOB becomes
-``{"$blob": "<base64>"}``; an infinite float becomes the string ``"Infinity"`` or
-``"-Infinity"``.
+A BLOB cell is ``{"$blob": "<base64>"}``; an infinite float the string ``"Infinity"``.
 """
 
 from __future__ import annotations

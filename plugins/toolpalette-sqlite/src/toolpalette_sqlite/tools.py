@@ -1,8 +1,6 @@
 """The sqlite tools: three read-only, one mutating, all on the database the host configured.
 
-Each tool takes the database path from the host's configuration for this pack
-(``ctx.config["database"]``), or else from ``TOOLPALETTE_SQLITE_DATABASE``; with
-neither, the call fails with a message telling the host how to configure it.
+The path comes from the pack's configuration (``database``) or ``TOOLPALETTE_SQLITE_DATABASE``.
 """
 
 from __future__ import annotations
