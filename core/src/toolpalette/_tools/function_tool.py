@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from toolpalette._schema import checks as _schema
-from toolpalette._tools.info import ToolInfo, serving_fields
+from toolpalette._tools.info import TaskSupport, ToolInfo, serving_fields
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, ToolContext, ToolSpec, check_spec
 from toolpalette.errors import ToolDefinitionError
@@ -47,6 +47,7 @@ def function_tool(
     model_dependent: bool = False,
     grade: str | None = None,
     guidance: str | None = None,
+    task_support: TaskSupport = "forbidden",
 ) -> ToolProvider:
     """A tool named ``name`` that validates input against ``input_schema`` and runs ``fn``.
 
@@ -93,6 +94,7 @@ def function_tool(
         model_dependent=model_dependent,
         grade=grade,
         guidance=guidance,
+        task_support=task_support,
     )
     check_spec(spec, fn)
     schema = dict(input_schema)
@@ -117,6 +119,7 @@ def function_tool(
         timeout=timeout,
         output_cap=output_cap,
         guidance=guidance,
+        task_support=task_support,
     )
     return _FunctionSchemaTool(fn, spec, info)
 

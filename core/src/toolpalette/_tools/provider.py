@@ -29,7 +29,7 @@ from toolpalette._schema import paths as _paths
 from toolpalette._schema import strict_json as _json
 from toolpalette._schema.validation import MAX_PROBLEMS, ModelInput
 from toolpalette._tools import signature as _signature
-from toolpalette._tools.info import INFO_FIELDS, ToolInfo, default_display_name
+from toolpalette._tools.info import INFO_FIELDS, TaskSupport, ToolInfo, default_display_name
 from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, Tool, ToolContext, ToolSpec, get_spec
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
@@ -151,6 +151,11 @@ class ToolProvider(abc.ABC):
     def guidance(self) -> str | None:
         """A short text for the conversation's preamble while the tool is offered, or None."""
         return None
+
+    @property
+    def task_support(self) -> TaskSupport:
+        """Whether the MCP server may run the tool as a task; ``forbidden`` unless declared."""
+        return "forbidden"
 
     @property
     def info(self) -> ToolInfo:
@@ -370,6 +375,7 @@ class _SpecProvider(ToolProvider):
 
     concurrency_safe = property(lambda self: self._spec.default_concurrency_safe)
     guidance = property(lambda self: self._spec.guidance)
+    task_support = property(lambda self: self._spec.task_support)
 
     def is_concurrency_safe(self, value: Any) -> bool:
         return self._spec.is_concurrency_safe(value)
