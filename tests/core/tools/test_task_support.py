@@ -29,16 +29,6 @@ def test_tool_and_function_tool_carry_the_declaration(support: str) -> None:
     assert made.info.task_support == support
 
 
-def test_the_mcp_listing_says_task_support_only_when_declared() -> None:
-    from toolpalette._formats.export import export
-
-    never = function_tool("never", "Never.", _SCHEMA, lambda: "x")
-    maybe = function_tool("maybe", "Maybe.", _SCHEMA, lambda: "x", task_support="optional")
-    listed = export([never, maybe], "mcp")
-    assert "execution" not in listed[0]
-    assert listed[1]["execution"] == {"taskSupport": "optional"}
-
-
 def test_an_unknown_value_is_refused_with_the_values_named() -> None:
     with pytest.raises(ToolDefinitionError, match="forbidden, optional, required"):
         tool(task_support="always")  # type: ignore[call-overload]
