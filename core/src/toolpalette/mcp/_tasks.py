@@ -174,6 +174,7 @@ class TaskBook:
             "created": started,
             "updated": now,
             "lease": now + self.settings.lease,
+            "worker": os.getpid(),
             "inputRequests": {},
             "inputResponses": {},
         }
