@@ -117,6 +117,7 @@ class SqliteTaskStore:
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
         db.execute("PRAGMA busy_timeout=10000")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across a crashed process
         return db
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:

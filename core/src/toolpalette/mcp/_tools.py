@@ -22,7 +22,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 import mcp_types as types
@@ -54,7 +54,7 @@ from toolpalette.mcp._raw import SentLines, repeats_in
 from toolpalette.mcp._sessions import Served, Sessions, is_meta
 
 if TYPE_CHECKING:
-    from toolpalette.mcp._tasks import TasksExtension
+    from toolpalette import ToolProvider
 
 __all__ = ["ToolsEndpoint", "unknown_tool"]
 
@@ -63,6 +63,23 @@ logger = logging.getLogger("toolpalette.mcp")
 _CANCELLED: Final = "The client cancelled the call."
 _UNKNOWN: Final = frozenset({"unknown_tool", "not_offered"})
 """The pipeline's codes for a name it does not run: refused, absent or not offered."""
+
+
+class TaskCalls(Protocol):
+    """Where task-supporting calls go (the tasks extension, ``_tasks.py``)."""
+
+    async def call(
+        self,
+        tools: ToolsEndpoint,
+        ctx: ServerRequestContext[Any],
+        served: Served,
+        params: Mapping[str, Any],
+        name: str,
+        arguments: Any,
+        provider: ToolProvider,
+    ) -> dict[str, Any]:
+        """The call's answer: direct, or its task."""
+        ...
 
 
 class ToolsEndpoint:
@@ -91,7 +108,7 @@ class ToolsEndpoint:
         self._stamp = stamp
         self._lines = lines
         self._answered = Answered()
-        self.tasks: TasksExtension | None = None
+        self.tasks: TaskCalls | None = None
         """The tasks extension, when the server serves it: task-supporting calls go to it."""
 
     async def middleware(
