@@ -59,7 +59,8 @@ FIRST_PARTY = ["./core", *_distributions("plugins"), *_distributions("skilljars"
 # The tests and the type check also cover the MCP server: the core with its mcp extra.
 # Code mode's sandbox (pydantic-monty, the core's `code` extra) comes with the test-peers,
 # typecheck and bench groups (pyproject.toml), so every session that runs its tests has it.
-WITH_MCP = ["./core[mcp]", *FIRST_PARTY[1:]]
+# The redis extra: the Redis task store's tests (they start redis-server when on PATH).
+WITH_MCP = ["./core[mcp,redis]", *FIRST_PARTY[1:]]
 # The conformance pack (the suite's test server) is installed by its own session only.
 TEST_ONLY = [
     p

@@ -9,9 +9,12 @@ scenario of the suite (``--suite all``) against each, for each protocol era
 (``--spec-version 2025-11-25`` and ``2026-07-28``). It prints one row per scenario, era
 and server.
 
-The scenarios of the tasks and Skills extensions are not applicable here (a companion
-piece of work covers both), nor a 2025-era server-to-client request against a server
-that has no sessions; :data:`NOT_APPLICABLE` and :data:`SESSION_ONLY` say why. Every
+The Skills extension's scenarios are not applicable here (a companion piece of work
+covers it), nor a 2025-era server-to-client request against a server that has no
+sessions, nor the tasks extension's scenarios on the 2025 era (it extends 2026-07-28;
+they run on that era, each on its own with ``--force``, as the suite places extension
+scenarios on no era); :data:`NOT_APPLICABLE`, :data:`SESSION_ONLY` and
+:data:`MODERN_ONLY` say why. Every
 other scenario must pass; the exit status is 1 when one does not. A scenario passes
 when none of its checks fails (a warning or a skipped check is shown beside it).
 """
@@ -37,10 +40,16 @@ CONFIGURATIONS: dict[str, tuple[str, ...]] = {
     "2 workers": ("--workers", "2"),
 }
 NOT_APPLICABLE: dict[str, str] = {
-    "tasks-": "the tasks extension (SEP-2663): a companion piece of work",
     "sep-2640-": "the Skills extension (SEP-2640): a companion piece of work",
 }
 """Scenario name prefixes that do not apply to this server, and why."""
+MODERN_ONLY: dict[str, str] = {
+    "tasks-": (
+        "the tasks extension (SEP-2663) extends the 2026-07-28 revision (resultType, input "
+        "requests, routing headers); the 2025-11-25 schema has no place for its answers"
+    ),
+}
+"""Scenario name prefixes that apply to the 2026-07-28 era only, and why."""
 _NO_SESSION = (
     "a 2025-era server-to-client request needs a session (the client's answer comes back "
     "on another POST, to the process that asked); two workers serve stateless"
@@ -71,25 +80,25 @@ def not_applicable(name: str, era: str, label: str) -> str | None:
     """Why scenario ``name`` does not apply to ``era`` against server ``label``, or None."""
     if era != "2026-07-28" and label != "1 worker" and name in SESSION_ONLY:
         return SESSION_ONLY[name]
+    if era != "2026-07-28":
+        found = next((why for prefix, why in MODERN_ONLY.items() if name.startswith(prefix)), None)
+        if found is not None:
+            return found
     return next((why for prefix, why in NOT_APPLICABLE.items() if name.startswith(prefix)), None)
 
 
-def run_suite(node: str, suite: str, url: str, era: str, out: Path) -> dict[str, tuple[str, str]]:
-    """Run every server scenario of ``era`` against ``url``: scenario -> (outcome, detail)."""
+def run_suite(
+    node: str, suite: str, url: str, era: str, out: Path, *, scenario: str | None = None
+) -> dict[str, tuple[str, str]]:
+    """Run every server scenario of ``era`` against ``url``: scenario -> (outcome, detail).
+
+    With ``scenario``, that one alone, even where the suite does not place it on the
+    era's timeline (an extension's scenario: ``--force``).
+    """
+    chosen = ["--suite", "all"] if scenario is None else ["--scenario", scenario, "--force"]
+    out.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [
-            node,
-            suite,
-            "server",
-            "--url",
-            url,
-            "--suite",
-            "all",
-            "--spec-version",
-            era,
-            "-o",
-            str(out),
-        ],
+        [node, suite, "server", "--url", url, *chosen, "--spec-version", era, "-o", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
@@ -133,7 +142,17 @@ def main(argv: list[str]) -> int:
             slug = re.sub(r"\W+", "-", label)
             for era in ERAS:
                 out = root / f"{slug}-{era}"
-                outcomes[(era, label)] = run_suite(args.node, args.suite, server.url, era, out)
+                found = outcomes[(era, label)] = run_suite(
+                    args.node, args.suite, server.url, era, out
+                )
+                for name, versions in names.items():  # an extension's scenarios, one by one
+                    wanted = "extension" in versions and not_applicable(name, era, label) is None
+                    if wanted and name not in found:
+                        found.update(
+                            run_suite(
+                                args.node, args.suite, server.url, era, out / name, scenario=name
+                            )
+                        )
         finally:
             server.stop()
     print(f"\n@modelcontextprotocol/conformance, {len(names)} server scenarios (--suite all).\n")

@@ -227,3 +227,19 @@ def test_mcp_carries_every_annotation_the_tool_declares() -> None:
     # destructive and idempotent mean nothing for a read-only tool (the MCP spec).
     assert set(reading["annotations"]) == {"title", "readOnlyHint", "openWorldHint"}
     assert reading["annotations"]["openWorldHint"] is True  # MCP's default: open world
+
+
+def test_the_mcp_listing_says_task_support_only_when_declared() -> None:
+    from toolpalette import function_tool
+
+    never = function_tool("never", "Never.", {"type": "object", "properties": {}}, lambda: "x")
+    maybe = function_tool(
+        "maybe",
+        "Maybe.",
+        {"type": "object", "properties": {}},
+        lambda: "x",
+        task_support="optional",
+    )
+    listed = export([never, maybe], "mcp")
+    assert "execution" not in listed[0]
+    assert listed[1]["execution"] == {"taskSupport": "optional"}

@@ -143,9 +143,9 @@ async def test_the_capability_is_declared_inline_with_directory_reads(skills_roo
         assert capabilities.resources is not None
         if mode == "auto":
             assert client.protocol_version == "2026-07-28"
-            assert capabilities.extensions == {EXTENSION: {"directoryRead": True}}
+            assert capabilities.extensions[EXTENSION] == {"directoryRead": True}
         else:  # the 2025 handshake has no extensions field: experimental carries it
-            assert capabilities.experimental == {EXTENSION: {"directoryRead": True}}
+            assert capabilities.experimental[EXTENSION] == {"directoryRead": True}
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -27,6 +27,8 @@ OPTIONS_ENV = "TOOLPALETTE_SERVE_OPTIONS"
 """Where ``--workers`` passes the command's options to each worker (JSON)."""
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
 """The levels ``--log-level`` (and ``[serve] log_level``) takes."""
+TASK_STORE_ENV = "TOOLPALETTE_TASK_STORE"
+"""The task store when ``--task-store`` is not given (``memory``, ``sqlite:PATH``, ``redis://``)."""
 SHARED_KEY_ENV = "TOOLPALETTE_SERVE_STATE_KEY"
 """Where ``--workers`` passes the request-state key it made to each worker."""
 _BACKLOG = 2048
@@ -109,6 +111,14 @@ def register(subparsers: Any) -> None:
         "at start",
     )
     parser.add_argument(
+        "--task-store",
+        metavar="STORE",
+        help="where MCP tasks (long-running tool calls) are kept: memory, sqlite:PATH or "
+        "redis://HOST:PORT/DB (give every worker and instance the same). Default: "
+        "TOOLPALETTE_TASK_STORE, else memory for one worker and a SQLite file the "
+        "command makes at start for several",
+    )
+    parser.add_argument(
         "--page-size",
         type=_positive_int,
         default=100,
@@ -178,7 +188,20 @@ def run(args: argparse.Namespace) -> int:
         "log_level": args.log_level,
         "max_sessions": args.max_sessions,
         "sessions_per_client": args.sessions_per_client,
+        "task_store": args.task_store or os.environ.get(TASK_STORE_ENV) or None,
     }
+    if options["task_store"] is None and args.http and workers > 1:
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="toolpalette-tasks-")
+        options["task_store"] = f"sqlite:{os.path.join(folder, 'tasks.db')}"
+    try:
+        from toolpalette.mcp._tasks import settings_from_env
+
+        settings_from_env(options["task_store"])  # checked here, before any worker starts
+    except ValueError as exc:
+        print(f"error: the task store cannot be used: {exc}", file=sys.stderr)
+        return 2
     try:
         keys = _state_keys(options)
     except (OSError, ValueError) as exc:  # unreadable, empty, too short or repeated
@@ -207,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
                     read_only=args.read_only,
                     page_size=args.page_size,
                     state_keys=keys,
+                    tasks=settings_from_env(options["task_store"]),
                 )
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -495,6 +519,7 @@ def _app(
     hub: ToolHub, thinker: type[Thinker], options: dict[str, Any], keys: list[str] | None
 ) -> Any:
     import toolpalette.mcp
+    from toolpalette.mcp._tasks import settings_from_env
 
     return toolpalette.mcp.asgi_app(
         hub,
@@ -505,6 +530,7 @@ def _app(
         path=options["path"],
         host=options["host"],
         state_keys=keys,
+        tasks=settings_from_env(options.get("task_store")),
         **_app_options(hub, options),
     )
 

@@ -99,6 +99,8 @@ def _mcp(p: ToolInfo, normalize: bool = False) -> dict[str, Any]:
     output = p.output_schema
     if output is not None and output.get("type") == "object":  # MCP wants an object
         tool["outputSchema"] = output
+    if p.task_support != "forbidden":  # the tasks extension's declaration (absent: never)
+        tool["execution"] = {"taskSupport": p.task_support}
     return tool
 
 

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any, get_type_hints
 
 from toolpalette._schema import checks as _schema
-from toolpalette._tools.info import ToolInfo
+from toolpalette._tools.info import TaskSupport, ToolInfo
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, ToolContext, ToolSpec, check_spec
 from toolpalette.errors import ToolDefinitionError
@@ -38,6 +38,7 @@ def function_tool(
     model_dependent: bool = False,
     grade: str | None = None,
     guidance: str | None = None,
+    task_support: TaskSupport = "forbidden",
 ) -> ToolProvider:
     """A tool named ``name`` that validates input against ``input_schema`` and runs ``fn``.
 
@@ -84,6 +85,7 @@ def function_tool(
         model_dependent=model_dependent,
         grade=grade,
         guidance=guidance,
+        task_support=task_support,
     )
     check_spec(spec, fn)
     schema = dict(input_schema)

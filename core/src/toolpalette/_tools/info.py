@@ -6,9 +6,15 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
-__all__ = ["INFO_FIELDS", "ToolInfo", "default_display_name"]
+__all__ = ["INFO_FIELDS", "TASK_SUPPORT", "TaskSupport", "ToolInfo", "default_display_name"]
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool may run as an MCP task (the tasks extension): ``forbidden`` (it never
+does), ``optional`` (when the client supports tasks) or ``required`` (only as a task)."""
+TASK_SUPPORT: Final[tuple[str, ...]] = get_args(TaskSupport)
+"""The values of `TaskSupport`."""
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -69,6 +75,8 @@ class ToolInfo:
     No provider format has a place for it in a tool's definition (MCP's is the server's
     ``instructions``), so the exports leave it out.
     """
+    task_support: TaskSupport = "forbidden"
+    """Whether the MCP server may run the tool as a task (see `TaskSupport`)."""
 
     def __post_init__(self) -> None:
         if not self.display_name:

@@ -24,7 +24,7 @@ from toolpalette._schema import paths as _paths
 from toolpalette._schema import strict_json as _json
 from toolpalette._schema.validation import MAX_PROBLEMS, ModelInput
 from toolpalette._tools import signature as _signature
-from toolpalette._tools.info import INFO_FIELDS, ToolInfo, default_display_name
+from toolpalette._tools.info import INFO_FIELDS, TaskSupport, ToolInfo, default_display_name
 from toolpalette._tools.origin import Origin
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, Tool, ToolContext, ToolSpec, get_spec
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
@@ -167,6 +167,11 @@ class ToolProvider(abc.ABC):
     def guidance(self) -> str | None:
         """A short text for the conversation's preamble while the tool is offered, or None."""
         return self.info.guidance
+
+    @property
+    def task_support(self) -> TaskSupport:
+        """Whether the MCP server may run the tool as a task; ``forbidden`` unless declared."""
+        return self.info.task_support
 
     def is_concurrency_safe(self, value: Any) -> bool:
         """Whether a call with this (validated) input may overlap others."""

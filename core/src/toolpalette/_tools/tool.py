@@ -20,7 +20,7 @@ from toolpalette._tools.channel import (
     Sampled,
     check_level,
 )
-from toolpalette._tools.info import ToolInfo
+from toolpalette._tools.info import TASK_SUPPORT, TaskSupport, ToolInfo
 from toolpalette.errors import ClientRequestError, ToolDefinitionError
 
 __all__ = [
@@ -117,6 +117,10 @@ class ToolSpec:
     guidance: str | None = None
     """A short text for the conversation's preamble while the tool is offered: when to
     use the tool, what to do first. At most `MAX_GUIDANCE` characters."""
+    task_support: TaskSupport = "forbidden"
+    """Whether the MCP server may run the tool as a task: ``forbidden`` (never),
+    ``optional`` (for a client that supports the tasks extension) or ``required``
+    (only as a task; a client without the extension is refused)."""
 
     # What the declarations make and decide: one place for every provider built from a
     # spec (``@tool`` functions and classes, ``function_tool``).
@@ -146,6 +150,7 @@ class ToolSpec:
             timeout=self.timeout,
             output_cap=self.output_cap,
             guidance=self.guidance,
+            task_support=self.task_support,
         )
 
     @property
@@ -396,6 +401,7 @@ def tool(
     grade: str | None = None,
     guidance: str | None = None,
     skills: Iterable[str] | None = None,
+    task_support: TaskSupport = "forbidden",
 ) -> Callable[[T], T]: ...
 def tool(obj: Any = None, /, **options: Any) -> Any:
     """Declare a function or a ``Tool`` subclass as a tool.
@@ -481,6 +487,10 @@ def check_spec(spec: ToolSpec, target: object = None) -> None:
         )
     if spec.output_cap is not None and spec.output_cap <= 0:
         raise ToolDefinitionError(tool_name=label, reason="output_cap must be positive")
+    if spec.task_support not in TASK_SUPPORT:
+        raise ToolDefinitionError(
+            tool_name=label, reason=f"task_support must be one of {', '.join(TASK_SUPPORT)}"
+        )
     if spec.guidance is not None:
         problem = _text_problem(spec.guidance, MAX_GUIDANCE)
         if problem is not None:

@@ -21,10 +21,18 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import AbortSignal, ClientRequestError, Elicited, Root, Sampled
-from toolpalette._tools.channel import LOG_LEVELS
+from toolpalette._tools.channel import LOG_LEVELS, ClientChannel
 from toolpalette.mcp._sessions import connection_state
 
-__all__ = ["INPUT_STATE", "LEVEL_KEY", "McpChannel", "resumed_from", "set_level"]
+__all__ = [
+    "INPUT_STATE",
+    "LEVEL_KEY",
+    "McpChannel",
+    "parse_answer",
+    "question_params",
+    "resumed_from",
+    "set_level",
+]
 
 logger = logging.getLogger("toolpalette.mcp")
 
@@ -75,6 +83,7 @@ class McpChannel:
         "_tool",
         "abort_signal",
         "answers",
+        "divert",
         "input_required",
         "missing",
     )
@@ -103,10 +112,15 @@ class McpChannel:
         """Set when the call stopped to ask (2026-07-28): the questions, by key."""
         self.missing: str | None = None
         """The capability a 2026-era client did not declare that the tool asked for."""
+        self.divert: ClientChannel | None = None
+        """Where the tool's questions go instead of the request (the call became a task)."""
 
     # -- log ------------------------------------------------------------------------
 
     def log(self, level: str, message: str, data: Any) -> None:
+        if self.divert is not None:
+            self.divert.log(level, message, data)
+            return
         if LOG_LEVELS.index(level) < self._least:
             return
         self._loop.call_soon_threadsafe(self._put, (level, message, data))
@@ -155,6 +169,8 @@ class McpChannel:
     async def elicit(
         self, message: str, schema: Mapping[str, Any], *, key: str | None = None
     ) -> Elicited:
+        if self.divert is not None:
+            return await self.divert.elicit(message, schema, key=key)
         params = {"mode": "form", "message": message, "requestedSchema": dict(schema)}
         return await self._ask("elicitation", params, key, _elicited)
 
@@ -165,12 +181,16 @@ class McpChannel:
         *,
         key: str | None = None,
     ) -> Sampled:
+        if self.divert is not None:
+            return await self.divert.sample(messages, options, key=key)
         params: dict[str, Any] = {"messages": [dict(m) for m in messages]}
         for name, value in options.items():
             params[_SAMPLING_OPTIONS.get(name, name)] = value
         return await self._ask("sampling", params, key, _sampled)
 
     async def roots(self, *, key: str | None = None) -> list[Root]:
+        if self.divert is not None:
+            return await self.divert.roots(key=key)
         return await self._ask("roots", {}, key, _roots)
 
     async def _ask(
@@ -381,3 +401,31 @@ def _related(request_id: Any) -> Any:
     from mcp.shared.message import ServerMessageMetadata
 
     return ServerMessageMetadata(related_request_id=request_id)
+
+
+def question_params(feature: str, *args: Any) -> tuple[str, dict[str, Any]]:
+    """The method and params of one question of ``feature``, as the client is asked it."""
+    if feature == "elicitation":
+        message, schema = args
+        return _METHOD[feature], {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": dict(schema),
+        }
+    if feature == "sampling":
+        messages, options = args
+        params: dict[str, Any] = {"messages": [dict(m) for m in messages]}
+        for name, value in options.items():
+            params[_SAMPLING_OPTIONS.get(name, name)] = value
+        return _METHOD[feature], params
+    return _METHOD[feature], {}
+
+
+def parse_answer(feature: str, answer: Mapping[str, Any]) -> Any:
+    """The client's answer to a question of ``feature``, parsed.
+
+    Raises:
+        ClientRequestError: the answer is not of that question's shape.
+    """
+    parse = {"elicitation": _elicited, "sampling": _sampled, "roots": _roots}[feature]
+    return parse(answer)

@@ -25,6 +25,7 @@ from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, serv
 if TYPE_CHECKING:
     from toolpalette.mcp._auth import JWTAuth
     from toolpalette.mcp._principal import ThinkerFor
+    from toolpalette.mcp._tasks import TaskSettings
 
 __all__ = ["AccessLog", "PlainErrors", "asgi_app"]
 
@@ -57,6 +58,7 @@ def asgi_app(
     sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT,
     session_idle: float = DEFAULT_SESSION_IDLE,
     handshake_idle: float = DEFAULT_HANDSHAKE_IDLE,
+    tasks: TaskSettings | None = None,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -77,7 +79,8 @@ def asgi_app(
     sessions (503 past it), ``sessions_per_client`` of them per principal (per client
     address without authorization; 429 past it); a session expires after
     ``session_idle`` idle seconds, or ``handshake_idle`` while it has done nothing
-    since its handshake. Other options as [`toolpalette.mcp.server()`][toolpalette.mcp.server].
+    since its handshake. ``tasks``: give every worker the same store. Other options as
+    [`toolpalette.mcp.server()`][toolpalette.mcp.server].
 
     Raises:
         ValueError: an option is out of range, or ``auth`` cannot be used.
@@ -93,6 +96,7 @@ def asgi_app(
         name=name,
         state_keys=state_keys,
         thinker_for=thinker_for,
+        tasks=tasks,
     )
     if min(max_sessions, sessions_per_client) < 1 or min(session_idle, handshake_idle) <= 0:
         raise ValueError("session limits must be positive")

@@ -22,6 +22,8 @@ from toolpalette.mcp._raw import SentLines
 from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import SkillsEndpoint
 from toolpalette.mcp._skills_ext import EXTENSION, DirectoryParams, GetSkillParams, SkillsExtension
+from toolpalette.mcp._tasks import EXTENSION as TASKS
+from toolpalette.mcp._tasks import TaskParams, TaskSettings, TasksExtension, UpdateTaskParams
 from toolpalette.mcp._telemetry import ServerSpans, Timed
 from toolpalette.mcp._tools import ToolsEndpoint
 
@@ -44,6 +46,7 @@ def server(
     name: str = "toolpalette",
     state_keys: Sequence[bytes | str] | None = None,
     thinker_for: ThinkerFor | None = None,
+    tasks: TaskSettings | None = None,
 ) -> PaletteServer:
     """An MCP server (the SDK's low-level ``Server``) serving ``thinker``'s palette.
 
@@ -57,7 +60,9 @@ def server(
     ``thinker_for`` maps the verified principal of a request (over HTTP with
     authorization, see [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app]) to the
     thinker class it is served, or a [`PaletteChoice`][toolpalette.mcp.PaletteChoice];
-    None serves ``thinker`` (with ``read_only``, every choice is read-only). Run it with
+    None serves ``thinker`` (with ``read_only``, every choice is read-only). ``tasks``
+    (a `TaskSettings`) says where the tasks extension keeps its tasks: give every worker
+    of a deployment the same store; None keeps them in this process's memory. Run it with
     ``server.run(...)`` over any stream pair, or mount
     [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app].
 
@@ -80,6 +85,7 @@ def server(
         name=name,
         state_keys=state_keys,
         thinker_for=thinker_for,
+        tasks=tasks,
     )
 
 
@@ -174,6 +180,7 @@ class PaletteServer(Server[Any]):
         name: str = "toolpalette",
         state_keys: Sequence[bytes | str] | None = None,
         thinker_for: ThinkerFor | None = None,
+        tasks: TaskSettings | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -244,6 +251,13 @@ class PaletteServer(Server[Any]):
             self.add_request_handler(
                 "resources/directory/read", DirectoryParams, extension.read_directory
             )
+        self.tasks_extension = TasksExtension(tasks if tasks is not None else TaskSettings())
+        """The tasks extension: where task-supporting calls become tasks (``_tasks.py``)."""
+        tools.tasks = self.tasks_extension
+        self.extensions[TASKS] = {}
+        self.add_request_handler("tasks/get", TaskParams, self.tasks_extension.get)
+        self.add_request_handler("tasks/update", UpdateTaskParams, self.tasks_extension.update)
+        self.add_request_handler("tasks/cancel", TaskParams, self.tasks_extension.cancel)
 
     async def run_stdio(self) -> None:
         """Serve over this process's stdin and stdout until the client closes stdin.
@@ -270,8 +284,12 @@ class PaletteServer(Server[Any]):
         """
         if notification_options is None:
             notification_options = NotificationOptions(tools_changed=not self.stateless)
-        if experimental_capabilities is None and EXTENSION in self.extensions:
-            experimental_capabilities = {EXTENSION: dict(self.extensions[EXTENSION])}
+        if experimental_capabilities is None:
+            experimental_capabilities = {
+                key: dict(self.extensions[key])
+                for key in (EXTENSION, TASKS)
+                if key in self.extensions
+            }
         return super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )

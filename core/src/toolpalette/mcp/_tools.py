@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 import mcp_types as types
@@ -37,6 +37,9 @@ from toolpalette.mcp._progress import Progress
 from toolpalette.mcp._raw import SentLines, repeats_in
 from toolpalette.mcp._sessions import Served, Sessions, is_meta
 
+if TYPE_CHECKING:
+    from toolpalette import ToolProvider
+
 __all__ = ["ToolsEndpoint", "unknown_tool"]
 
 logger = logging.getLogger("toolpalette.mcp")
@@ -44,6 +47,23 @@ logger = logging.getLogger("toolpalette.mcp")
 _CANCELLED: Final = "The client cancelled the call."
 _UNKNOWN: Final = frozenset({"unknown_tool", "not_offered"})
 """The pipeline's codes for a name it does not run: refused, absent or not offered."""
+
+
+class TaskCalls(Protocol):
+    """Where task-supporting calls go (the tasks extension, ``_tasks.py``)."""
+
+    async def call(
+        self,
+        tools: ToolsEndpoint,
+        ctx: ServerRequestContext[Any],
+        served: Served,
+        params: Mapping[str, Any],
+        name: str,
+        arguments: Any,
+        provider: ToolProvider,
+    ) -> dict[str, Any]:
+        """The call's answer: direct, or its task."""
+        ...
 
 
 class ToolsEndpoint:
@@ -72,6 +92,8 @@ class ToolsEndpoint:
         self._stamp = stamp
         self._lines = lines
         self._answered = Answered()
+        self.tasks: TaskCalls | None = None
+        """The tasks extension, when the server serves it: task-supporting calls go to it."""
 
     async def middleware(
         self, ctx: ServerRequestContext[Any], call_next: CallNext
@@ -225,6 +247,22 @@ class ToolsEndpoint:
         replay is refused. A tool that failed after asking for a capability the client
         did not declare is -32021, naming it.
         """
+        if self.tasks is not None:
+            provider = served.listing.by_name.get(name) or served.reachable.get(name)
+            if provider is not None and provider.task_support != "forbidden":
+                return await self.tasks.call(self, ctx, served, params, name, arguments, provider)
+        prepared = self.prepare(ctx, params)
+        result, asker, pause, channel = await self._run(served, name, arguments, ctx, *prepared)
+        return await self.finish(ctx, served, name, result, asker, pause, channel, prepared[0])
+
+    def prepare(
+        self, ctx: ServerRequestContext[Any], params: Mapping[str, Any]
+    ) -> tuple[bool | None, Mapping[str, Any], Any]:
+        """What a retry carries: the approval's answer, the tool's answers, a paused script.
+
+        Raises:
+            MCPError: -32602 for a request state that was already answered.
+        """
         approved, answers = resumed_from(ctx, params)
         answer = answer_of(ctx, params)
         if answer is None:
@@ -234,10 +272,24 @@ class ToolsEndpoint:
             raise MCPError(  # a replay: that state was answered; nothing runs or is kept
                 code=types.INVALID_PARAMS, message="This request state was already answered."
             )
-        resume = resume_of(ctx, params)
-        result, asker, pause, channel = await self._run(
-            served, name, arguments, ctx, answer, answers, resume
-        )
+        return answer, answers, resume_of(ctx, params)
+
+    async def finish(
+        self,
+        ctx: ServerRequestContext[Any],
+        served: Served,
+        name: str,
+        result: ToolResult,
+        asker: Asker,
+        pause: ScriptPause,
+        channel: McpChannel,
+        answer: bool | None,
+    ) -> dict[str, Any]:
+        """A finished call's answer in wire form (or its ``input_required``).
+
+        Raises:
+            MCPError: -32602 ``Unknown tool``, or -32021 for a capability the tool needed.
+        """
         if asker.input_required is not None:
             return input_required(asker.input_required, script_state(pause))
         if channel.input_required is not None:
@@ -285,6 +337,34 @@ class ToolsEndpoint:
         resumes, ``resume``). The tool's context talks to the client through the
         request's `McpChannel`.
         """
+        call, abort, progress, asker, pause, channel = self.start(
+            served, name, arguments, ctx, answer, answers, resume
+        )
+        try:
+            result = await asyncio.shield(call)
+        except asyncio.CancelledError:
+            abort.abort(_CANCELLED)
+            with anyio.CancelScope(shield=True):
+                result = await call
+            logger.info("%s: %s (%s)", name, result.text, result.status)
+            raise
+        finally:
+            await progress.close()
+            if channel.sending:
+                await channel.close()
+        return result, asker, pause, channel
+
+    def start(
+        self,
+        served: Served,
+        name: str,
+        arguments: Any,
+        ctx: ServerRequestContext[Any],
+        answer: bool | None,
+        answers: Mapping[str, Any],
+        resume: Any = None,
+    ) -> tuple[asyncio.Future[ToolResult], AbortSignal, Progress, Asker, ScriptPause, McpChannel]:
+        """Start the pipeline's call of ``name`` (see `_run()`); the caller awaits it."""
         abort = AbortSignal()
         progress = Progress(ctx)
         asker = Asker(ctx, abort, answer)
@@ -309,19 +389,7 @@ class ToolsEndpoint:
             RESUME.reset(resumed)
             PAUSE.reset(paused)
             ASKER.reset(token)
-        try:
-            result = await asyncio.shield(call)
-        except asyncio.CancelledError:
-            abort.abort(_CANCELLED)
-            with anyio.CancelScope(shield=True):
-                result = await call
-            logger.info("%s: %s (%s)", name, result.text, result.status)
-            raise
-        finally:
-            await progress.close()
-            if channel.sending:
-                await channel.close()
-        return result, asker, pause, channel
+        return call, abort, progress, asker, pause, channel
 
 
 def unknown_tool(name: object) -> MCPError:

@@ -11,7 +11,7 @@ import toolpalette
 def toolpalette_register_tools() -> list[Any]:
     from tp_testpack_conformance import tools
 
-    return list(tools.TOOLS)
+    return [*tools.TOOLS, *tools.TASK_TOOLS]
 
 
 @toolpalette.hookimpl

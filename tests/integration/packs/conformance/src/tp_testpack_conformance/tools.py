@@ -348,3 +348,78 @@ TOOLS = (
     test_input_required_result_tampered_state,
     test_input_required_result_capabilities,
 )
+
+
+# -- the tasks extension (SEP-2663) ------------------------------------------------------
+
+
+@toolpalette.tool(read_only=True)
+def greet(name: str) -> str:
+    """Greet someone (never a task)."""
+    return f"Hello, {name}!"
+
+
+@toolpalette.tool(read_only=True, task_support="optional", timeout=300)
+async def slow_compute(seconds: float, label: str = "") -> str:
+    """Sleep ``seconds`` seconds, then answer (a task when the client supports tasks)."""
+    await asyncio.sleep(max(0.0, min(seconds, 240.0)))
+    return f"computed {label} after {seconds:g}s"
+
+
+@toolpalette.tool(read_only=True, task_support="required")
+async def failing_job() -> str:
+    """Work for a second, then fail with a tool error."""
+    await asyncio.sleep(1.0)
+    raise ToolError("The job failed, as it always does.")
+
+
+@toolpalette.tool(read_only=True, task_support="optional")
+async def protocol_error_job() -> str:
+    """Work for a second, then crash (the task fails)."""
+    await asyncio.sleep(1.0)
+    raise RuntimeError("the job crashed")
+
+
+CONFIRM_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
+
+
+@toolpalette.tool(task_support="optional")
+async def confirm_delete(filename: str, ctx: ToolContext) -> str:
+    """Look the file up, then ask the user to confirm its deletion."""
+    await asyncio.sleep(1.0)
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_FORM)
+    confirmed = answer.accepted and bool((answer.content or {}).get("confirm"))
+    return f"{filename} {'deleted' if confirmed else 'kept'}"
+
+
+@toolpalette.tool(read_only=True, task_support="optional")
+async def multi_input(ctx: ToolContext) -> str:
+    """Ask two questions at once, then answer with both."""
+    await asyncio.sleep(1.0)
+    first, second = await asyncio.gather(
+        ctx.elicit("Your name?", NAME_FORM), ctx.elicit("Confirm?", CONFIRM_FORM)
+    )
+    return f"{(first.content or {}).get('name')} {(second.content or {}).get('confirm')}"
+
+
+@toolpalette.tool(read_only=True, task_support="required")
+async def test_tool_with_task(ctx: ToolContext) -> str:
+    """Ask the user's name, then work on it for a while (as a task)."""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    await asyncio.sleep(1.0)
+    return f"Hello, {(answer.content or {}).get('name')}, from a task!"
+
+
+TASK_TOOLS = (
+    greet,
+    slow_compute,
+    failing_job,
+    protocol_error_job,
+    confirm_delete,
+    multi_input,
+    test_tool_with_task,
+)
