@@ -40,6 +40,8 @@ from toolpalette.mcp._limits import (
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
 if TYPE_CHECKING:
+    from mcp.server.subscriptions import SubscriptionBus
+
     from toolpalette.mcp._auth import JWTAuth
     from toolpalette.mcp._principal import ThinkerFor
 
@@ -74,6 +76,7 @@ def asgi_app(
     sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT,
     session_idle: float = DEFAULT_SESSION_IDLE,
     handshake_idle: float = DEFAULT_HANDSHAKE_IDLE,
+    subscription_bus: SubscriptionBus | None = None,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -94,7 +97,10 @@ def asgi_app(
     sessions (503 past it), ``sessions_per_client`` of them per principal (per client
     address without authorization; 429 past it); a session expires after
     ``session_idle`` idle seconds, or ``handshake_idle`` while it has done nothing
-    since its handshake. Other options as [`toolpalette.mcp.server()`][toolpalette.mcp.server].
+    since its handshake. A resource subscription (either era) is held by the worker
+    serving its connection, and hears the changes announced in that worker's process,
+    unless every worker is given one shared ``subscription_bus``. Other options as
+    [`toolpalette.mcp.server()`][toolpalette.mcp.server].
 
     Raises:
         ValueError: an option is out of range, or ``auth`` cannot be used.
@@ -110,6 +116,7 @@ def asgi_app(
         name=name,
         state_keys=state_keys,
         thinker_for=thinker_for,
+        subscription_bus=subscription_bus,
     )
     if min(max_sessions, sessions_per_client) < 1 or min(session_idle, handshake_idle) <= 0:
         raise ValueError("session limits must be positive")

@@ -7,8 +7,9 @@ shared by every request without a session), ``tools/list`` and ``tools/call``
 client's user (``_approvals.py``, and the SDK's sealed request state on the 2026-07-28
 era), skills as prompts and resources (``_skills.py``) and through the MCP Skills
 extension (``_skills_ext.py``), the packs' own prompts and resources beside them
-(``_content.py``), a tool's log lines and questions (``_channel.py``), progress
-(``_progress.py``) and the message text a client sent (``_raw.py``).
+(``_content.py``) and subscriptions to them (``_subscriptions.py``), a tool's log
+lines and questions (``_channel.py``), progress (``_progress.py``) and the message
+text a client sent (``_raw.py``).
 
 Every protocol era and mode serves the thinker's turn (its up-front palette and the
 meta-tools of its ``tool_search`` mode) and ``call_tool``; a deferred tool can be
@@ -24,6 +25,7 @@ from typing import Any, Final
 import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import SubscriptionBus
 
 from toolpalette import ContentSelector, SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette._skills.registry import skills_of_distributions
@@ -57,6 +59,7 @@ def server(
     name: str = "toolpalette",
     state_keys: Sequence[bytes | str] | None = None,
     thinker_for: ThinkerFor | None = None,
+    subscription_bus: SubscriptionBus | None = None,
 ) -> PaletteServer:
     """An MCP server (the SDK's low-level ``Server``) serving ``thinker``'s palette.
 
@@ -70,7 +73,11 @@ def server(
     ``thinker_for`` maps the verified principal of a request (over HTTP with
     authorization, see [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app]) to the
     thinker class it is served, or a [`PaletteChoice`][toolpalette.mcp.PaletteChoice];
-    None serves ``thinker`` (with ``read_only``, every choice is read-only). Run it with
+    None serves ``thinker`` (with ``read_only``, every choice is read-only).
+    ``subscription_bus`` is where the resource changes packs announce
+    (`toolpalette.resource_updated`) are published for subscribed clients of both eras:
+    the SDK's ``SubscriptionBus``, over a backend every worker shares to tell the
+    clients of every worker; None keeps them in this process. Run it with
     ``server.run(...)`` over any stream pair, or mount
     [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app].
 
@@ -93,6 +100,7 @@ def server(
         name=name,
         state_keys=state_keys,
         thinker_for=thinker_for,
+        subscription_bus=subscription_bus,
     )
 
 
@@ -187,6 +195,7 @@ class PaletteServer(Server[Any]):
         name: str = "toolpalette",
         state_keys: Sequence[bytes | str] | None = None,
         thinker_for: ThinkerFor | None = None,
+        subscription_bus: SubscriptionBus | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -195,7 +204,8 @@ class PaletteServer(Server[Any]):
         boundary = state_boundary(state_keys, name)  # a bad key is refused now
         hub.resolve_thinker(thinker)  # a declaration error surfaces now, not mid-session
         sessions = Sessions(hub, thinker, stateless=stateless, thinker_for=thinker_for)
-        content = ContentEndpoint(hub, sessions, SkillsEndpoint(sessions), page_size)
+        skills = SkillsEndpoint(sessions)
+        content = ContentEndpoint(hub, sessions, skills, page_size, subscription_bus)
         super().__init__(
             name,
             version=_version(),
@@ -207,6 +217,7 @@ class PaletteServer(Server[Any]):
             on_read_resource=content.read_resource,
             on_subscribe_resource=content.subscribe,
             on_unsubscribe_resource=content.unsubscribe,
+            on_subscriptions_listen=content.subscriptions.listen,
             on_completion=content.complete,
         )
         self.hub = hub
@@ -215,6 +226,8 @@ class PaletteServer(Server[Any]):
         """The thinker class each session binds (unless ``thinker_for`` chooses another)."""
         self.sessions = sessions
         """Which thinker answers each request (``for_principal`` is the one choice)."""
+        self.subscriptions = content.subscriptions
+        """Who is subscribed to which resource (both eras), told of a pack's changes."""
         self.page_size = page_size
         """Tools per ``tools/list`` page."""
         self.stateless = stateless
@@ -280,14 +293,22 @@ class PaletteServer(Server[Any]):
 
         The Skills extension is also declared under ``experimental``: a 2025-era
         handshake's capabilities have no ``extensions`` (the SDK leaves it out there).
+        Stateless, ``resources.subscribe`` is off: no connection outlives a request to
+        carry an update (a 2026-07-28 client's ``subscriptions/listen`` stream does).
         """
         if notification_options is None:
             notification_options = NotificationOptions(tools_changed=not self.stateless)
         if experimental_capabilities is None and EXTENSION in self.extensions:
             experimental_capabilities = {EXTENSION: dict(self.extensions[EXTENSION])}
-        return super().create_initialization_options(
+        options = super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )
+        resources = options.capabilities.resources
+        if self.stateless and resources is not None:  # no stream would carry an update
+            resources = resources.model_copy(update={"subscribe": False})
+            capabilities = options.capabilities.model_copy(update={"resources": resources})
+            options = options.model_copy(update={"capabilities": capabilities})
+        return options
 
 
 def _version() -> str:
