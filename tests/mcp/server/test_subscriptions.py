@@ -82,6 +82,10 @@ async def next_event(subscription: Any) -> Any:
 async def test_a_default_client_listens_to_offered_resources_and_hears_their_changes():
     async with Client(palette()) as client:
         assert client.protocol_version == "2026-07-28"
+        resources = client.server_capabilities.resources
+        assert resources is not None
+        assert resources.subscribe
+        assert not resources.list_changed
         wanted = ["notes://today", "notes://day/monday", "notes://elsewhere"]
         async with client.listen(resource_subscriptions=wanted, tools_list_changed=True) as sub:
             # Only what the palette offers is honored, and no list change (none would come).

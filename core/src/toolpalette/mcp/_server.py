@@ -26,6 +26,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import SubscriptionBus
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import ContentSelector, SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette._skills.registry import skills_of_distributions
@@ -309,6 +310,35 @@ class PaletteServer(Server[Any]):
             capabilities = options.capabilities.model_copy(update={"resources": resources})
             options = options.model_copy(update={"capabilities": capabilities})
         return options
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The SDK's capabilities; on 2026-07-28 no list is announced as changing.
+
+        The SDK derives every ``listChanged`` there from ``subscriptions/listen`` being
+        served; here that stream carries resource updates only, since what a palette
+        lists without a session never changes (its ack says the same).
+        """
+        found = super().get_capabilities(
+            notification_options,
+            experimental_capabilities,
+            extensions,
+            protocol_version=protocol_version,
+        )
+        if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return found
+        unchanging = {
+            key: getattr(found, key).model_copy(update={"list_changed": False})
+            for key in ("tools", "prompts", "resources")
+            if getattr(found, key) is not None
+        }
+        return found.model_copy(update=unchanging)
 
 
 def _version() -> str:
