@@ -22,6 +22,7 @@ MODULES: tuple[str, ...] = (
     "bench_discovery",
     "bench_pipeline",
     "bench_before",
+    "bench_content",
     "bench_refusal",
     "bench_reconcile",
     "bench_schema",

@@ -182,11 +182,26 @@ def _overhead(rounds: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> None:
+    compare(
+        BEFORE,
+        "before this wave",
+        "async pipeline overhead vs before this wave (best rounds)",
+    )
+
+
+def compare(before_commit: str, label: str, case: str, after_commit: str | None = None) -> None:
+    """Time the trivial async tool's overhead on this core and at ``before_commit``.
+
+    Prints both (``label`` names the old one) and records ``case``: the best rounds'
+    overhead now (or at ``after_commit``), against the same at ``before_commit``, goal at
+    most 1.05x.
+    """
     begun = time.perf_counter()
-    source = _before_source()
-    if source is None:
+    source = _before_source(before_commit)
+    after = _before_source(after_commit) if after_commit is not None else None
+    if source is None or (after_commit is not None and after is None):
         return
-    before, now = _Worker(source), _Worker(None)
+    before, now = _Worker(source), _Worker(after)
     try:
         samples: dict[str, list[tuple[float, float]]] = {"before": [], "now": []}
         before.round(CALLS // 4)  # warm-up rounds, discarded
@@ -205,8 +220,9 @@ def main(argv: list[str]) -> None:
     print(f"{ROUNDS} interleaved rounds of {CALLS} calls of a trivial async tool, per call:\n")
     print("| core | overhead over a raw call, median (µs) | best rounds (µs) |")
     print("|---|---:|---:|")
-    print(f"| before this wave ({BEFORE}) | {old:.2f} | {old_best:.2f} |")
-    print(f"| now ({Path(now.core).parent}) | {new:.2f} | {new_best:.2f} |")
+    print(f"| {label} ({before_commit}) | {old:.2f} | {old_best:.2f} |")
+    current = after_commit or f"now ({Path(now.core).parent})"
+    print(f"| {current} | {new:.2f} | {new_best:.2f} |")
     turns = zip(samples["before"], samples["now"], strict=True)
     paired = statistics.median((n[0] - n[1]) / (b[0] - b[1]) for b, n in turns)
     print(
@@ -214,14 +230,7 @@ def main(argv: list[str]) -> None:
         f"{new / old:.2f}x from the medians, {paired:.2f}x the median of each turn's ratio"
     )
     print(f"({time.perf_counter() - begun:.1f} s)")
-    record(
-        "async pipeline overhead vs before this wave (best rounds)",
-        new_best,
-        f"the same at {BEFORE}",
-        old_best,
-        unit="µs",
-        goal="<= 1.05",
-    )
+    record(case, new_best, f"the same at {before_commit}", old_best, unit="µs", goal="<= 1.05")
 
 
 if __name__ == "__main__":

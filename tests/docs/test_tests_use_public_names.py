@@ -22,6 +22,10 @@ TESTS = ROOT / "tests"
 PRIVATE = re.compile(r"^toolpalette\._[A-Za-z0-9_.]*$")
 
 INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
+    "tests/core/tools/test_changes.py": (
+        ("toolpalette._tools.changes",),
+        "unit test of how resource_updated reaches its listeners (servers are its public ear)",
+    ),
     "tests/core/agents/test_meta_reading.py": (
         ("toolpalette._agents.meta",),
         "builds read_skill_file's provider to test its path check past schema validation",

@@ -63,6 +63,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.telemetry import configure_telemetry
     from toolpalette._search.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
     from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._tools.changes import resource_updated
     from toolpalette._tools.channel import ClientChannel, Elicited, LoggingChannel, Root, Sampled
     from toolpalette._tools.function_tool import function_tool
     from toolpalette._tools.info import ToolInfo
@@ -174,6 +175,7 @@ __all__ = [
     "render_result",
     "replies",
     "resource",
+    "resource_updated",
     "tool",
 ]
 
@@ -249,6 +251,7 @@ _LAZY: dict[str, str] = {
     "render_result": "toolpalette._formats.calls",
     "replies": "toolpalette._formats.calls",
     "resource": "toolpalette._tools.resource",
+    "resource_updated": "toolpalette._tools.changes",
     "tool": "toolpalette._tools.tool",
 }
 """Public names imported on first use, and the module that defines each."""

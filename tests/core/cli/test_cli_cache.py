@@ -59,6 +59,24 @@ def forget(key: str) -> None:
 @toolpalette.hookimpl
 def toolpalette_register_tools():
     return [shout, forget]
+
+@toolpalette.prompt(completions={{"tone": ["calm", "loud"]}})
+def shouting(text: str, tone: str = "loud") -> str:
+    """Shout a text."""
+    return text
+
+@toolpalette.resource("shouts://{{word}}")
+def shouted(word: str) -> str:
+    """A word, shouted."""
+    return word.upper()
+
+@toolpalette.hookimpl
+def toolpalette_register_prompts():
+    return [shouting]
+
+@toolpalette.hookimpl
+def toolpalette_register_resources():
+    return [shouted]
 '''
 
 SKILL = """---
@@ -171,6 +189,9 @@ PACK_COMMANDS = [
     ("show", "shout"),
     ("show", "shout", "--json"),
     ("show", "no_such_tool"),
+    ("show", "shouting"),
+    ("show", "shouts://hey", "--json"),
+    ("show", "shoutin"),
 ]
 
 
@@ -286,7 +307,12 @@ def test_a_corrupt_or_misshapen_answer_is_a_miss_and_is_rewritten(
     assert PACK in again.modules
     rewritten = json.loads(cached.read_text(encoding="utf-8"))
     assert rewritten["key"] == key
-    assert sorted(rewritten["answer"]) == ["forget", "shout"]
+    assert sorted(rewritten["answer"]) == [
+        "forget",
+        "prompt:shouting",
+        "resource:shouts://{word}",
+        "shout",
+    ]
 
 
 def test_a_configuration_naming_mcp_servers_is_never_cached(installed: Env) -> None:

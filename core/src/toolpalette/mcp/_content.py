@@ -14,14 +14,16 @@ from typing import Any, Final, TypeVar
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import AbortSignal, OfferedContent, PackPrompt, ToolContext, ToolHub
 from toolpalette.mcp._channel import McpChannel, resumed_from
 from toolpalette.mcp._cursor import BadCursor, decode, encode
-from toolpalette.mcp._sessions import Sessions, connection_state
+from toolpalette.mcp._sessions import Sessions
 from toolpalette.mcp._skills import RESOURCE_NOT_FOUND, SkillsEndpoint
+from toolpalette.mcp._subscriptions import Subscriptions
 
 __all__ = ["ContentEndpoint"]
 
@@ -29,8 +31,6 @@ logger = logging.getLogger("toolpalette.mcp")
 
 DEFAULT_PAGE: Final = 100
 """Prompts, resources or templates per page."""
-SUBSCRIBED_KEY: Final = "toolpalette.subscribed"
-"""Where a 2025-era session keeps the URIs it subscribed to."""
 _NOT_FOUND: Final = "Resource not found."
 T = TypeVar("T")
 
@@ -43,15 +43,23 @@ class ContentEndpoint:
         sessions: which thinker answers each request.
         skills: the skills' own prompts and resources (listed first).
         page_size: items per page.
+        bus: where resource changes are published (see `Subscriptions`).
     """
 
     def __init__(
-        self, hub: ToolHub, sessions: Sessions, skills: SkillsEndpoint, page_size: int
+        self,
+        hub: ToolHub,
+        sessions: Sessions,
+        skills: SkillsEndpoint,
+        page_size: int,
+        bus: SubscriptionBus | None = None,
     ) -> None:
         self._hub = hub
         self._sessions = sessions
         self._skills = skills
         self._page = page_size
+        self.subscriptions = Subscriptions(self.offers, bus)
+        """The clients subscribed to resources, on both eras."""
 
     def _offered(self, ctx: ServerRequestContext[Any]) -> OfferedContent:
         thinker = self._sessions.for_request(ctx).thinker
@@ -199,26 +207,31 @@ class ContentEndpoint:
     async def subscribe(
         self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        """A 2025-era session's ``resources/subscribe`` of an offered resource."""
-        self._check_known(ctx, str(params.uri))
-        state = connection_state(ctx)
-        if state is not None:
-            state.setdefault(SUBSCRIBED_KEY, set()).add(str(params.uri))
+        """A 2025-era session's ``resources/subscribe`` of an offered resource.
+
+        The connection is then sent ``notifications/resources/updated`` whenever a
+        pack says that URI changed (`toolpalette.resource_updated`).
+
+        Raises:
+            MCPError: -32002 for a URI the palette does not offer.
+        """
+        uri = str(params.uri)
+        if not self.offers(ctx, uri):
+            raise _not_found(ctx, uri)
+        self.subscriptions.subscribe(ctx, uri)
         return types.EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        state = connection_state(ctx)
-        if state is not None:
-            state.get(SUBSCRIBED_KEY, set()).discard(str(params.uri))
+        self.subscriptions.unsubscribe(ctx, str(params.uri))
         return types.EmptyResult()
 
-    def _check_known(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+    def offers(self, ctx: ServerRequestContext[Any], uri: str) -> bool:
+        """Whether the palette answering ``ctx`` offers ``uri`` (a skill's file, or a pack's)."""
         if uri.startswith("skill://"):
-            return
-        if self._offered(ctx).resource_for(uri) is None:
-            raise _not_found(ctx, uri)
+            return True
+        return self._offered(ctx).resource_for(uri) is not None
 
     # -- completions ---------------------------------------------------------------
 

@@ -23,6 +23,8 @@ from toolpalette.mcp._limits import (
 from toolpalette.mcp._server import DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE, server
 
 if TYPE_CHECKING:
+    from mcp.server.subscriptions import SubscriptionBus
+
     from toolpalette.mcp._auth import JWTAuth
     from toolpalette.mcp._principal import ThinkerFor
     from toolpalette.mcp._tasks import TaskSettings
@@ -59,6 +61,7 @@ def asgi_app(
     session_idle: float = DEFAULT_SESSION_IDLE,
     handshake_idle: float = DEFAULT_HANDSHAKE_IDLE,
     tasks: TaskSettings | None = None,
+    subscription_bus: SubscriptionBus | None = None,
 ) -> Starlette:
     """An ASGI application serving ``thinker``'s palette over streamable HTTP at ``path``.
 
@@ -79,7 +82,10 @@ def asgi_app(
     sessions (503 past it), ``sessions_per_client`` of them per principal (per client
     address without authorization; 429 past it); a session expires after
     ``session_idle`` idle seconds, or ``handshake_idle`` while it has done nothing
-    since its handshake. ``tasks``: give every worker the same store. Other options as
+    since its handshake. ``tasks``: give every worker the same store. A resource
+    subscription (either era) is held by the worker serving its connection, and hears
+    the changes announced in that worker's process, unless every worker is given one
+    shared ``subscription_bus``. Other options as
     [`toolpalette.mcp.server()`][toolpalette.mcp.server].
 
     Raises:
@@ -97,6 +103,7 @@ def asgi_app(
         state_keys=state_keys,
         thinker_for=thinker_for,
         tasks=tasks,
+        subscription_bus=subscription_bus,
     )
     if min(max_sessions, sessions_per_client) < 1 or min(session_idle, handshake_idle) <= 0:
         raise ValueError("session limits must be positive")

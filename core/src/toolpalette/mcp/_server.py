@@ -11,6 +11,8 @@ from typing import Any, Final
 import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import SubscriptionBus
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolpalette import ContentSelector, SkillSelector, Thinker, ToolHub, ToolSelector
 from toolpalette._skills.registry import skills_of_distributions
@@ -47,6 +49,7 @@ def server(
     state_keys: Sequence[bytes | str] | None = None,
     thinker_for: ThinkerFor | None = None,
     tasks: TaskSettings | None = None,
+    subscription_bus: SubscriptionBus | None = None,
 ) -> PaletteServer:
     """An MCP server (the SDK's low-level ``Server``) serving ``thinker``'s palette.
 
@@ -62,7 +65,11 @@ def server(
     thinker class it is served, or a [`PaletteChoice`][toolpalette.mcp.PaletteChoice];
     None serves ``thinker`` (with ``read_only``, every choice is read-only). ``tasks``
     (a `TaskSettings`) says where the tasks extension keeps its tasks: give every worker
-    of a deployment the same store; None keeps them in this process's memory. Run it with
+    of a deployment the same store; None keeps them in this process's memory.
+    ``subscription_bus`` is where the resource changes packs announce
+    (`toolpalette.resource_updated`) are published for subscribed clients of both eras:
+    the SDK's ``SubscriptionBus``, over a backend every worker shares to tell the
+    clients of every worker; None keeps them in this process. Run it with
     ``server.run(...)`` over any stream pair, or mount
     [`toolpalette.mcp.asgi_app()`][toolpalette.mcp.asgi_app].
 
@@ -86,6 +93,7 @@ def server(
         state_keys=state_keys,
         thinker_for=thinker_for,
         tasks=tasks,
+        subscription_bus=subscription_bus,
     )
 
 
@@ -181,6 +189,7 @@ class PaletteServer(Server[Any]):
         state_keys: Sequence[bytes | str] | None = None,
         thinker_for: ThinkerFor | None = None,
         tasks: TaskSettings | None = None,
+        subscription_bus: SubscriptionBus | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -189,7 +198,8 @@ class PaletteServer(Server[Any]):
         boundary = state_boundary(state_keys, name)  # a bad key is refused now
         hub.resolve_thinker(thinker)  # a declaration error surfaces now, not mid-session
         sessions = Sessions(hub, thinker, stateless=stateless, thinker_for=thinker_for)
-        content = ContentEndpoint(hub, sessions, SkillsEndpoint(sessions), page_size)
+        skills = SkillsEndpoint(sessions)
+        content = ContentEndpoint(hub, sessions, skills, page_size, subscription_bus)
         super().__init__(
             name,
             version=_version(),
@@ -201,6 +211,7 @@ class PaletteServer(Server[Any]):
             on_read_resource=content.read_resource,
             on_subscribe_resource=content.subscribe,
             on_unsubscribe_resource=content.unsubscribe,
+            on_subscriptions_listen=content.subscriptions.listen,
             on_completion=content.complete,
         )
         self.hub = hub
@@ -209,6 +220,8 @@ class PaletteServer(Server[Any]):
         """The thinker class each session binds (unless ``thinker_for`` chooses another)."""
         self.sessions = sessions
         """Which thinker answers each request (``for_principal`` is the one choice)."""
+        self.subscriptions = content.subscriptions
+        """Who is subscribed to which resource (both eras), told of a pack's changes."""
         self.page_size = page_size
         """Tools per ``tools/list`` page."""
         self.stateless = stateless
@@ -281,6 +294,8 @@ class PaletteServer(Server[Any]):
 
         The Skills extension is also declared under ``experimental``: a 2025-era
         handshake's capabilities have no ``extensions`` (the SDK leaves it out there).
+        Stateless, ``resources.subscribe`` is off: no connection outlives a request to
+        carry an update (a 2026-07-28 client's ``subscriptions/listen`` stream does).
         """
         if notification_options is None:
             notification_options = NotificationOptions(tools_changed=not self.stateless)
@@ -290,9 +305,44 @@ class PaletteServer(Server[Any]):
                 for key in (EXTENSION, TASKS)
                 if key in self.extensions
             }
-        return super().create_initialization_options(
+        options = super().create_initialization_options(
             notification_options, experimental_capabilities, extensions
         )
+        resources = options.capabilities.resources
+        if self.stateless and resources is not None:  # no stream would carry an update
+            resources = resources.model_copy(update={"subscribe": False})
+            capabilities = options.capabilities.model_copy(update={"resources": resources})
+            options = options.model_copy(update={"capabilities": capabilities})
+        return options
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The SDK's capabilities; on 2026-07-28 no list is announced as changing.
+
+        The SDK derives every ``listChanged`` there from ``subscriptions/listen`` being
+        served; here that stream carries resource updates only, since what a palette
+        lists without a session never changes (its ack says the same).
+        """
+        found = super().get_capabilities(
+            notification_options,
+            experimental_capabilities,
+            extensions,
+            protocol_version=protocol_version,
+        )
+        if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return found
+        unchanging = {
+            key: getattr(found, key).model_copy(update={"list_changed": False})
+            for key in ("tools", "prompts", "resources")
+            if getattr(found, key) is not None
+        }
+        return found.model_copy(update=unchanging)
 
 
 def _version() -> str:
