@@ -35,9 +35,10 @@ MAIN_PYTHON = "3.11"
 OTHER_PYTHONS = ["3.10", "3.12", "3.13"]
 # The guides' examples (tests/docs) run once, on MAIN_PYTHON.
 CORE_TESTS = ["tests/core", "tests/faults"]
-# pytest-xdist: the tests run in one worker process per CPU, each taking the next test
-# file's tests as it frees up. Many tests wait on deadlines rather than on the CPU.
-PARALLEL = ["-n", "auto", "--dist", "worksteal"]
+# pytest-xdist: the tests run in one worker process per CPU and one more (many tests
+# wait on deadlines or on a child process rather than on the CPU), each taking the next
+# test file's tests as it frees up.
+PARALLEL = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "worksteal"]
 
 nox.options.sessions = [
     "lint",
@@ -165,6 +166,26 @@ def tests(session: nox.Session) -> None:
     The MCP client's tests also run against real MCP servers (``mcp-server-time``,
     ``mcp-server-git`` from PyPI, ``@modelcontextprotocol/server-filesystem`` from npm),
     installed apart from the session (see ``_mcp_peers``).
+    """
+    _install_group(session, "test")
+    session.install(*WITH_MCP)
+    session.run(
+        "pytest",
+        *PARALLEL,
+        "-m",
+        "not dists",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env=_mcp_peers(session),
+    )
+
+
+@nox.session(python=MAIN_PYTHON)
+def coverage(session: nox.Session) -> None:
+    """The `tests` session's run, measuring the core's line coverage (not run by default).
+
+    Apart from the default run because measuring slows every test by about a third.
     """
     _install_group(session, "test")
     session.install(*WITH_MCP)
