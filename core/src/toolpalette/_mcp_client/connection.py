@@ -291,8 +291,8 @@ class Connection:
 
         A tool whose ``task_support`` is ``optional`` or ``required`` runs as a task when
         the server runs tasks (`tasks.call`): its input requests go to ``answer``, its
-        polls end by ``deadline`` (``time.monotonic()``), and cancelling the call
-        cancels the task.
+        status messages to ``progress`` beside its progress reports, its polls end by
+        ``deadline`` (``time.monotonic()``), and cancelling the call cancels the task.
 
         Raises:
             MCPServerError: the server could not be started.
@@ -312,9 +312,9 @@ class Connection:
                 reports = _reporter(progress) if progress is not None else None
                 sent = client.call_tool(name, arguments, progress_callback=reports)
             else:
+                self._tokens += 1
+                token = f"toolpalette-task-{self._tokens}"
                 if progress is not None:
-                    self._tokens += 1
-                    token = f"toolpalette-task-{self._tokens}"
                     self._task_progress[token] = progress
                 sent = _tasks.call(
                     client,
@@ -325,6 +325,8 @@ class Connection:
                     progress_token=token,
                     answer=answer,
                     deadline=deadline,
+                    status=progress,
+                    progress=_reporter(progress) if progress is not None else None,
                 )
             result = await _mcp_timing.timed_request("client", sent, "tools/call", name, client)
         except MCPError as exc:
@@ -337,7 +339,7 @@ class Connection:
             if watch is not None:
                 watch.cancel()
             if token is not None:
-                del self._task_progress[token]
+                self._task_progress.pop(token, None)
         self._failures = 0
         return result
 

@@ -44,6 +44,10 @@ Wire = Literal["extension", "legacy"]
 """How a server runs tasks: the extension, or 2025-11-25's experimental tasks."""
 Answerer = Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]]
 """Answers one input request (its key, ``{"method", "params"}``) with the result to send."""
+ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+"""The SDK's progress callback: a coroutine function of ``(done, total, message)``."""
+Status = Callable[[float, "float | None", "str | None"], None]
+"""Where a task's status messages go, as progress reports: ``(n, None, message)``."""
 
 
 def wire_of(client: Any) -> Wire | None:
@@ -72,28 +76,45 @@ def _dump(model: Any) -> dict[str, Any]:
 
 
 async def send(client: Any, method: str, params: dict[str, Any], timeout: float | None) -> Any:
-    """One request; its result as the JSON object the server sent.
-
-    On the 2026-07-28 era the session's own `send_request` (its checks admit a task
-    handle). Before it, the SDK checks a ``tools/call`` answer as a ``CallToolResult``,
-    which a task handle is not, so the request goes through the session's dispatcher
-    (the one place toolpalette reaches it): ``mcp`` 2.3 has no client side of tasks.
+    """One ``tasks/*`` request; its result as the JSON object the server sent.
 
     Raises:
         mcp.MCPError: the server answered with a JSON-RPC error.
     """
     import mcp_types as types
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import TypeAdapter
 
+    request = types.Request[Any, str](method=method, params=params)
+    return await client.session.send_request(request, TypeAdapter(dict[str, Any]), timeout)
+
+
+async def send_call(
+    client: Any,
+    params: dict[str, Any],
+    timeout: float | None,
+    token: str | None,
+    progress: ProgressFn | None,
+) -> Any:
+    """The ``tools/call`` of a task; its answer as the JSON object the server sent.
+
+    Sent through the session's dispatcher, the one place toolpalette reaches it (``mcp``
+    2.3 has no client side of tasks): before 2026-07-28 the session's `send_request`
+    checks a ``tools/call`` answer as a ``CallToolResult``, which a task handle is not,
+    and only the dispatcher takes a request id of the caller's, which the server's
+    progress reports then carry as their token after the call is answered.
+
+    Raises:
+        mcp.MCPError: the server answered with a JSON-RPC error.
+    """
     session = client.session
-    if client.protocol_version in MODERN_PROTOCOL_VERSIONS or method != "tools/call":
-        request = types.Request[Any, str](method=method, params=params)
-        return await session.send_request(request, TypeAdapter(dict[str, Any]), timeout)
-    data: dict[str, Any] = {"method": method, "params": params}
+    data: dict[str, Any] = {"method": "tools/call", "params": params}
     opts: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    if token is not None:
+        opts["request_id"] = token
+    if progress is not None:
+        opts["on_progress"] = progress
     session._stamp(data, opts)
-    return await session._dispatcher.send_raw_request(method, data["params"], opts)
+    return await session._dispatcher.send_raw_request("tools/call", data["params"], opts)
 
 
 async def call(
@@ -106,13 +127,19 @@ async def call(
     progress_token: str | None,
     answer: Answerer | None,
     deadline: float | None,
+    status: Status | None = None,
+    progress: ProgressFn | None = None,
 ) -> Any:
     """Call tool ``name`` as a task; the SDK ``CallToolResult`` it ends with.
 
-    The server may answer at once (a direct result) or with a task, which is polled
+    The request goes under the id ``progress_token``, which the server's progress
+    reports carry: ``progress`` gets those sent while it waits (the connection routes
+    later ones by the token). The server may answer at once (a direct result) or with a
+    task, which is polled
     until it ends: the server's poll interval first, then longer while nothing changes,
     never past ``deadline`` (a ``time.monotonic()`` value). Its input requests go to
-    ``answer``. Cancelling the call sends ``tasks/cancel`` (within `CANCEL_TIMEOUT`).
+    ``answer``, each new ``statusMessage`` to ``status``. Cancelling the call sends
+    ``tasks/cancel`` (within `CANCEL_TIMEOUT`).
 
     Raises:
         ToolError: the task was cancelled on the server, or asked what nobody answers.
@@ -122,18 +149,16 @@ async def call(
 
     params: dict[str, Any] = {"name": name, "arguments": arguments}
     meta: dict[str, Any] = {}
-    if progress_token is not None:
-        meta["progressToken"] = progress_token
     if wire == "extension":
         meta[CLIENT_CAPABILITIES] = {"extensions": {EXTENSION: {}}}
     else:
         params["task"] = {}
     params["_meta"] = meta
-    first = await send(client, "tools/call", params, _left(deadline))
+    first = await send_call(client, params, _left(deadline), progress_token, progress)
     task = _handle(first, wire)
     if task is None:
         return types.CallToolResult.model_validate(first, by_name=False)
-    follow = _Follow(client, wire, name, server, task, answer, deadline)
+    follow = _Follow(client, wire, name, server, task, answer, deadline, status)
     return await follow.run()
 
 
@@ -161,12 +186,15 @@ class _Follow:
         task: dict[str, Any],
         answer: Answerer | None,
         deadline: float | None,
+        status: Status | None,
     ) -> None:
         self.client, self.wire, self.tool, self.server = client, wire, tool, server
         self.task = task
         self.task_id = str(task.get("taskId"))
         self.answer = answer
         self.deadline = deadline
+        self.status = status
+        self.said: list[str] = []
         self.answered: set[str] = set()
 
     async def run(self) -> Any:
@@ -180,6 +208,7 @@ class _Follow:
     async def _follow(self) -> Any:
         wait = self._hint()
         while True:
+            self._say()
             status = self.task.get("status")
             if status in TERMINAL:
                 return await self._ended(status)
@@ -193,6 +222,16 @@ class _Follow:
             self.task = await send(self.client, "tasks/get", {"taskId": self.task_id}, None)
             changed = before != (self.task.get("status"), self.task.get("statusMessage"))
             wait = self._hint() if changed else min(max(POLL_MAX, self._hint()), wait * 2)
+
+    def _say(self) -> None:
+        """Pass a new ``statusMessage`` on as a progress report."""
+        message = self.task.get("statusMessage")
+        if self.status is None or not isinstance(message, str):
+            return
+        if self.said and self.said[-1] == message:
+            return
+        self.said.append(message)
+        self.status(float(len(self.said)), None, message)
 
     def _hint(self) -> float:
         """The server's poll interval, in seconds (else `POLL_FIRST`)."""
