@@ -120,14 +120,17 @@ def _interpreter(version: str) -> str | None:
 # in a virtual environment (and an npm folder) of their own, shared by the test sessions.
 MCP_PEERS = ROOT / ".nox" / "mcp-peers"
 MCP_PEERS_PYPI = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"]
-MCP_PEERS_NPM = ["@modelcontextprotocol/server-filesystem@2026.8.31"]
+MCP_PEERS_NPM = [
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/server-everything@2026.8.31",
+]
 
 
 def _mcp_peers(session: nox.Session) -> dict[str, str]:
     """Install the real MCP servers; the environment variables that point the tests at them.
 
-    Without npm on the machine the filesystem server is left out (its tests skip, saying
-    so); the Python servers are always installed.
+    Without npm on the machine the filesystem and everything servers are left out (their
+    tests skip, saying so); the Python servers are always installed.
     """
     venv = MCP_PEERS / "venv"
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
@@ -153,9 +156,9 @@ def _mcp_peers(session: nox.Session) -> dict[str, str]:
             *MCP_PEERS_NPM,
             external=True,
         )
-        env["TOOLPALETTE_MCP_FILESYSTEM"] = str(
-            folder / "node_modules" / ".bin" / "mcp-server-filesystem"
-        )
+        bins = folder / "node_modules" / ".bin"
+        env["TOOLPALETTE_MCP_FILESYSTEM"] = str(bins / "mcp-server-filesystem")
+        env["TOOLPALETTE_MCP_EVERYTHING"] = str(bins / "mcp-server-everything")
     return env
 
 
@@ -164,8 +167,8 @@ def tests(session: nox.Session) -> None:
     """Run the test suite against the core and the first-party packs, installed (not editable).
 
     The MCP client's tests also run against real MCP servers (``mcp-server-time``,
-    ``mcp-server-git`` from PyPI, ``@modelcontextprotocol/server-filesystem`` from npm),
-    installed apart from the session (see ``_mcp_peers``).
+    ``mcp-server-git`` from PyPI, ``@modelcontextprotocol/server-filesystem`` and
+    ``server-everything`` from npm), installed apart from the session (see ``_mcp_peers``).
     """
     _install_group(session, "test")
     session.install(*WITH_MCP)

@@ -110,6 +110,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._formats.export", "toolpalette._schema.strict"),
         "unit tests of the strict subsets and their normalization",
     ),
+    "tests/mcp/client/test_inputs.py": (
+        ("toolpalette._mcp_client.inputs",),
+        "unit test of how a task's input requests are put to a channel (no public name)",
+    ),
     "tests/mcp/client/test_quick_check.py": (
         ("toolpalette._schema.quick_check",),
         "differential test of MCP tools' quick input check against the bounded validator",

@@ -1,9 +1,9 @@
 """What the MCP client's tests share: the real servers, process ids, polling.
 
-The real servers (``mcp-server-time``, ``mcp-server-git`` from PyPI and
-``@modelcontextprotocol/server-filesystem`` from npm) are installed by the nox test
-sessions into an environment of their own, and found through environment variables;
-a test whose server is absent skips, saying so.
+The real servers (``mcp-server-time``, ``mcp-server-git`` from PyPI,
+``@modelcontextprotocol/server-filesystem`` and ``server-everything`` from npm) are
+installed by the nox test sessions into an environment of their own, and found through
+environment variables; a test whose server is absent skips, saying so.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""What a server's tool becomes: the hints a trusted server is believed on, and the tools
-that cannot be offered because the client cannot call them (MCP tasks).
+"""What a server's tool becomes: the hints a trusted server is believed on, and a tool that
+must run as an MCP task offered like any other.
 """
 
 from __future__ import annotations
@@ -90,25 +90,27 @@ def task_server() -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(TASK_SERVER)]}
 
 
-def test_a_tool_that_must_run_as_a_task_is_not_offered_and_named_in_a_problem(
+def test_a_tool_that_must_run_as_a_task_is_offered_and_answered_directly_when_the_server_does(
     make_hub: Callable[..., ToolHub],
 ):
     hub = make_hub(mcp_servers={"t": task_server()})
-    assert [p.name for p in hub.providers_for_server("t")] == ["plain"]
-    (problem,) = hub.problems()
-    assert (problem.kind, problem.pack, problem.item) == ("invalid-tool", "mcp:t", "background")
-    assert 'taskSupport "required"' in problem.reason
-    # The server's other tool, which may run as a task but need not, runs as any other.
-    result = Executor(hub.catalog()).execute_sync("plain", {})
-    assert (result.is_error, result.text) == (False, "ran plain")
-    assert Executor(hub.catalog()).execute_sync("background", {}).status == 404
+    tools = {p.name: p for p in hub.providers_for_server("t")}
+    assert set(tools) == {"background", "plain"}
+    assert (tools["background"].task_support, tools["plain"].task_support) == (
+        "required",
+        "optional",
+    )
+    assert hub.problems() == []
+    # Called as a task (the server refuses any other call), answered with a plain result.
+    executor = Executor(hub.catalog())
+    background = executor.execute_sync("background", {})
+    assert (background.is_error, background.text) == (False, "ran background")
+    plain = executor.execute_sync("plain", {})
+    assert (plain.is_error, plain.text) == (False, "ran plain")
 
 
-def test_check_reports_the_tool_that_must_run_as_a_task(
+def test_check_passes_a_server_whose_tool_must_run_as_a_task(
     make_hub: Callable[..., ToolHub], capsys: pytest.CaptureFixture[str]
 ):
-    assert run_cli(["check"], hub=make_hub(mcp_servers={"t": task_server()})) == 1
-    out = capsys.readouterr().out
-    assert "invalid-tool: mcp:t" in out
-    assert "background" in out
-    assert "it can only be called as an MCP task" in out
+    assert run_cli(["check"], hub=make_hub(mcp_servers={"t": task_server()})) == 0
+    assert "background" not in capsys.readouterr().out

@@ -36,6 +36,7 @@ _FIELDS: Final = (
     "output_schema",
     "annotations",
     "title",
+    "task_support",
 )
 
 
@@ -102,8 +103,6 @@ class _Kept:
             server's configuration gives the tool.
     """
 
-    execution = None
-
     def __init__(self, entry: Any, config: MCPServerConfig) -> None:
         if not isinstance(entry, dict) or set(entry) != set(_FIELDS):
             raise ValueError("not a stored tool")
@@ -117,6 +116,14 @@ class _Kept:
         title = entry["title"]
         self.title = None if title is None else _typed(title, str)
         self.annotations = _Annotations(_typed(entry["annotations"], dict))
+        self.execution = _Execution(_typed(entry["task_support"], str))
+
+
+class _Execution:
+    """A stored tool's ``execution``, as ``offered`` reads the SDK's ``ToolExecution``."""
+
+    def __init__(self, task_support: str) -> None:
+        self.task_support = task_support
 
 
 class _Annotations:
@@ -165,6 +172,7 @@ def store(stored: Stored, offer: Offer, ttl: float | None) -> None:
             "output_schema": p.output_schema,
             "annotations": dict(p.annotations),
             "title": p.title,
+            "task_support": p.task_support,
         }
         for p in offer.providers
     ]

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, Final
 
 from toolpalette._mcp_client import listing as _listing
+from toolpalette._mcp_client import tasks as _tasks
 from toolpalette._mcp_client import transports as _transports
 from toolpalette._mcp_client.abort_watch import AbortWatch
 from toolpalette._mcp_client.config import MCPServerConfig
@@ -75,6 +76,8 @@ class Connection:
         self._opening: asyncio.Lock | None = None
         self._log = ServerLog()
         self._closed = False
+        self._task_progress: dict[str, Progress] = {}
+        self._tokens = 0
 
     # -- opening -----------------------------------------------------------------------
 
@@ -163,9 +166,13 @@ class Connection:
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[Any]:
         from mcp import Client
+        from mcp.client.extension import advertise
 
         target = _transports.target(self.config, self._log, self._hung_up, lambda: self._client)
-        client = Client(target, message_handler=self._on_message, cache=None)
+        # Declared for every request of the 2026-07-28 era (the session writes each
+        # request's capabilities); before it, a task's call declares it in its ``_meta``.
+        tasks = [advertise(_tasks.EXTENSION)]
+        client = Client(target, message_handler=self._on_message, cache=None, extensions=tasks)
         async with client:
             _unchecked(client)
             yield client
@@ -196,10 +203,16 @@ class Connection:
         self.listing.changed()
 
     async def _on_message(self, message: Any) -> None:
-        from mcp_types import ToolListChangedNotification
+        from mcp_types import ProgressNotification, ToolListChangedNotification
 
         if isinstance(message, ToolListChangedNotification):
             self.listing.changed()
+        elif isinstance(message, ProgressNotification):
+            # A task's progress, sent under the token of a call already answered.
+            params = message.params
+            relay = self._task_progress.get(str(params.progress_token))
+            if relay is not None:
+                relay(params.progress, params.total, params.message)
 
     # -- closing -----------------------------------------------------------------------
 
@@ -262,6 +275,10 @@ class Connection:
         arguments: dict[str, Any],
         abort: threading.Event | None = None,
         progress: Progress | None = None,
+        *,
+        task_support: str = "forbidden",
+        answer: _tasks.Answerer | None = None,
+        deadline: float | None = None,
     ) -> Any:
         """Call one tool; the SDK ``CallToolResult``.
 
@@ -272,19 +289,45 @@ class Connection:
         token), and each report is passed to ``progress(done, total, message)`` on the
         pool's loop as it arrives.
 
+        A tool whose ``task_support`` is ``optional`` or ``required`` runs as a task when
+        the server runs tasks (`tasks.call`): its input requests go to ``answer``, its
+        status messages to ``progress`` beside its progress reports, its polls end by
+        ``deadline`` (``time.monotonic()``), and cancelling the call cancels the task.
+
         Raises:
             MCPServerError: the server could not be started.
             ServerGone: the connection ended during the call (it restarts on the next).
             mcp.MCPError: the server answered with a JSON-RPC error.
+            ToolError: the task was cancelled on the server, or asked what nobody answers.
         """
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED
 
         client = await self.client()
         watch = AbortWatch(abort) if abort is not None else None
-        reports = _reporter(progress) if progress is not None else None
+        wire = _tasks.wire_of(client) if task_support in ("optional", "required") else None
+        token: str | None = None
         try:
-            sent = client.call_tool(name, arguments, progress_callback=reports)
+            if wire is None:
+                reports = _reporter(progress) if progress is not None else None
+                sent = client.call_tool(name, arguments, progress_callback=reports)
+            else:
+                self._tokens += 1
+                token = f"toolpalette-task-{self._tokens}"
+                if progress is not None:
+                    self._task_progress[token] = progress
+                sent = _tasks.call(
+                    client,
+                    wire,
+                    name,
+                    arguments,
+                    server=self.config.name,
+                    progress_token=token,
+                    answer=answer,
+                    deadline=deadline,
+                    status=progress,
+                    progress=_reporter(progress) if progress is not None else None,
+                )
             result = await _mcp_timing.timed_request("client", sent, "tools/call", name, client)
         except MCPError as exc:
             closed = exc.error.code == CONNECTION_CLOSED
@@ -295,6 +338,8 @@ class Connection:
         finally:
             if watch is not None:
                 watch.cancel()
+            if token is not None:
+                self._task_progress.pop(token, None)
         self._failures = 0
         return result
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from toolpalette._mcp_client import inputs as _inputs
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
@@ -16,7 +18,7 @@ from toolpalette._mcp_client.outputs import OutputCheck
 from toolpalette._mcp_client.stdio import past_bound, too_large
 from toolpalette._schema import checks as _schema
 from toolpalette._schema import quick_check as _quick_check
-from toolpalette._tools.info import ToolInfo
+from toolpalette._tools.info import TaskSupport, ToolInfo
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
 from toolpalette.errors import InvalidToolSchemaError, MCPServerError, ToolError
@@ -60,6 +62,7 @@ class MCPToolProvider(ToolProvider):
         output_schema: dict[str, Any] | None,
         annotations: Mapping[str, Any],
         title: str | None,
+        task_support: TaskSupport = "forbidden",
     ) -> None:
         config = connection.config
         self.connection = connection
@@ -90,6 +93,7 @@ class MCPToolProvider(ToolProvider):
             display_name=title or "",
             metadata=MappingProxyType({"mcp": MappingProxyType(metadata)}),
             timeout=config.timeout,
+            task_support=task_support,
         )
         self.origin = Origin(pack=config.pack, server=config.name)
         self.from_disk = False
@@ -135,14 +139,25 @@ class MCPToolProvider(ToolProvider):
         connection, remote, name = self.connection, self.remote_name, self.name
         loop, output = connection.loop, self.output_schema
         check, server = self._output_check, connection.config.name
+        task_support, timeout = self.task_support, connection.config.timeout
 
         async def call(value: dict[str, Any], context: ToolContext) -> Any:
             if self.from_disk and not self._confirmed:
                 await self._confirm()
             progress = _relay(context) if context.on_progress is not None else None
+            deadline = None if timeout is None else time.monotonic() + timeout
+            answer = _inputs.answerer(context.channel) if context.channel is not None else None
             try:
                 result = await loop.run_async(
-                    connection.call_tool(remote, value, context.abort, progress)
+                    connection.call_tool(
+                        remote,
+                        value,
+                        context.abort,
+                        progress,
+                        task_support=task_support,
+                        answer=answer,
+                        deadline=deadline,
+                    )
                 )
             except ServerGone as exc:
                 raise ToolError(
@@ -226,6 +241,7 @@ class MCPToolProvider(ToolProvider):
             and self.output_schema == other.output_schema
             and self._annotations == other._annotations
             and self._title == other._title
+            and self.task_support == other.task_support
         )
 
     def __hash__(self) -> int:
@@ -251,6 +267,7 @@ def _difference(kept: MCPToolProvider, live: Any) -> str | None:
                 ("output schema", kept.output_schema, now.output_schema),
                 ("annotations", dict(kept.annotations), dict(now.annotations)),
                 ("title", kept.title, now.title),
+                ("task support", kept.task_support, now.task_support),
             )
             if before != after
         ]
@@ -335,11 +352,6 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
     problem = text_problem(description, MAX_DESCRIPTION)
     if problem is not None:
         raise ValueError(f"its description {problem}")
-    if _requires_tasks(tool):
-        raise ValueError(
-            'it declares execution.taskSupport "required": it can only be called as an MCP '
-            "task, which this client does not support"
-        )
     input_schema = dict(tool.input_schema)
     _schema.check_schema(input_schema, name, what="input")
     output_schema = tool.output_schema
@@ -366,13 +378,14 @@ def build(connection: Connection, tool: Any) -> MCPToolProvider:
         output_schema=output_schema,
         annotations=annotations,
         title=title if isinstance(title, str) else None,
+        task_support=_task_support(tool),
     )
 
 
-def _requires_tasks(tool: Any) -> bool:
-    """Whether the tool declares that it can only be called as a task."""
-    execution = getattr(tool, "execution", None)
-    return getattr(execution, "task_support", None) == "required"
+def _task_support(tool: Any) -> TaskSupport:
+    """How the tool may run as an MCP task (``execution.taskSupport``; absent: never)."""
+    support = getattr(getattr(tool, "execution", None), "task_support", None)
+    return support if support in ("optional", "required") else "forbidden"
 
 
 def text_problem(text: str, limit: int) -> str | None:

@@ -1,10 +1,10 @@
 """A stdio MCP server of the 2025-11-25 era whose ``background`` tool must run as a task.
 
-It declares ``execution.taskSupport: "required"`` on ``background`` (a field of the
-2025-11-25 listing) and answers a call made without a task with an error, as such a
-server does; ``plain`` runs at once. Written on the wire (JSON-RPC lines on stdin and
-stdout) because the SDK's own server answers the 2026-07-28 era, whose listings carry no
-``execution`` field, to any client that asks for it.
+It declares ``execution.taskSupport: "required"`` on ``background`` and the ``tasks``
+capability for ``tools/call``, refuses a call made without a task, and answers one made
+as a task directly (a server may: the task is its choice); ``plain`` runs at once.
+Written on the wire (JSON-RPC lines on stdin and stdout): the SDK has no server side of
+2025-11-25's tasks.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {
             "result": {
                 "protocolVersion": VERSION,
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
                 "serverInfo": {"name": "tasks", "version": "1"},
             }
         }
