@@ -193,7 +193,7 @@ async def test_a_read_only_binding_reaches_no_mutating_tool_through_call_tool(hu
     annotations = listed["call_tool"].annotations
     assert annotations is not None
     assert annotations.read_only_hint is True
-    assert fx.WIPED == wiped
+    assert wiped == fx.WIPED
 
 
 @toolpalette.tool(read_only=True, open_world=False)
