@@ -24,7 +24,7 @@ from mcp.client.extension import advertise
 from pydantic import ConfigDict
 from toolpalette import Thinker, ToolHub, ToolSelector
 from toolpalette.mcp import server
-from toolpalette.mcp._task_store import SqliteTaskStore, TaskStore, open_task_store
+from toolpalette.mcp._task_store import SqliteTaskStore, TaskStore, task_store
 from toolpalette.mcp._tasks import EXTENSION, TaskSettings
 
 
@@ -85,7 +85,7 @@ async def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as folder:
         stores: dict[str, TaskStore] = {"sqlite": SqliteTaskStore(Path(folder) / "t.db")}
         if args.redis:
-            stores["redis"] = open_task_store(args.redis)
+            stores["redis"] = task_store(args.redis)
         for label, store in stores.items():
             median = statistics.median(await _measure(store, args.calls))
             print(f"task, {label}: {median * 1000:.2f} ms, {median / direct:.1f}x the direct call")

@@ -19,7 +19,7 @@ from toolpalette.mcp._task_store import (
     MemoryTaskStore,
     SqliteTaskStore,
     TaskStore,
-    open_task_store,
+    task_store,
 )
 from toolpalette.mcp._tasks import TaskBook, TaskSettings, wire_task
 
@@ -37,7 +37,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     elif request.param == "sqlite":
         made = SqliteTaskStore(tmp_path / "tasks.db")
     else:
-        made = open_task_store(request.getfixturevalue("redis_url"))
+        made = task_store(request.getfixturevalue("redis_url"))
     yield made
     await made.close()
 
@@ -105,9 +105,9 @@ async def test_a_cancelled_task_stays_cancelled(store: TaskStore) -> None:
 
 def test_a_bad_store_spec_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="memory, sqlite:PATH or redis://"):
-        open_task_store("mongodb://x")
+        task_store("mongodb://x")
     with pytest.raises(ValueError, match="needs a path"):
-        open_task_store("sqlite:")
+        task_store("sqlite:")
     with pytest.raises(ValueError, match="out of range"):
         TaskSettings(ttl_ms=5)
 
