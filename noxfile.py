@@ -440,8 +440,9 @@ def conformance(session: nox.Session) -> None:
 
     Serves the test pack ``toolpalette-testpack-conformance`` (the suite's test server,
     written on the public pack API) with one worker and with ``--workers 2``, runs every
-    server scenario (``--suite all``) on both protocol eras against each, and prints one
-    row per scenario, era and server. Fails when an applicable scenario fails (the tasks
+    server scenario (``--suite all``) on both protocol eras against each, then the tasks
+    scenarios against ``--workers 2 --task-store redis://`` (a redis-server of its own,
+    see ``_redis_server``), and prints one row per scenario, era, server and store. Fails when an applicable scenario fails (the tasks
     and Skills extension scenarios are listed as not applicable, with the reason).
     Skipped, saying so, on a machine without npm.
     """
