@@ -442,8 +442,9 @@ def conformance(session: nox.Session) -> None:
     written on the public pack API) with one worker and with ``--workers 2``, runs every
     server scenario (``--suite all``) on both protocol eras against each, then the tasks
     scenarios against ``--workers 2 --task-store redis://`` (a redis-server of its own,
-    see ``_redis_server``), and prints one row per scenario, era, server and store. Fails when an applicable scenario fails (the tasks
-    and Skills extension scenarios are listed as not applicable, with the reason).
+    see ``_redis_server``), and prints one row per scenario, era, server and store.
+    Fails when an applicable scenario fails (the Skills extension's scenarios, and the
+    tasks extension's on 2025-11-25, are listed as not applicable, with the reason).
     Skipped, saying so, on a machine without npm.
     """
     npm = shutil.which("npm")
