@@ -60,7 +60,7 @@ FIRST_PARTY = ["./core", *_distributions("plugins"), *_distributions("skilljars"
 # The tests and the type check also cover the MCP server: the core with its mcp extra.
 # Code mode's sandbox (pydantic-monty, the core's `code` extra) comes with the test-peers,
 # typecheck and bench groups (pyproject.toml), so every session that runs its tests has it.
-# The redis extra: the Redis task store's tests (they start redis-server when on PATH).
+# The redis extra: the Redis task store's tests (they start a redis-server, see _redis_env).
 WITH_MCP = ["./core[mcp,redis]", *FIRST_PARTY[1:]]
 # The conformance pack (the suite's test server) is installed by its own session only.
 TEST_ONLY = [
@@ -162,13 +162,69 @@ def _mcp_peers(session: nox.Session) -> dict[str, str]:
     return env
 
 
+# The Redis task store is tested against a real server (tests/mcp/server/redis_fixture.py
+# starts one on 127.0.0.1, on a free port, per test module). Found on PATH, else Debian's
+# package, installed once per nox run when apt-get can (as root).
+REDIS_BINARIES = ("redis-server", "valkey-server")
+REDIS_APT = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "redis-server"]
+
+
+@cache
+def _redis_server() -> tuple[str | None, str]:
+    """Where a ``redis-server`` (or ``valkey-server``) is, or None and why there is none.
+
+    ``REDIS_SERVER`` if set, else the first on PATH. Asked once per nox run: on a machine
+    without one, Debian's ``redis-server`` package is installed with apt-get when this runs
+    as root (``apt-get update`` first only when the install fails without it).
+    """
+    given = os.environ.get("REDIS_SERVER")
+    if given:
+        return (given, "") if shutil.which(given) else (None, f"REDIS_SERVER={given} won't run")
+    found = next(filter(None, map(shutil.which, REDIS_BINARIES)), None)
+    if found is not None:
+        return found, ""
+    apt = shutil.which("apt-get")
+    if apt is None:
+        return None, "no redis-server or valkey-server on PATH, and no apt-get to install one"
+    if os.name != "posix" or os.geteuid() != 0:
+        return None, "no redis-server or valkey-server on PATH (apt-get needs root to add one)"
+    try:
+        done = _quietly(apt, *REDIS_APT[1:])
+        if done.returncode != 0:
+            _quietly(apt, "update", "-qq")
+            done = _quietly(apt, *REDIS_APT[1:])
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"`{' '.join(REDIS_APT)}` could not run: {exc}"
+    found = next(filter(None, map(shutil.which, REDIS_BINARIES)), None)
+    if found is None:
+        said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return None, f"`{' '.join(REDIS_APT)}` failed (exit {done.returncode}): {said[0]}"
+    return found, ""
+
+
+def _quietly(*argv: str) -> subprocess.CompletedProcess[str]:
+    """Run apt-get ``argv`` without a question or a progress line; its output kept."""
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900, check=False)
+
+
+def _redis_env(session: nox.Session) -> dict[str, str]:
+    """``REDIS_SERVER`` for the tests, or ``TOOLPALETTE_TEST_NO_REDIS``: why they skip."""
+    binary, why = _redis_server()
+    if binary is None:
+        session.warn(f"The Redis task store's tests skip: {why}")
+        return {"TOOLPALETTE_TEST_NO_REDIS": why}
+    return {"REDIS_SERVER": binary}
+
+
 @nox.session(python=[MAIN_PYTHON])
 def tests(session: nox.Session) -> None:
     """Run the test suite against the core and the first-party packs, installed (not editable).
 
     The MCP client's tests also run against real MCP servers (``mcp-server-time``,
     ``mcp-server-git`` from PyPI, ``@modelcontextprotocol/server-filesystem`` and
-    ``server-everything`` from npm), installed apart from the session (see ``_mcp_peers``).
+    ``server-everything`` from npm), installed apart from the session (see ``_mcp_peers``);
+    the Redis task store's against a real ``redis-server`` (see ``_redis_server``).
     """
     _install_group(session, "test")
     session.install(*WITH_MCP)
@@ -180,7 +236,7 @@ def tests(session: nox.Session) -> None:
         "-p",
         "no:cacheprovider",
         *session.posargs,
-        env=_mcp_peers(session),
+        env={**_mcp_peers(session), **_redis_env(session)},
     )
 
 
@@ -202,7 +258,7 @@ def coverage(session: nox.Session) -> None:
         "--cov=toolpalette",
         "--cov-report=term",
         *session.posargs,
-        env=_mcp_peers(session),
+        env={**_mcp_peers(session), **_redis_env(session)},
     )
 
 
@@ -408,9 +464,11 @@ def conformance(session: nox.Session) -> None:
 
     Serves the test pack ``toolpalette-testpack-conformance`` (the suite's test server,
     written on the public pack API) with one worker and with ``--workers 2``, runs every
-    server scenario (``--suite all``) on both protocol eras against each, and prints one
-    row per scenario, era and server. Fails when an applicable scenario fails (the tasks
-    and Skills extension scenarios are listed as not applicable, with the reason).
+    server scenario (``--suite all``) on both protocol eras against each, then the tasks
+    scenarios against ``--workers 2 --task-store redis://`` (a redis-server of its own,
+    see ``_redis_server``), and prints one row per scenario, era, server and store.
+    Fails when an applicable scenario fails (the Skills extension's scenarios, and the
+    tasks extension's on 2025-11-25, are listed as not applicable, with the reason).
     Skipped, saying so, on a machine without npm.
     """
     npm = shutil.which("npm")
@@ -426,7 +484,14 @@ def conformance(session: nox.Session) -> None:
         node = str(CONFORMANCE / "node_modules" / ".bin" / "node")
     suite = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
     session.run(
-        "python", "-m", "bench.load.conformance", "--node", node, "--suite", str(suite / "index.js")
+        "python",
+        "-m",
+        "bench.load.conformance",
+        "--node",
+        node,
+        "--suite",
+        str(suite / "index.js"),
+        env=_redis_env(session),
     )
 
 

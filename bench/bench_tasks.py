@@ -1,15 +1,18 @@
 """What a task's create and poll add over a direct call, with the SQLite and Redis stores.
 
-``python bench/bench_tasks.py [--calls N] [--redis URL]``: an in-process server (the
+``python -m bench.bench_tasks [--calls N] [--redis URL]``: an in-process server (the
 SDK's in-memory client, 2026-07-28) calls one quick task-supporting tool directly, and as
 a task (``immediate=0``: created at once, then ``tasks/get`` until completed), and prints
-the median of each and the ratio to the direct call, from the same run.
+the median of each and the ratio to the direct call, from the same run. Without
+``--redis``, a redis-server of its own on 127.0.0.1 (``bench.load.redis_server``), or
+the Redis row is skipped, saying why.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -23,9 +26,11 @@ from mcp import Client
 from mcp.client.extension import advertise
 from pydantic import ConfigDict
 from toolpalette import Thinker, ToolHub, ToolSelector
-from toolpalette.mcp import server
-from toolpalette.mcp._task_store import SqliteTaskStore, TaskStore, open_task_store
-from toolpalette.mcp._tasks import EXTENSION, TaskSettings
+from toolpalette.mcp import SqliteTaskStore, TaskSettings, TaskStore, server, task_store
+
+from bench.load.redis_server import redis_binary, running_redis
+
+EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 @toolpalette.tool(read_only=True, task_support="optional")
@@ -82,10 +87,17 @@ async def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     direct = statistics.median(await _measure(None, args.calls))
     print(f"direct call: {direct * 1000:.2f} ms (median of {args.calls})")
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
         stores: dict[str, TaskStore] = {"sqlite": SqliteTaskStore(Path(folder) / "t.db")}
-        if args.redis:
-            stores["redis"] = open_task_store(args.redis)
+        url = args.redis
+        if url is None:
+            binary, why = redis_binary()
+            if binary is None:
+                print(f"task, redis: skipped ({why})")
+            else:
+                url = stack.enter_context(running_redis(binary))
+        if url:
+            stores["redis"] = task_store(url)
         for label, store in stores.items():
             median = statistics.median(await _measure(store, args.calls))
             print(f"task, {label}: {median * 1000:.2f} ms, {median / direct:.1f}x the direct call")

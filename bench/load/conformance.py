@@ -4,10 +4,12 @@
 runs, after installing ``@modelcontextprotocol/conformance`` from npm) serves the test
 pack ``toolpalette-testpack-conformance`` (tests/integration/packs/conformance: the
 suite's test server written on the public pack API) on 127.0.0.1 with a free port,
-with one worker (stateful) and with ``--workers 2`` (stateless), and runs every server
-scenario of the suite (``--suite all``) against each, for each protocol era
-(``--spec-version 2025-11-25`` and ``2026-07-28``). It prints one row per scenario, era
-and server.
+with one worker (stateful, tasks in memory) and with ``--workers 2`` (stateless, tasks
+in a SQLite file), and runs every server scenario of the suite (``--suite all``) against
+each, for each protocol era (``--spec-version 2025-11-25`` and ``2026-07-28``); then the
+tasks scenarios against ``--workers 2 --task-store redis://...``, a redis-server of the
+run's own (``bench.load.redis_server``; the row says why when none can be had). It prints
+one row per scenario, era and server.
 
 The Skills extension's scenarios are not applicable here (a companion piece of work
 covers it), nor a 2025-era server-to-client request against a server that has no
@@ -22,6 +24,7 @@ when none of its checks fails (a warning or a skipped check is shown beside it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import subprocess
@@ -29,16 +32,21 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench.load.redis_server import redis_binary, running_redis
 from bench.load.servers import Server, serve_command
 
 PACK = "toolpalette-testpack-conformance"
 """The distribution the suite's scenarios call by name (its tools, prompts, resources)."""
 ERAS = ("2025-11-25", "2026-07-28")
 """The protocol revisions the suite runs under (``--spec-version``)."""
-CONFIGURATIONS: dict[str, tuple[str, ...]] = {
-    "1 worker": (),
-    "2 workers": ("--workers", "2"),
+CONFIGURATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "1 worker": ("1 worker", "memory", ()),
+    "2 workers": ("2 workers", "sqlite", ("--workers", "2")),
+    "2 workers, redis": ("2 workers", "redis", ("--workers", "2", "--task-store", "{redis}")),
 }
+"""Each server: its workers, its task store, and its options (``{redis}``: the URL)."""
+STORE_ONLY: dict[str, tuple[str, ...]] = {"2 workers, redis": ("tasks-",)}
+"""The servers that run only the scenarios of these prefixes (on 2026-07-28: the store's)."""
 NOT_APPLICABLE: dict[str, str] = {
     "sep-2640-": "the Skills extension (SEP-2640): a companion piece of work",
 }
@@ -134,37 +142,34 @@ def main(argv: list[str]) -> int:
     names = scenarios(args.node, args.suite)
     root = Path(tempfile.mkdtemp(prefix="tpconformance-"))
     outcomes: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
-    for label, options in CONFIGURATIONS.items():
-        server = Server(label, serve_command("--select", PACK, *options), {})
-        try:
-            server.wait_ready()
-            print(f"{label}: {server.url} ({server.mode})", flush=True)
-            slug = re.sub(r"\W+", "-", label)
-            for era in ERAS:
-                out = root / f"{slug}-{era}"
-                found = outcomes[(era, label)] = run_suite(
-                    args.node, args.suite, server.url, era, out
-                )
-                for name, versions in names.items():  # an extension's scenarios, one by one
-                    wanted = "extension" in versions and not_applicable(name, era, label) is None
-                    if wanted and name not in found:
-                        found.update(
-                            run_suite(
-                                args.node, args.suite, server.url, era, out / name, scenario=name
-                            )
-                        )
-        finally:
-            server.stop()
-    print(f"\n@modelcontextprotocol/conformance, {len(names)} server scenarios (--suite all).\n")
-    print("| scenario | era | workers | result |")
-    print("|---|---|---|---|")
-    failures = []
+    skipped: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+        binary, missing = redis_binary()
+        redis = "" if binary is None else stack.enter_context(running_redis(binary))
+        for label, (_workers, _store, options) in CONFIGURATIONS.items():
+            if "{redis}" in options and not redis:
+                skipped[label] = f"no Redis: {missing}"
+                print(f"{label}: skipped, {skipped[label]}", flush=True)
+                continue
+            chosen = tuple(o.replace("{redis}", redis) for o in options)
+            _serve_and_run(args, names, label, chosen, root, outcomes)
+    print(
+        f"\n@modelcontextprotocol/conformance, {len(names)} server scenarios (--suite all); "
+        "the Redis store's server runs the tasks scenarios.\n"
+    )
+    print("| scenario | era | workers | store | result |")
+    print("|---|---|---|---|---|")
+    failures: list[str] = []
     for name, versions in names.items():
         for era in ERAS:
-            for label in CONFIGURATIONS:
-                why = not_applicable(name, era, label)
-                outcome, detail = outcomes[(era, label)].get(name, ("", ""))
-                if why is not None:
+            for label, (workers, store, _options) in CONFIGURATIONS.items():
+                if not _runs(label, name, era):
+                    continue
+                why: str | None = skipped.get(label) or not_applicable(name, era, label)
+                outcome, detail = outcomes.get((era, label), {}).get(name, ("", ""))
+                if label in skipped:
+                    shown = f"skipped: {why}"
+                elif why is not None:
                     shown = f"not applicable: {why}"
                 elif not outcome:
                     if era in versions or "extension" in versions:
@@ -175,13 +180,54 @@ def main(argv: list[str]) -> int:
                     shown = outcome if not detail else f"{outcome}: {detail}"
                     if outcome == "FAIL":
                         failures.append(f"{name} ({era}, {label})")
-                print(f"| {name} | {era} | {label} | {shown} |")
+                print(f"| {name} | {era} | {workers} | {store} | {shown} |")
     print(f"\nResults under {root}")
     if failures:
         print("\nFAILED: " + ", ".join(failures))
         return 1
-    print("\nEvery applicable scenario passed, on both eras, against both servers.")
+    print("\nEvery applicable scenario passed, on both eras, against every server run.")
     return 0
+
+
+def _runs(label: str, name: str, era: str) -> bool:
+    """Whether server ``label`` runs scenario ``name`` on ``era`` (see `STORE_ONLY`)."""
+    prefixes = STORE_ONLY.get(label)
+    return prefixes is None or (era == "2026-07-28" and name.startswith(prefixes))
+
+
+def _serve_and_run(
+    args: argparse.Namespace,
+    names: dict[str, tuple[str, ...]],
+    label: str,
+    options: tuple[str, ...],
+    root: Path,
+    outcomes: dict[tuple[str, str], dict[str, tuple[str, str]]],
+) -> None:
+    """Serve the pack with ``options``; run its scenarios of each era into ``outcomes``."""
+    server = Server(label, serve_command("--select", PACK, *options), {})
+    try:
+        server.wait_ready()
+        print(f"{label}: {server.url} ({server.mode})", flush=True)
+        slug = re.sub(r"\W+", "-", label)
+        for era in ERAS:
+            out = root / f"{slug}-{era}"
+            wanted = [n for n in names if _runs(label, n, era)]
+            if not wanted:
+                continue
+            if label in STORE_ONLY:
+                found: dict[str, tuple[str, str]] = {}
+            else:
+                found = run_suite(args.node, args.suite, server.url, era, out)
+            outcomes[(era, label)] = found
+            for name in wanted:  # an extension's scenarios (and a store's), one by one
+                versions = names[name]
+                alone = "extension" in versions or label in STORE_ONLY
+                if alone and not_applicable(name, era, label) is None and name not in found:
+                    found.update(
+                        run_suite(args.node, args.suite, server.url, era, out / name, scenario=name)
+                    )
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

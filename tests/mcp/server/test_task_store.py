@@ -1,16 +1,12 @@
 """The task stores (memory, SQLite, Redis) and the task book's rules over each.
 
-The Redis tests use a real ``redis-server`` on 127.0.0.1 (started here when the binary is
-on PATH or in ``REDIS_SERVER``; skipped, saying so, without one).
+The Redis tests use a real ``redis-server`` on 127.0.0.1 (``redis_fixture``: the one
+``python -m nox`` provides, or on PATH; skipped, saying why, without one).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,47 +14,20 @@ from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
+from redis_fixture import running_redis
 from toolpalette.mcp._task_store import (
     MemoryTaskStore,
     SqliteTaskStore,
     TaskStore,
-    open_task_store,
+    task_store,
 )
 from toolpalette.mcp._tasks import TaskBook, TaskSettings, wire_task
-from toolpalette.testing import wait_until
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
-    binary = os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("no redis-server on PATH (nor REDIS_SERVER): the Redis store is untested")
-    port = _free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-
-        def up() -> bool:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            except OSError:
-                return False
-            return True
-
-        wait_until(up, timeout=20, message="redis-server listens")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+    with running_redis() as url:
+        yield url
 
 
 @pytest.fixture(params=["memory", "sqlite", "redis"])
@@ -68,7 +37,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     elif request.param == "sqlite":
         made = SqliteTaskStore(tmp_path / "tasks.db")
     else:
-        made = open_task_store(request.getfixturevalue("redis_url"))
+        made = task_store(request.getfixturevalue("redis_url"))
     yield made
     await made.close()
 
@@ -136,9 +105,9 @@ async def test_a_cancelled_task_stays_cancelled(store: TaskStore) -> None:
 
 def test_a_bad_store_spec_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="memory, sqlite:PATH or redis://"):
-        open_task_store("mongodb://x")
+        task_store("mongodb://x")
     with pytest.raises(ValueError, match="needs a path"):
-        open_task_store("sqlite:")
+        task_store("sqlite:")
     with pytest.raises(ValueError, match="out of range"):
         TaskSettings(ttl_ms=5)
 

@@ -15,17 +15,31 @@ if _typing.TYPE_CHECKING:
     from toolpalette.mcp._http import asgi_app
     from toolpalette.mcp._principal import PaletteChoice, Principal
     from toolpalette.mcp._server import PaletteServer, selection_thinker, server
+    from toolpalette.mcp._task_store import (
+        MemoryTaskStore,
+        RedisTaskStore,
+        SqliteTaskStore,
+        TaskStore,
+        task_store,
+    )
+    from toolpalette.mcp._tasks import TaskSettings
 
 __all__ = [
     "JWTAuth",
     "MCPServerConfig",
     "MCPToolProvider",
+    "MemoryTaskStore",
     "PaletteChoice",
     "PaletteServer",
     "Principal",
+    "RedisTaskStore",
+    "SqliteTaskStore",
+    "TaskSettings",
+    "TaskStore",
     "asgi_app",
     "selection_thinker",
     "server",
+    "task_store",
 ]
 
 _LAZY: dict[str, str] = {
@@ -38,6 +52,12 @@ _LAZY: dict[str, str] = {
     "asgi_app": "toolpalette.mcp._http",
     "selection_thinker": "toolpalette.mcp._server",
     "server": "toolpalette.mcp._server",
+    "MemoryTaskStore": "toolpalette.mcp._task_store",
+    "RedisTaskStore": "toolpalette.mcp._task_store",
+    "SqliteTaskStore": "toolpalette.mcp._task_store",
+    "TaskStore": "toolpalette.mcp._task_store",
+    "task_store": "toolpalette.mcp._task_store",
+    "TaskSettings": "toolpalette.mcp._tasks",
 }
 """Public names imported on first use, and the module that defines each."""
 

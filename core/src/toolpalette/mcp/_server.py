@@ -5,7 +5,8 @@ It builds the server and wires its parts, each in a module of its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
 import mcp_types as types
@@ -213,6 +214,7 @@ class PaletteServer(Server[Any]):
             on_unsubscribe_resource=content.unsubscribe,
             on_subscriptions_listen=content.subscriptions.listen,
             on_completion=content.complete,
+            lifespan=_lifespan,
         )
         self.hub = hub
         """The hub the palettes are resolved from."""
@@ -343,6 +345,14 @@ class PaletteServer(Server[Any]):
             if getattr(found, key) is not None
         }
         return found.model_copy(update=unchanging)
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+    """While the server serves: its tasks extension is open (closed when the last ends)."""
+    assert isinstance(server, PaletteServer)
+    async with server.tasks_extension.serving():
+        yield {}
 
 
 def _version() -> str:

@@ -19,7 +19,7 @@ __all__ = [
     "RedisTaskStore",
     "SqliteTaskStore",
     "TaskStore",
-    "open_task_store",
+    "task_store",
 ]
 
 Versioned = tuple[dict[str, Any], int]
@@ -28,10 +28,16 @@ Versioned = tuple[dict[str, Any], int]
 
 @runtime_checkable
 class TaskStore(Protocol):
-    """Keeps task records: each a JSON object, replaced only at the version read.
+    """Where a server's MCP tasks are kept: implement it to keep them somewhere else.
 
-    ``expires`` is the wall-clock time (seconds since the epoch) after which a record
-    may be forgotten; a store never returns a record past it.
+    Each record is a JSON object, replaced only at the version read (compare and set),
+    so any number of workers, on any machines, may change one task at once and none of
+    their changes is lost. ``expires`` is the wall-clock time (seconds since the epoch)
+    after which a record may be forgotten; a store never returns a record past it. The
+    stores here ([`MemoryTaskStore`][toolpalette.mcp.MemoryTaskStore],
+    [`SqliteTaskStore`][toolpalette.mcp.SqliteTaskStore],
+    [`RedisTaskStore`][toolpalette.mcp.RedisTaskStore]) cover one process, one machine
+    and many machines.
     """
 
     async def create(self, task_id: str, record: dict[str, Any], expires: float) -> None:
@@ -49,12 +55,20 @@ class TaskStore(Protocol):
         ...
 
     async def close(self) -> None:
-        """Release what the store holds (connections)."""
+        """Release what the store holds (connections); a later operation opens again.
+
+        The server calls it when it stops.
+        """
         ...
 
 
 class MemoryTaskStore:
-    """Records in this process's memory: for one worker (or stdio)."""
+    """Tasks in this process's memory: the default, for one worker or stdio.
+
+    Nothing else sees them, and they are gone when the process ends: a deployment of
+    several workers needs [`SqliteTaskStore`][toolpalette.mcp.SqliteTaskStore] or
+    [`RedisTaskStore`][toolpalette.mcp.RedisTaskStore].
+    """
 
     def __init__(self) -> None:
         self._records: dict[str, tuple[str, int, float]] = {}
@@ -95,10 +109,17 @@ _SCHEMA: Final = (
 
 
 class SqliteTaskStore:
-    """Records in one SQLite file (WAL), shared by the workers of one machine.
+    """Tasks in one SQLite file (WAL): for the workers of one machine (``--workers N``).
 
-    Each operation opens its own connection in a thread (closed after it), so the
-    store is safe from any thread and any process that opens the same file.
+    Any worker answers for any task, and a finished task survives a restart. Each
+    operation opens its own connection in a thread (closed after it), so the store is
+    safe from any thread and any process that opens the same file; it needs nothing
+    beyond the standard library. One more connection is held open, unused, until
+    `close()`: without it each operation's connection would be the file's last, whose
+    close checkpoints the WAL to disk (a sync, some 20 ms, on every change).
+
+    Args:
+        path: the database file (made, with its folder, if missing).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -108,6 +129,8 @@ class SqliteTaskStore:
         with contextlib.closing(self._connect()) as db, db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
+        self._held: sqlite3.Connection | None = None
+        self._holding = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
@@ -116,6 +139,12 @@ class SqliteTaskStore:
         return db
 
     def _run(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
+        if self._held is None:
+            with self._holding:
+                if self._held is None:  # keeps the WAL open between operations
+                    held = sqlite3.connect(self.path, check_same_thread=False)
+                    held.execute("SELECT 1 FROM tasks LIMIT 0").fetchall()  # opens the file
+                    self._held = held
         with contextlib.closing(self._connect()) as db:
             return work(db)
 
@@ -157,7 +186,10 @@ class SqliteTaskStore:
         return bool(await asyncio.to_thread(self._run, work))
 
     async def close(self) -> None:
-        return None
+        with self._holding:
+            held, self._held = self._held, None
+        if held is not None:
+            held.close()
 
 
 _REPLACE: Final = """
@@ -171,10 +203,19 @@ return 0
 
 
 class RedisTaskStore:
-    """Records in Redis or Valkey (``pip install 'toolpalette[redis]'``), for many machines.
+    """Tasks in Redis or Valkey: for the workers of several machines.
 
-    Each record is a hash (``v``: version, ``b``: the JSON) under ``PREFIX + id``, set
-    to expire with the task; a replacement is one Lua script (atomic).
+    Needs ``pip install 'toolpalette[redis]'``. Each record is a hash (``v``: version,
+    ``b``: the JSON) under ``prefix + id``, set to expire with the task (Redis forgets
+    it itself); a replacement is one Lua script (atomic).
+
+    Args:
+        url: the server, as redis-py takes it (``redis://HOST:PORT/DB``,
+            ``rediss://...``, ``unix://...``).
+        prefix: the keys' prefix: deployments sharing one database each need their own.
+
+    Raises:
+        ValueError: redis-py is not installed.
     """
 
     def __init__(self, url: str, *, prefix: str = "toolpalette:task:") -> None:
@@ -216,10 +257,12 @@ class RedisTaskStore:
         await self._redis.aclose()
 
 
-def open_task_store(spec: str | None) -> TaskStore:
+def task_store(spec: str | None) -> TaskStore:
     """The store ``spec`` names: ``memory``, ``sqlite:PATH`` (or a path), ``redis://...``.
 
-    None or ``""`` is ``memory``.
+    What ``serve --task-store`` and ``TOOLPALETTE_TASK_STORE`` take, for a host that
+    reads the store from its own configuration. None or ``""`` is ``memory``;
+    ``valkey://`` is ``redis://``.
 
     Raises:
         ValueError: ``spec`` names no store.

@@ -9,7 +9,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
@@ -23,7 +23,7 @@ from toolpalette import AbortSignal, ClientRequestError, Elicited, Root, Sampled
 from toolpalette._tools.channel import log_to_logging
 from toolpalette.mcp._channel import parse_answer, question_params
 from toolpalette.mcp._principal import request_principal
-from toolpalette.mcp._task_store import MemoryTaskStore, TaskStore, open_task_store
+from toolpalette.mcp._task_store import MemoryTaskStore, TaskStore, task_store
 
 if TYPE_CHECKING:
     from toolpalette import ToolProvider
@@ -49,12 +49,26 @@ TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _UNKNOWN: Final = "Unknown task: no task of yours has that id (it may have expired)."
 _CANCELLED: Final = "The client cancelled the task."
 _LOST: Final = "The worker running this task stopped before it finished; call the tool again."
+_STOPPED: Final = "The server stopped before this task finished; call the tool again."
+_STOPPING: Final = "The server is stopping."
 _HEADER_MISMATCH: Final = -32020
 
 
 @dataclass(frozen=True)
 class TaskSettings:
-    """How a server keeps its tasks (see the host guide's "Long-running tools")."""
+    """Where and how long a server keeps its MCP tasks: ``server(..., tasks=...)``.
+
+    A call of a task-supporting tool (``@tool(task_support=...)``) from a client that
+    declares the tasks extension becomes a task when it outlasts `immediate`; the task
+    is kept in `store` for `ttl_ms`. The default keeps tasks in this process's memory,
+    which is right for one worker or stdio; give every worker of a deployment one
+    shared store ([`SqliteTaskStore`][toolpalette.mcp.SqliteTaskStore] on one machine,
+    [`RedisTaskStore`][toolpalette.mcp.RedisTaskStore] on several) so that any worker
+    answers for any task. The host guide's "Long-running tools" says more.
+
+    Raises:
+        ValueError: a setting is out of range.
+    """
 
     store: TaskStore = field(default_factory=MemoryTaskStore)
     """Where tasks are kept: give every worker of a deployment the same."""
@@ -90,7 +104,7 @@ def settings_from_env(store: str | None = None) -> TaskSettings:
         raise ValueError(
             "TOOLPALETTE_TASK_TTL, _LEASE and _IMMEDIATE are numbers of seconds"
         ) from None
-    return TaskSettings(open_task_store(spec), ttl_ms=ttl, lease=lease, immediate=immediate)
+    return TaskSettings(task_store(spec), ttl_ms=ttl, lease=lease, immediate=immediate)
 
 
 class TaskParams(types.RequestParams):
@@ -216,6 +230,18 @@ class TaskBook:
         await self.change(task_id, settle)
 
 
+def _stopped(record: dict[str, Any]) -> dict[str, Any] | None:
+    if record["status"] in TERMINAL:
+        return None
+    record.update(
+        status="failed",
+        statusMessage=_STOPPED,
+        error={"code": types.INTERNAL_ERROR, "message": _STOPPED},
+        inputRequests={},
+    )
+    return record
+
+
 def _lost(record: dict[str, Any]) -> dict[str, Any] | None:
     if record["status"] in TERMINAL or record["lease"] >= time.time():
         return None
@@ -329,15 +355,39 @@ class TaskChannel:
 class TasksExtension:
     """The extension's handlers and the tasks this worker runs.
 
+    The server holds it open while it serves (`serving()`, from the server's lifespan);
+    when the last serving ends, `aclose()` fails the tasks still running here, stops
+    their calls and closes the store.
+
     Args:
         settings: the store and its settings.
+        grace: seconds `aclose()` gives the aborted calls to end before cancelling them.
     """
 
-    def __init__(self, settings: TaskSettings) -> None:
+    def __init__(self, settings: TaskSettings, *, grace: float = 5.0) -> None:
         self.settings = settings
         self.book = TaskBook(settings)
-        self._running: dict[str, AbortSignal] = {}
+        self.grace = grace
+        self._running: dict[str, tuple[AbortSignal, asyncio.Future[ToolResult]]] = {}
         self._drivers: set[asyncio.Task[None]] = set()
+        self._serving = 0
+        self._closing = False
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """While the server serves; the last serving to end closes the extension.
+
+        The SDK enters the server's lifespan once per HTTP application, stdio run or
+        in-process client: several may serve at once from one server.
+        """
+        self._serving += 1
+        self._closing = False
+        try:
+            yield
+        finally:
+            self._serving -= 1
+            if self._serving == 0:
+                await self.aclose()
 
     # -- tools/call ------------------------------------------------------------------
 
@@ -373,7 +423,7 @@ class TasksExtension:
             served, name, arguments, ctx, answer, answers, resume
         )
         try:
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(asyncio.TimeoutError):  # not TimeoutError on 3.10
                 await asyncio.wait_for(asyncio.shield(call), self.settings.immediate)
         except asyncio.CancelledError:
             abort.abort("The client cancelled the call.")
@@ -402,7 +452,7 @@ class TasksExtension:
         channel.divert = TaskChannel(
             self.book, task_id, capabilities, name, min(0.2, self.settings.poll_ms / 1000)
         )
-        self._running[task_id] = abort
+        self._running[task_id] = (abort, call)
 
         async def finish(result: ToolResult) -> dict[str, Any]:
             return await tools.finish(ctx, served, name, result, asker, pause, channel, answer)
@@ -446,6 +496,8 @@ class TasksExtension:
                     abort.abort(_CANCELLED)
             result = await call
             await close_progress()
+            if self._closing:
+                return  # aclose() has failed the task: the server stopped
             if result.is_error and result.code == "internal_error":
                 error = {"code": types.INTERNAL_ERROR, "message": result.text}
                 await self.book.finish(task_id, "failed", "error", error)
@@ -460,7 +512,7 @@ class TasksExtension:
             wire.pop("resultType", None)
             await self.book.finish(task_id, "completed", "result", wire)
         except asyncio.CancelledError:
-            abort.abort("The server is stopping.")
+            abort.abort(_STOPPING)
             raise
         except Exception:
             logger.exception("a task's call could not be kept")
@@ -471,11 +523,38 @@ class TasksExtension:
             self._running.pop(task_id, None)
 
     async def aclose(self) -> None:
-        """Stop the tasks this worker runs (they end ``failed`` when their lease runs out)."""
-        for driver in list(self._drivers):
-            driver.cancel()
-        await asyncio.gather(*self._drivers, return_exceptions=True)
-        await self.settings.store.close()
+        """Fail the tasks this worker runs, stop their calls, close the store.
+
+        Each running task ends ``failed`` (-32603, "The server stopped before this task
+        finished; call the tool again.") at once, rather than ``working`` until its lease
+        runs out: its call runs in this process and can go on nowhere else. Its tool is
+        aborted, and given `grace` seconds to end before its call is cancelled. A store
+        that cannot be written within `grace` leaves the task to its lease, which fails it
+        the same way. Safe to call twice; a server that serves again reopens the store.
+        """
+        self._closing = True
+        with anyio.CancelScope(shield=True):
+            running = list(self._running.items())
+            if running:
+                marks = [self.book.change(task_id, _stopped) for task_id, _ in running]
+                try:
+                    await asyncio.wait_for(
+                        asyncio.gather(*marks, return_exceptions=True), self.grace
+                    )
+                except asyncio.TimeoutError:
+                    logger.warning("the tasks still running were left to their lease")
+                for abort, _call in self._running.values():
+                    abort.abort(_STOPPING)
+            drivers = set(self._drivers)
+            if drivers:
+                _, late = await asyncio.wait(drivers, timeout=self.grace)
+                for driver in late:
+                    driver.cancel()
+                calls = [call for _task, (_abort, call) in running]
+                for call in calls:
+                    call.cancel()
+                await asyncio.gather(*late, *calls, return_exceptions=True)
+            await self.settings.store.close()
 
     # -- tasks/* ---------------------------------------------------------------------
 
@@ -547,7 +626,7 @@ class TasksExtension:
             return record
 
         await self.book.change(params.taskId, cancelled)
-        abort = self._running.get(params.taskId)
-        if abort is not None:
-            abort.abort(_CANCELLED)
+        running = self._running.get(params.taskId)
+        if running is not None:
+            running[0].abort(_CANCELLED)
         return {"resultType": "complete"}
