@@ -232,7 +232,7 @@ def test_the_checker_sees_each_kind_of_reference(tmp_path: Path) -> None:
         "from toolpalette import Executor\n"
         "from toolpalette.testing import run_cli\n"
         "def test(monkeypatch):\n"
-        "    monkeypatch.setattr('toolpalette._agents.host.discover', None)\n",
+        "    monkeypatch.setattr('toolpalette._hub.discover', None)\n",
         encoding="utf-8",
     )
     assert private_references(sample) == {
@@ -240,5 +240,5 @@ def test_the_checker_sees_each_kind_of_reference(tmp_path: Path) -> None:
         "toolpalette._run.workers",
         "toolpalette._tools.tool",
         "toolpalette._version",
-        "toolpalette._agents.host.discover",
+        "toolpalette._hub.discover",
     }
