@@ -66,8 +66,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._tools.changes import resource_updated
     from toolpalette._tools.channel import ClientChannel, Elicited, LoggingChannel, Root, Sampled
     from toolpalette._tools.function_tool import function_tool
-    from toolpalette._tools.info import ToolInfo
-    from toolpalette._tools.origin import Origin
+    from toolpalette._tools.info import Origin, ToolInfo
     from toolpalette._tools.prompt import PackPrompt, prompt
     from toolpalette._tools.provider import (
         BoundTool,
@@ -202,7 +201,7 @@ _LAZY: dict[str, str] = {
     "LoggingChannel": "toolpalette._tools.channel",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "OfferedContent": "toolpalette._agents.content",
-    "Origin": "toolpalette._tools.origin",
+    "Origin": "toolpalette._tools.info",
     "Overhead": "toolpalette._agents.turn",
     "PackPrompt": "toolpalette._tools.prompt",
     "PackResource": "toolpalette._tools.resource",

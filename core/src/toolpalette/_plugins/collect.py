@@ -18,7 +18,7 @@ from toolpalette._plugins.problems import (
     safe_str,
 )
 from toolpalette._plugins.servers import MCPServerSpec, parse_server
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 from toolpalette._tools.provider import (
     ClassToolProvider,
     FunctionToolProvider,
