@@ -69,7 +69,7 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "unit tests of the typed boundary around hook calls and of describing failures",
     ),
     "tests/core/plugins/test_config.py": (
-        ("toolpalette._plugins.config", "toolpalette._plugins.renamed"),
+        ("toolpalette._plugins.config",),
         "unit tests of reading the host's configuration and of renamed providers",
     ),
     "tests/core/plugins/test_listing.py": (

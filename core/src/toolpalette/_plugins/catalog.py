@@ -348,7 +348,7 @@ class PackCatalog:
         name = self.config.name_for(pack.name, provider.name)
         if name == provider.name:
             return provider
-        from toolpalette._plugins.renamed import renamed
+        from toolpalette._plugins.config import renamed
 
         try:
             return renamed(provider, name)
