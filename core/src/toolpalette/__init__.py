@@ -44,8 +44,8 @@ if _typing.TYPE_CHECKING:
         RequestToolsProvider,
     )
     from toolpalette._agents.meta_search import SearchSkillsProvider, SearchToolsProvider
-    from toolpalette._agents.palette import ReadOnlyPalette
     from toolpalette._agents.policy import Decision, ToolPolicy
+    from toolpalette._agents.reconcile import ReadOnlyPalette
     from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
@@ -207,7 +207,7 @@ _LAZY: dict[str, str] = {
     "PackResource": "toolpalette._tools.resource",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
-    "ReadOnlyPalette": "toolpalette._agents.palette",
+    "ReadOnlyPalette": "toolpalette._agents.reconcile",
     "RequestSkillProvider": "toolpalette._agents.meta",
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",
