@@ -38,6 +38,16 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._cli.call",),
         "unit test of the file names `call --save` gives content blocks",
     ),
+    "tests/core/test_call_walk.py": (
+        (
+            "toolpalette._agents.policy",
+            "toolpalette._run.executor",
+            "toolpalette._run.shaping",
+            "toolpalette._tools.provider",
+            "toolpalette._tools.registry",
+        ),
+        "names by string the modules one call must walk through (bench/call_walk.py)",
+    ),
     "tests/core/cli/test_cli_cache.py": (
         ("toolpalette._hub",),
         "checks by name that a warm read-only command never imports the hub's module",
@@ -59,7 +69,7 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "unit tests of the typed boundary around hook calls and of describing failures",
     ),
     "tests/core/plugins/test_config.py": (
-        ("toolpalette._plugins.config", "toolpalette._plugins.renamed"),
+        ("toolpalette._plugins.config",),
         "unit tests of reading the host's configuration and of renamed providers",
     ),
     "tests/core/plugins/test_listing.py": (
@@ -236,7 +246,7 @@ def test_the_checker_sees_each_kind_of_reference(tmp_path: Path) -> None:
         "from toolpalette import Executor\n"
         "from toolpalette.testing import run_cli\n"
         "def test(monkeypatch):\n"
-        "    monkeypatch.setattr('toolpalette._agents.host.discover', None)\n",
+        "    monkeypatch.setattr('toolpalette._hub.discover', None)\n",
         encoding="utf-8",
     )
     assert private_references(sample) == {
@@ -244,5 +254,5 @@ def test_the_checker_sees_each_kind_of_reference(tmp_path: Path) -> None:
         "toolpalette._run.workers",
         "toolpalette._tools.tool",
         "toolpalette._version",
-        "toolpalette._agents.host.discover",
+        "toolpalette._hub.discover",
     }

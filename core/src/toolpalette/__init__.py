@@ -44,8 +44,8 @@ if _typing.TYPE_CHECKING:
         RequestToolsProvider,
     )
     from toolpalette._agents.meta_search import SearchSkillsProvider, SearchToolsProvider
-    from toolpalette._agents.palette import ReadOnlyPalette
     from toolpalette._agents.policy import Decision, ToolPolicy
+    from toolpalette._agents.reconcile import ReadOnlyPalette
     from toolpalette._agents.sandbox import CodeLimits
     from toolpalette._agents.selector import ResolvedTools, ToolSelector
     from toolpalette._agents.thinker import Thinker
@@ -66,8 +66,7 @@ if _typing.TYPE_CHECKING:
     from toolpalette._tools.changes import resource_updated
     from toolpalette._tools.channel import ClientChannel, Elicited, LoggingChannel, Root, Sampled
     from toolpalette._tools.function_tool import function_tool
-    from toolpalette._tools.info import ToolInfo
-    from toolpalette._tools.origin import Origin
+    from toolpalette._tools.info import Origin, ToolInfo
     from toolpalette._tools.prompt import PackPrompt, prompt
     from toolpalette._tools.provider import (
         BoundTool,
@@ -202,13 +201,13 @@ _LAZY: dict[str, str] = {
     "LoggingChannel": "toolpalette._tools.channel",
     "MCPServerSpec": "toolpalette._plugins.servers",
     "OfferedContent": "toolpalette._agents.content",
-    "Origin": "toolpalette._tools.origin",
+    "Origin": "toolpalette._tools.info",
     "Overhead": "toolpalette._agents.turn",
     "PackPrompt": "toolpalette._tools.prompt",
     "PackResource": "toolpalette._tools.resource",
     "PluginInfo": "toolpalette._plugins.catalog",
     "Problem": "toolpalette._plugins.problems",
-    "ReadOnlyPalette": "toolpalette._agents.palette",
+    "ReadOnlyPalette": "toolpalette._agents.reconcile",
     "RequestSkillProvider": "toolpalette._agents.meta",
     "RequestToolsProvider": "toolpalette._agents.meta",
     "ResolvedTools": "toolpalette._agents.selector",

@@ -18,7 +18,7 @@ __all__ = ["Called", "call_each", "first_result", "in_call_order"]
 
 logger = logging.getLogger("toolpalette.hooks")
 trace_logger = logging.getLogger("toolpalette.trace")
-"""Where ``TOOLPALETTE_TRACE_PLUGINS`` sends each call (see ``_plugins/manager.py``)."""
+"""Where each call is logged when ``TOOLPALETTE_TRACE_PLUGINS`` is on (the manager turns it on)."""
 
 
 class Called(NamedTuple):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from toolpalette import BoundTool, FunctionToolProvider, ToolInfo, ToolProvider, tool
 from toolpalette._plugins.config import HubConfig, load_config
-from toolpalette._plugins.renamed import renamed as rename
+from toolpalette._plugins.config import renamed as rename
 from toolpalette.errors import ConfigError, InvalidInputError
 
 

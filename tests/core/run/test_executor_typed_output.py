@@ -6,11 +6,12 @@ import base64
 import dataclasses
 import datetime
 import json
+import pickle
 from typing import Any
 
 import pydantic
 import pytest
-from toolpalette import Audio, Executor, File, Image, ToolRegistry, tool
+from toolpalette import Audio, Executor, File, Image, ResourceLink, ToolRegistry, tool
 from toolpalette.errors import ToolDefinitionError
 from toolpalette.testing import as_provider
 
@@ -236,3 +237,18 @@ def test_content_types_compare_by_value() -> None:
     assert Image(PNG) != Image(PNG, "image/jpeg")
     assert len({File("x", name="a"), File("x", name="a")}) == 1
     assert repr(Audio(b"abc")) == "Audio(audio/wav, 3 bytes)"
+
+
+def test_content_types_are_frozen_dataclasses_checked_again_when_replaced() -> None:
+    image = Image(PNG)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        image.mime_type = "image/jpeg"  # type: ignore[misc]
+    with pytest.raises((AttributeError, TypeError)):  # TypeError before Python 3.12
+        image.extra = 1  # type: ignore[attr-defined]
+    assert dataclasses.replace(image, mime_type="image/jpeg") == Image(PNG, "image/jpeg")
+    with pytest.raises(ValueError, match="must be image/"):
+        dataclasses.replace(image, mime_type="audio/wav")
+    assert File("x", name="a b") == File("x", name="a b", uri="file:///a%20b")
+    assert File("x", name="a").uri == "file:///a"
+    assert ResourceLink("a:b", "x", title="") == ResourceLink("a:b", "x")
+    assert pickle.loads(pickle.dumps(File(b"\x00", name="raw.bin"))) == File(b"\x00", "raw.bin")

@@ -1,11 +1,11 @@
-"""A thinker's palette brought, each turn, to what the turn offers: one reconcile."""
+"""A thinker's palette brought to what each turn offers (one reconcile); `ReadOnlyPalette`."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, overload
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, final, overload
 
 from toolpalette._agents.meta import (
     ENUM_LIMIT,
@@ -21,11 +21,10 @@ from toolpalette._agents.meta_search import (
     SearchSkillsProvider,
     SearchToolsProvider,
 )
-from toolpalette._agents.palette import ReadOnlyPalette
 from toolpalette._hookcall import call_each, in_call_order
 from toolpalette._search.bundles import Bundle, entries
 from toolpalette._tools.registry import ToolRegistry, lookup, sync
-from toolpalette.errors import ToolCollisionError
+from toolpalette.errors import ToolCollisionError, ToolError
 
 if TYPE_CHECKING:
     from toolpalette._agents.policy import ToolPolicy
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from toolpalette._skills import Conversation, Skill
     from toolpalette._tools.provider import ToolProvider
 
-__all__ = ["SearchMode", "Reconciler"]
+__all__ = ["ReadOnlyPalette", "Reconciler", "SearchMode"]
 
 logger = logging.getLogger("toolpalette.thinker")
 
@@ -482,3 +481,53 @@ def _read_skill_file(conversation: Conversation) -> ToolProvider | None:
     """``read_skill_file`` over the attached skills' files, or None when they have none."""
     files = [(s, path) for s in conversation.skills for path in _files_of(s)]
     return ReadSkillFileProvider(files) if files else None
+
+
+# -- the read-only palette ---------------------------------------------------------------
+
+
+@final
+class ReadOnlyPalette:
+    """The two halves of the read-only guarantee.
+
+    [`sweep()`][toolpalette.ReadOnlyPalette.sweep] keeps mutating tools out of what the
+    model is offered; at call time they are refused, because a registry can be widened
+    after the sweep (by a reconcile hook, a system-wide tool, a grant, a direct
+    registration). A thinker's executor refuses them itself, from its binding's
+    read-only flag (``_run/rules.py``);
+    [`require_read_only()`][toolpalette.ReadOnlyPalette.require_read_only] is the same
+    check for an executor built by hand
+    (``Executor(require_read_only=ReadOnlyPalette.require_read_only)``). Both run
+    outside every hook.
+    """
+
+    @staticmethod
+    def sweep(registry: ToolRegistry, names: Iterable[str] | None = None) -> list[str]:
+        """Remove every mutating provider from ``registry``; returns the removed names, sorted.
+
+        ``names`` limits the sweep to those tools, for a caller that knows only they
+        changed since the last whole sweep (a thinker adding the tools granted since).
+        """
+        if names is None:
+            keep = [p.name for p in registry.providers() if p.read_only]
+            return registry.retain(keep)
+        removed = []
+        for name in sorted(set(names)):
+            provider = lookup(registry, name)
+            if provider is not None and not provider.read_only and registry.unregister(name):
+                removed.append(name)
+        return removed
+
+    @staticmethod
+    def require_read_only(provider: ToolProvider) -> None:
+        """Refuse a mutating provider.
+
+        Raises:
+            ToolError: status 403, code ``read_only``, when ``provider`` is mutating.
+        """
+        if not provider.read_only:
+            raise ToolError(
+                f"Tool {provider.name!r} changes things, and this agent is read-only.",
+                code="read_only",
+                status=403,
+            )

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolpalette._agents.links import linked_skills, requirement_problems, unmet
+from toolpalette._agents.links import DeclaredLinks, linked_skills, requirement_problems, unmet
 from toolpalette._agents.selector import ResolvedTools, ToolSelector, ToolSource
 from toolpalette._plugins.catalog import distribution_summary
 from toolpalette._search.bundles import Bundle
@@ -105,13 +105,17 @@ class ThinkerHub(Protocol):
         ...
 
 
-def resolve_palette(source: PaletteSource, cls: Declaring) -> ResolvedPalette:
-    """Resolve ``cls``'s selectors against ``source`` (uncached; the hub caches per class)."""
+def resolve_palette(
+    source: PaletteSource, cls: Declaring, *, declared_links: DeclaredLinks | None = None
+) -> ResolvedPalette:
+    """Resolve ``cls``'s selectors against ``source`` (uncached; the hub caches per class).
+
+    ``declared_links`` gives what each pack's hooks module links its tools to.
+    """
     tools = cls.declare_compatible_tools().resolve(source)
-    declared = getattr(source, "declared_links", None)
     links: dict[str, tuple[str, ...]] = {}
     for provider in (*tools.offered, *tools.deferred):
-        found = linked_skills(provider, declared if callable(declared) else None)
+        found = linked_skills(provider, declared_links)
         if found:
             links[provider.name] = found
     reachable = (*tools.offered, *tools.deferred, *_system_tools(source))

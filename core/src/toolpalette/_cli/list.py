@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpalette._plugins.listing import ListedTool, Listing
 from toolpalette._plugins.problems import Problem
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 
 if TYPE_CHECKING:
     from toolpalette._hub import ToolHub

@@ -17,7 +17,7 @@ from toolpalette._cli.list import (
     tool_entry,
     unknown_tool_notes,
 )
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 from toolpalette.errors import ToolNotFoundError
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from toolpalette._cli.cached import Answer
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 from toolpalette.errors import SkillNotFoundError
 
 if TYPE_CHECKING:

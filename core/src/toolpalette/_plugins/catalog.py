@@ -25,7 +25,7 @@ from toolpalette._plugins.problems import (
     safe_str,
 )
 from toolpalette._plugins.switches import BLOCK_ENV, Switches
-from toolpalette._tools.origin import Origin
+from toolpalette._tools.info import Origin
 from toolpalette.errors import ToolCollisionError, ToolpaletteError
 
 if TYPE_CHECKING:
@@ -348,7 +348,7 @@ class PackCatalog:
         name = self.config.name_for(pack.name, provider.name)
         if name == provider.name:
             return provider
-        from toolpalette._plugins.renamed import renamed
+        from toolpalette._plugins.config import renamed
 
         try:
             return renamed(provider, name)

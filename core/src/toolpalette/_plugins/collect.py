@@ -17,7 +17,8 @@ from toolpalette._plugins.problems import (
     describe_type,
     safe_str,
 )
-from toolpalette._tools.origin import distribution_label
+from toolpalette._plugins.servers import MCPServerSpec, parse_server
+from toolpalette._tools.info import distribution_label
 from toolpalette._tools.provider import (
     ClassToolProvider,
     FunctionToolProvider,
@@ -35,6 +36,7 @@ __all__ = [
     "Collected",
     "call_each",
     "items_of",
+    "servers",
     "tools",
 ]
 
@@ -131,6 +133,34 @@ def tools(pm: ToolpaletteManager, plugin_name: str, origin: Origin) -> Collected
         if provider is not None:
             out.items.append(provider)
     return out
+
+
+def servers(pm: ToolpaletteManager, packs: Iterable[tuple[str, Origin]]) -> Collected:
+    """The MCP servers ``packs`` (each a name and its origin) describe, sorted by name.
+
+    A description of the wrong shape is ``garbage``, and a name several packs use a
+    ``collision``: like tools, neither is used, whatever the order the packs loaded in.
+    """
+    claims: dict[str, list[MCPServerSpec]] = {}
+    problems: list[Problem] = []
+    for pack, origin in packs:
+        found, hook_problems = registered(pm, "toolpalette_register_mcp_servers", pack, origin)
+        problems.extend(hook_problems)
+        for _impl, _position, item in found:
+            try:
+                spec = parse_server(item, pack)
+            except ValueError as invalid:
+                label = distribution_label(origin.distribution, origin.version)
+                problems.append(Problem("garbage", str(invalid), pack, label))
+                continue
+            claims.setdefault(spec.name, []).append(spec)
+    for name, specs in claims.items():
+        if len(specs) > 1:
+            named = ", ".join(sorted(s.pack for s in specs))
+            reason = f"MCP server name {name!r} is described by several packs: {named}"
+            problems.append(Problem("collision", reason, specs[0].pack, None, name))
+    kept = [specs[0] for _name, specs in sorted(claims.items()) if len(specs) == 1]
+    return Collected(kept, problems)
 
 
 def _provider(

@@ -11,10 +11,14 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Union
+from typing import TYPE_CHECKING, Any, Final, Union
 
 from toolpalette._plugins.problems import Problem
 from toolpalette.errors import ConfigError
+
+if TYPE_CHECKING:
+    from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.replaced import ReplacedProvider
 
 __all__ = [
     "SERVE_AUTH_KEYS",
@@ -23,6 +27,7 @@ __all__ = [
     "HubConfig",
     "did_you_mean",
     "load_config",
+    "renamed",
     "shown_name",
 ]
 
@@ -315,3 +320,23 @@ def _check_names(rename: Mapping[str, str], prefix: Mapping[str, str], shown: st
                 "use letters, digits, '_' and '-' (e.g. 'files_')",
                 shown,
             )
+
+
+def renamed(inner: ToolProvider, name: str) -> ReplacedProvider:
+    """``inner`` offered as ``name`` (the host's rename): its record with the name replaced.
+
+    Schemas, annotations, options, metadata and origin stay the tool's own. A display
+    name the tool declared stays too; one derived from the old name (``search`` shown
+    as "Search") follows the new one, so two prefixed copies of a tool do not show
+    under one title.
+
+    Raises:
+        ValueError: ``name`` is not a valid tool name.
+    """
+    # Imported here: reading a configuration (a warm listing does) needs no provider.
+    from toolpalette._tools.info import default_display_name
+    from toolpalette._tools.replaced import ReplacedProvider
+
+    if inner.display_name == default_display_name(inner.name):
+        return ReplacedProvider(inner, name=name, display_name=default_display_name(name))
+    return ReplacedProvider(inner, name=name)

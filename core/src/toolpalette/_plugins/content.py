@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolpalette._plugins import collect as _collect
 from toolpalette._plugins.problems import Problem, describe_exception, describe_type
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 from toolpalette._tools.prompt import PackPrompt, get_prompt_spec
 from toolpalette._tools.resource import PackResource, get_resource_spec
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 from toolpalette.errors import IncompatiblePluginError
 
 __all__ = [

@@ -10,19 +10,17 @@ from typing import TYPE_CHECKING, Any, Final, final
 import pluggy
 
 from toolpalette import hookspecs
+from toolpalette._hookcall import trace_logger
 from toolpalette._plugins.switches import Switches
 
 if TYPE_CHECKING:
     from pluggy import HookimplOpts
     from pluggy._hooks import HookImpl
 
-__all__ = ["HOOK_PREFIX", "ToolpaletteManager", "trace_logger"]
+__all__ = ["HOOK_PREFIX", "ToolpaletteManager"]
 
 HOOK_PREFIX: Final = "toolpalette_"
 """Every hook name starts with this; other attributes are never hook implementations."""
-
-trace_logger = logging.getLogger("toolpalette.trace")
-"""Where hook calls are logged when tracing is on."""
 
 
 @final
@@ -30,7 +28,8 @@ class ToolpaletteManager(pluggy.PluginManager):
     """The pluggy ``PluginManager`` of one hub, with the toolpalette hookspecs added.
 
     Args:
-        trace: Log every hook call to ``toolpalette.trace``; None reads
+        trace: Log every hook call to ``toolpalette.trace`` (``_hookcall.call_each``,
+            the one way hooks are called, writes the lines); None reads
             ``TOOLPALETTE_TRACE_PLUGINS`` from the environment.
     """
 
@@ -43,7 +42,7 @@ class ToolpaletteManager(pluggy.PluginManager):
         self._impls: dict[str, dict[str, list[HookImpl]]] = {}
         self._names: dict[int, str] = {}
         self.tracing = Switches.from_environ().trace if trace is None else trace
-        """Whether hook calls are logged (the hub also logs each register-hook call)."""
+        """Whether this manager turned hook-call logging on (it stays on for the process)."""
         if self.tracing:
             _enable_trace()
 

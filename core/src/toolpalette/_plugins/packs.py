@@ -14,7 +14,7 @@ from toolpalette._plugins.discovery import (
 )
 from toolpalette._plugins.installed import Installed, entries_in, read, snapshot
 from toolpalette._plugins.problems import Problem
-from toolpalette._tools.origin import Origin
+from toolpalette._tools.info import Origin
 from toolpalette.errors import IncompatiblePluginError
 
 if TYPE_CHECKING:

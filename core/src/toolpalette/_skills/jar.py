@@ -9,7 +9,7 @@ from toolpalette._plugins.problems import Problem
 from toolpalette._skills.manifest import coerce_front_matter, lint_manifest
 from toolpalette._skills.paths import inside, walk_files
 from toolpalette._skills.skill import Skill
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

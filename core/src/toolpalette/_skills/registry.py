@@ -14,7 +14,7 @@ from toolpalette._plugins.problems import Problem, ProblemKind
 from toolpalette._skills.jar import load_folder, open_package
 from toolpalette._skills.manifest import bundle_id_problem, lint_manifest
 from toolpalette._skills.skill import Skill
-from toolpalette._tools.origin import distribution_label
+from toolpalette._tools.info import distribution_label
 from toolpalette._tools.provider import Origin
 from toolpalette.errors import SkillNotFoundError
 

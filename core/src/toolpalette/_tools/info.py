@@ -1,4 +1,7 @@
-"""``ToolInfo``: the one frozen record of what a tool is, the provider contract."""
+"""``ToolInfo``, the one frozen record of what a tool is, and ``Origin``, where it comes from.
+
+Neither needs pydantic, so listings, problems and the command line can use them cheaply.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal, get_args
 
-__all__ = ["INFO_FIELDS", "TASK_SUPPORT", "TaskSupport", "ToolInfo", "default_display_name"]
+__all__ = [
+    "INFO_FIELDS",
+    "TASK_SUPPORT",
+    "Origin",
+    "TaskSupport",
+    "ToolInfo",
+    "default_display_name",
+    "distribution_label",
+]
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 """Whether a tool may run as an MCP task (the tasks extension): ``forbidden`` (it never
@@ -93,3 +104,41 @@ class ToolInfo:
 
 INFO_FIELDS: Final[tuple[str, ...]] = tuple(f.name for f in dataclasses.fields(ToolInfo))
 """The record's fields: each is also the provider property of that name."""
+
+
+# -- provenance ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a provider comes from: the pack, its distribution, and the module (or server)."""
+
+    pack: str | None = None
+    """The entry point name of the pack (or the name given to ``add_plugin``)."""
+    distribution: str | None = None
+    """The distribution that ships it, e.g. ``toolpalette-files``."""
+    version: str | None = None
+    """That distribution's version."""
+    module: str | None = None
+    """The module that defines the tool."""
+    server: str | None = None
+    """The MCP server that serves the tool, for a tool of an MCP server."""
+
+    def describe(self) -> str:
+        """``module (distribution version)``, with whatever parts are known."""
+        if self.server is not None:
+            where = f"MCP server {self.server!r}"
+            return f"{where} of pack {self.pack!r}" if self.pack else where
+        where = self.module or self.pack or "unknown module"
+        label = distribution_label(self.distribution, self.version)
+        return f"{where} ({label})" if label else where
+
+
+def distribution_label(distribution: str | None, version: str | None) -> str | None:
+    """``distribution version`` (``?`` for an unknown version), or None without a distribution.
+
+    The one spelling of "which distribution" in problems, listings and error messages.
+    """
+    if not distribution:
+        return None
+    return f"{distribution} {version or '?'}"

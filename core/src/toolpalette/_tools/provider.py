@@ -24,8 +24,7 @@ from toolpalette._schema import paths as _paths
 from toolpalette._schema import strict_json as _json
 from toolpalette._schema.validation import MAX_PROBLEMS, ModelInput
 from toolpalette._tools import signature as _signature
-from toolpalette._tools.info import INFO_FIELDS, TaskSupport, ToolInfo, default_display_name
-from toolpalette._tools.origin import Origin
+from toolpalette._tools.info import INFO_FIELDS, Origin, TaskSupport, ToolInfo, default_display_name
 from toolpalette._tools.tool import TOOL_NAME, BoundTool, Tool, ToolContext, ToolSpec, get_spec
 from toolpalette.errors import InvalidInputError, InvalidToolSchemaError, ToolDefinitionError
 

@@ -11,6 +11,7 @@ import posixpath
 import re
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Final, final, get_args
 
 __all__ = [
@@ -195,24 +196,27 @@ def _check_bytes(kind: str, data: object) -> bytes:
 
 
 @final
+@dataclass(frozen=True, slots=True)
 class Image:
     """An image a tool returns: raw bytes and their MIME type (``image/png``, ...).
 
     It reaches the result as an MCP ``image`` block (base64 data) and the provider
-    formats as their own image parts; its bytes count against the output cap.
+    formats as their own image parts; its bytes count against the output cap. A
+    frozen dataclass: equal when bytes and MIME type are, hashable, read-only.
 
     Raises:
         TypeError: ``data`` is not bytes.
         ValueError: ``mime_type`` is not ``image/...``.
     """
 
-    __slots__ = ("data", "mime_type")
+    data: bytes
+    """The image's bytes (a bytearray or memoryview given is copied to bytes)."""
+    mime_type: str = "image/png"
+    """The image's MIME type."""
 
-    def __init__(self, data: bytes, mime_type: str = "image/png") -> None:
-        self.data: Final = _check_bytes("Image", data)
-        """The image's bytes."""
-        self.mime_type: Final = _check_mime("Image", mime_type, "image")
-        """The image's MIME type."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data", _check_bytes("Image", self.data))
+        _check_mime("Image", self.mime_type, "image")
 
     def block(self) -> dict[str, Any]:
         """The MCP-style content block: ``{"type": "image", "data": ..., "mimeType": ...}``."""
@@ -222,36 +226,31 @@ class Image:
         """What a text-only reader sees in its place (see `block_text()`)."""
         return _binary_line("image", self.mime_type, len(self.data))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Image):
-            return NotImplemented
-        return (self.data, self.mime_type) == (other.data, other.mime_type)
-
-    def __hash__(self) -> int:
-        return hash((Image, self.data, self.mime_type))
-
     def __repr__(self) -> str:
         return f"Image({self.mime_type}, {len(self.data)} bytes)"
 
 
 @final
+@dataclass(frozen=True, slots=True)
 class Audio:
     """An audio clip a tool returns: raw bytes and their MIME type (``audio/wav``, ...).
 
     It reaches the result as an MCP ``audio`` block; its bytes count against the cap.
+    A frozen dataclass: equal when bytes and MIME type are, hashable, read-only.
 
     Raises:
         TypeError: ``data`` is not bytes.
         ValueError: ``mime_type`` is not ``audio/...``.
     """
 
-    __slots__ = ("data", "mime_type")
+    data: bytes
+    """The clip's bytes (a bytearray or memoryview given is copied to bytes)."""
+    mime_type: str = "audio/wav"
+    """The clip's MIME type."""
 
-    def __init__(self, data: bytes, mime_type: str = "audio/wav") -> None:
-        self.data: Final = _check_bytes("Audio", data)
-        """The clip's bytes."""
-        self.mime_type: Final = _check_mime("Audio", mime_type, "audio")
-        """The clip's MIME type."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "data", _check_bytes("Audio", self.data))
+        _check_mime("Audio", self.mime_type, "audio")
 
     def block(self) -> dict[str, Any]:
         """The MCP-style content block: ``{"type": "audio", "data": ..., "mimeType": ...}``."""
@@ -261,19 +260,12 @@ class Audio:
         """What a text-only reader sees in its place (see `block_text()`)."""
         return _binary_line("audio", self.mime_type, len(self.data))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Audio):
-            return NotImplemented
-        return (self.data, self.mime_type) == (other.data, other.mime_type)
-
-    def __hash__(self) -> int:
-        return hash((Audio, self.data, self.mime_type))
-
     def __repr__(self) -> str:
         return f"Audio({self.mime_type}, {len(self.data)} bytes)"
 
 
 @final
+@dataclass(frozen=True, slots=True, init=False)
 class File:
     """A file a tool returns: its name, its contents (bytes, or text) and MIME type.
 
@@ -281,15 +273,25 @@ class File:
     ``file:///NAME`` (the name, percent-encoded; nothing on disk is implied), or the
     ``uri`` given (an embedded resource the pack serves, ``docs://guide``), with the
     contents as ``blob`` (base64) for bytes or ``text`` for text. Its bytes (UTF-8 for
-    text) count against the output cap.
+    text) count against the output cap. A frozen dataclass, equal when contents, name,
+    MIME type and ``uri`` are (an omitted ``uri`` is ``file:///NAME``).
 
     Raises:
         TypeError: ``data`` is neither bytes nor text.
         ValueError: ``name`` is empty, holds a slash, or ``mime_type`` is malformed.
     """
 
-    __slots__ = ("_uri", "data", "mime_type", "name")
+    data: bytes | str
+    """The file's contents."""
+    name: str
+    """The file's name, as the user would save it."""
+    mime_type: str
+    """The file's MIME type."""
+    uri: str
+    """The ``uri`` given, else ``file:///NAME``: how MCP names the embedded resource."""
 
+    # Its own __init__: ``uri`` is optional to give but always set, so that a File
+    # given ``file:///NAME`` and one given nothing are the same value.
     def __init__(
         self,
         data: bytes | str,
@@ -300,22 +302,15 @@ class File:
     ) -> None:
         if uri is not None and (not isinstance(uri, str) or "://" not in uri or len(uri) > 2048):
             raise ValueError("File uri must be an absolute URI (scheme://...)")
-        self._uri = uri
         if not isinstance(data, str):
             data = _check_bytes("File", data)
         if not isinstance(name, str) or not name or "/" in name or "\\" in name or len(name) > 255:
             raise ValueError("File name must be a plain file name (1-255 characters, no '/')")
-        self.data: Final[bytes | str] = data
-        """The file's contents."""
-        self.name: Final = name
-        """The file's name, as the user would save it."""
-        self.mime_type: Final = _check_mime("File", mime_type, None)
-        """The file's MIME type."""
-
-    @property
-    def uri(self) -> str:
-        """The ``uri`` given, else ``file:///NAME``: how MCP names the embedded resource."""
-        return self._uri or "file:///" + urllib.parse.quote(self.name)
+        _check_mime("File", mime_type, None)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "mime_type", mime_type)
+        object.__setattr__(self, "uri", uri or "file:///" + urllib.parse.quote(name))
 
     @property
     def size(self) -> int:
@@ -338,62 +333,49 @@ class File:
         """
         return _file_text(self.name, self.mime_type, self.size, self.data)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, File):
-            return NotImplemented
-        mine = (self.data, self.name, self.mime_type, self.uri)
-        return mine == (other.data, other.name, other.mime_type, other.uri)
-
-    def __hash__(self) -> int:
-        return hash((File, self.data, self.name, self.mime_type, self.uri))
-
     def __repr__(self) -> str:
         return f"File({self.name!r}, {self.mime_type}, {self.size} bytes)"
 
 
 @final
+@dataclass(frozen=True, slots=True)
 class ResourceLink:
     """A link to a resource a tool names without carrying it: a URI and a name.
 
     It reaches the result as an MCP ``resource_link`` block, and text-only readers as
     ``[resource link: NAME <URI>]`` (the title, when given, in place of the name). Its
-    text counts against the output cap.
+    text counts against the output cap. A frozen dataclass: equal when every field is
+    (an empty title or description counts as None).
 
     Raises:
         TypeError: ``uri`` or ``name`` is not text.
         ValueError: ``uri`` or ``name`` is empty, or ``mime_type`` is malformed.
     """
 
-    __slots__ = ("description", "mime_type", "name", "title", "uri")
+    uri: str
+    """The resource's URI."""
+    name: str
+    """The resource's name."""
+    _: KW_ONLY
+    title: str | None = None
+    """A title for people, or None."""
+    description: str | None = None
+    """What the resource holds, or None."""
+    mime_type: str | None = None
+    """The resource's MIME type, when known."""
 
-    def __init__(
-        self,
-        uri: str,
-        name: str,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-    ) -> None:
-        for label, text in (("uri", uri), ("name", name)):
+    def __post_init__(self) -> None:
+        for label, text in (("uri", self.uri), ("name", self.name)):
             if not isinstance(text, str):
                 raise TypeError(f"ResourceLink {label} must be text, not {type(text).__name__}")
             if not text:
                 raise ValueError(f"ResourceLink {label} must not be empty")
-        self.uri: Final = uri
-        """The resource's URI."""
-        self.name: Final = name
-        """The resource's name."""
-        self.title: Final = title if isinstance(title, str) and title else None
-        """A title for people, or None."""
-        self.description: Final = (
-            description if isinstance(description, str) and description else None
-        )
-        """What the resource holds, or None."""
-        self.mime_type: Final = (
-            _check_mime("ResourceLink", mime_type, None) if mime_type is not None else None
-        )
-        """The resource's MIME type, when known."""
+        for label in ("title", "description"):
+            text = getattr(self, label)
+            if not (isinstance(text, str) and text):
+                object.__setattr__(self, label, None)
+        if self.mime_type is not None:
+            _check_mime("ResourceLink", self.mime_type, None)
 
     def block(self) -> dict[str, Any]:
         """The MCP ``resource_link`` block (optional fields only when given)."""
@@ -409,14 +391,6 @@ class ResourceLink:
     def summary(self) -> str:
         """What a text-only reader sees in its place (see `block_text()`)."""
         return _link_text(self.title or self.name, self.uri)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ResourceLink):
-            return NotImplemented
-        return self.block() == other.block()
-
-    def __hash__(self) -> int:
-        return hash((ResourceLink, self.uri, self.name))
 
     def __repr__(self) -> str:
         return f"ResourceLink({self.uri!r}, {self.name!r})"

@@ -1,4 +1,4 @@
-"""A tool's log lines and questions, sent to the MCP client of the call's request.
+"""A tool's log lines, questions and progress, sent to the MCP client of the call's request.
 
 2025 era: ``notifications/message`` and the client's own requests; 2026-07-28: the
 request's log level, and questions as ``input_required`` with sealed state (re-run).
@@ -28,6 +28,7 @@ __all__ = [
     "INPUT_STATE",
     "LEVEL_KEY",
     "McpChannel",
+    "Progress",
     "parse_answer",
     "question_params",
     "resumed_from",
@@ -429,3 +430,54 @@ def parse_answer(feature: str, answer: Mapping[str, Any]) -> Any:
     """
     parse = {"elicitation": _elicited, "sampling": _sampled, "roots": _roots}[feature]
     return parse(answer)
+
+
+# -- progress ----------------------------------------------------------------------------
+
+
+class Progress:
+    """Forwards a call's progress reports, in order, as MCP progress notifications.
+
+    Reports may come from a worker thread (a sync tool): they are queued onto the
+    event loop and sent by one task, started at the first report; `close()` sends
+    what is left before the call's result goes out. The SDK drops them when the
+    client asked for no progress.
+    """
+
+    __slots__ = ("_loop", "_queue", "_sender", "_session")
+
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
+        self._session = ctx.session
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] | None = None
+        self._sender: asyncio.Future[None] | None = None
+
+    def report(self, done: float, total: float | None, message: str | None) -> None:
+        self._loop.call_soon_threadsafe(self._put, (done, total, message))
+
+    def _put(self, item: tuple[float, float | None, str | None]) -> None:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._sender = asyncio.ensure_future(self._send(self._queue))
+        self._queue.put_nowait(item)
+
+    async def _send(
+        self, queue: asyncio.Queue[tuple[float, float | None, str | None] | None]
+    ) -> None:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            try:
+                await self._session.report_progress(*item)
+            except Exception:  # a closed stream: the result will not arrive either
+                logger.debug("a progress notification could not be sent", exc_info=True)
+
+    async def close(self) -> None:
+        """Send the reports still queued, before the call's result goes out."""
+        # Reports sent before the tool returned were queued on the loop before its result
+        # resumed this call, so the queue holds every one of them by now.
+        if self._queue is not None and self._sender is not None:
+            with anyio.CancelScope(shield=True):
+                self._queue.put_nowait(None)
+                await self._sender

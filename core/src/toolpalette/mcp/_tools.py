@@ -31,9 +31,8 @@ from toolpalette.mcp._approvals import (
     state_nonce,
 )
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
-from toolpalette.mcp._channel import McpChannel, resumed_from
+from toolpalette.mcp._channel import McpChannel, Progress, resumed_from
 from toolpalette.mcp._cursor import BadCursor
-from toolpalette.mcp._progress import Progress
 from toolpalette.mcp._raw import SentLines, repeats_in
 from toolpalette.mcp._sessions import Served, Sessions, is_meta
 

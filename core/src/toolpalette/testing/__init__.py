@@ -12,8 +12,7 @@ from toolpalette.testing._checks import FORMATS, Discovered, assert_discoverable
 from toolpalette.testing._fakes import OPEN_OBJECT as OPEN_OBJECT  # FakeTool's default schema
 from toolpalette.testing._fakes import FakeCall, FakeTool, fake_tool, make_registry, plugin_of
 from toolpalette.testing._leaks import LeakCheck, LeakError, leak_check
-from toolpalette.testing._running import arun_tool, run_cli, run_tool
-from toolpalette.testing._waiting import await_until, wait_until
+from toolpalette.testing._running import arun_tool, await_until, run_cli, run_tool, wait_until
 
 __all__ = [
     "Discovered",
