@@ -38,16 +38,6 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._cli.call",),
         "unit test of the file names `call --save` gives content blocks",
     ),
-    "tests/core/test_call_walk.py": (
-        (
-            "toolpalette._agents.policy",
-            "toolpalette._run.executor",
-            "toolpalette._run.shaping",
-            "toolpalette._tools.provider",
-            "toolpalette._tools.registry",
-        ),
-        "names by string the modules one call must walk through (bench/call_walk.py)",
-    ),
     "tests/core/cli/test_cli_cache.py": (
         ("toolpalette._hub",),
         "checks by name that a warm read-only command never imports the hub's module",
