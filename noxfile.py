@@ -463,12 +463,12 @@ def conformance(session: nox.Session) -> None:
     """Run the MCP conformance suite's server scenarios against ``toolpalette serve --http``.
 
     Serves the test pack ``toolpalette-testpack-conformance`` (the suite's test server,
-    written on the public pack API) with one worker and with ``--workers 2``, runs every
-    server scenario (``--suite all``) on both protocol eras against each, then the tasks
-    scenarios against ``--workers 2 --task-store redis://`` (a redis-server of its own,
-    see ``_redis_server``), and prints one row per scenario, era, server and store.
-    Fails when an applicable scenario fails (the Skills extension's scenarios, and the
-    tasks extension's on 2025-11-25, are listed as not applicable, with the reason).
+    written on the public pack API) and the first-party skilljars with one worker and
+    with ``--workers 2``, runs every server scenario (``--suite all``) on both protocol
+    eras against each, then the tasks scenarios against ``--workers 2 --task-store
+    redis://`` (a redis-server of its own, see ``_redis_server``), and prints one row per
+    scenario, era, server and store. Fails when an applicable scenario fails (what does
+    not apply is listed with the reason: docs/architecture.md, "The conformance suite").
     Skipped, saying so, on a machine without npm.
     """
     npm = shutil.which("npm")

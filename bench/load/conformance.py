@@ -1,24 +1,8 @@
 """The official MCP conformance suite's server scenarios against ``toolpalette serve --http``.
 
-``python -m bench.load.conformance --node NODE --suite PATH`` (what ``nox -s conformance``
-runs, after installing ``@modelcontextprotocol/conformance`` from npm) serves the test
-pack ``toolpalette-testpack-conformance`` (tests/integration/packs/conformance: the
-suite's test server written on the public pack API) on 127.0.0.1 with a free port,
-with one worker (stateful, tasks in memory) and with ``--workers 2`` (stateless, tasks
-in a SQLite file), and runs every server scenario of the suite (``--suite all``) against
-each, for each protocol era (``--spec-version 2025-11-25`` and ``2026-07-28``); then the
-tasks scenarios against ``--workers 2 --task-store redis://...``, a redis-server of the
-run's own (``bench.load.redis_server``; the row says why when none can be had). It prints
-one row per scenario, era and server.
-
-The Skills extension's scenarios are not applicable here (a companion piece of work
-covers it), nor a 2025-era server-to-client request against a server that has no
-sessions, nor the tasks extension's scenarios on the 2025 era (it extends 2026-07-28;
-they run on that era, each on its own with ``--force``, as the suite places extension
-scenarios on no era); :data:`NOT_APPLICABLE`, :data:`SESSION_ONLY` and
-:data:`MODERN_ONLY` say why. Every
-other scenario must pass; the exit status is 1 when one does not. A scenario passes
-when none of its checks fails (a warning or a skipped check is shown beside it).
+``python -m bench.load.conformance --node NODE --suite PATH`` is what ``nox -s
+conformance`` runs; docs/architecture.md ("The conformance suite") says what it serves
+and which scenarios do not apply, and why.
 """
 
 from __future__ import annotations
@@ -37,6 +21,8 @@ from bench.load.servers import Server, serve_command
 
 PACK = "toolpalette-testpack-conformance"
 """The distribution the suite's scenarios call by name (its tools, prompts, resources)."""
+SKILLJARS = ("toolpalette-skilljar-files", "toolpalette-skilljar-sql")
+"""The skilljars served beside it, for the Skills extension's scenarios (SEP-2640)."""
 ERAS = ("2025-11-25", "2026-07-28")
 """The protocol revisions the suite runs under (``--spec-version``)."""
 CONFIGURATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -47,14 +33,17 @@ CONFIGURATIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 """Each server: its workers, its task store, and its options (``{redis}``: the URL)."""
 STORE_ONLY: dict[str, tuple[str, ...]] = {"2 workers, redis": ("tasks-",)}
 """The servers that run only the scenarios of these prefixes (on 2026-07-28: the store's)."""
-NOT_APPLICABLE: dict[str, str] = {
-    "sep-2640-": "the Skills extension (SEP-2640): a companion piece of work",
-}
+NOT_APPLICABLE: dict[str, str] = {}
 """Scenario name prefixes that do not apply to this server, and why."""
 MODERN_ONLY: dict[str, str] = {
     "tasks-": (
         "the tasks extension (SEP-2663) extends the 2026-07-28 revision (resultType, input "
         "requests, routing headers); the 2025-11-25 schema has no place for its answers"
+    ),
+    "sep-2640-": (
+        "the suite puts the Skills extension's scenarios on no revision; forced on "
+        "2025-11-25 every check skips, finding no `extensions` capability (that era's "
+        "handshake has none: the server declares the extension under `experimental`)"
     ),
 }
 """Scenario name prefixes that apply to the 2026-07-28 era only, and why."""
@@ -204,7 +193,7 @@ def _serve_and_run(
     outcomes: dict[tuple[str, str], dict[str, tuple[str, str]]],
 ) -> None:
     """Serve the pack with ``options``; run its scenarios of each era into ``outcomes``."""
-    server = Server(label, serve_command("--select", PACK, *options), {})
+    server = Server(label, serve_command("--select", PACK, *SKILLJARS, *options), {})
     try:
         server.wait_ready()
         print(f"{label}: {server.url} ({server.mode})", flush=True)
