@@ -226,18 +226,7 @@ def tests(session: nox.Session) -> None:
     ``server-everything`` from npm), installed apart from the session (see ``_mcp_peers``);
     the Redis task store's against a real ``redis-server`` (see ``_redis_server``).
     """
-    _install_group(session, "test")
-    session.install(*WITH_MCP)
-    session.run(
-        "pytest",
-        *PARALLEL,
-        "-m",
-        "not dists",
-        "-p",
-        "no:cacheprovider",
-        *session.posargs,
-        env={**_mcp_peers(session), **_redis_env(session)},
-    )
+    _whole_suite(session)
 
 
 @nox.session(python=MAIN_PYTHON)
@@ -246,6 +235,11 @@ def coverage(session: nox.Session) -> None:
 
     Apart from the default run because measuring slows every test by about a third.
     """
+    _whole_suite(session, "--cov=toolpalette", "--cov-report=term")
+
+
+def _whole_suite(session: nox.Session, *options: str) -> None:
+    """Install the core with its extras and the first-party packs; run every test but dists."""
     _install_group(session, "test")
     session.install(*WITH_MCP)
     session.run(
@@ -255,8 +249,7 @@ def coverage(session: nox.Session) -> None:
         "not dists",
         "-p",
         "no:cacheprovider",
-        "--cov=toolpalette",
-        "--cov-report=term",
+        *options,
         *session.posargs,
         env={**_mcp_peers(session), **_redis_env(session)},
     )
