@@ -11,7 +11,7 @@ import json
 import logging
 import uuid
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast
 
 import anyio
@@ -441,16 +441,19 @@ class Progress:
     Reports may come from a worker thread (a sync tool): they are queued onto the
     event loop and sent by one task, started at the first report; `close()` sends
     what is left before the call's result goes out. The SDK drops them when the
-    client asked for no progress.
+    client asked for no progress. Once the call became a task its request is answered,
+    so its reports go to `divert` instead (the task's status message), latest only.
     """
 
-    __slots__ = ("_loop", "_queue", "_sender", "_session")
+    __slots__ = ("_loop", "_queue", "_sender", "_session", "divert")
 
     def __init__(self, ctx: ServerRequestContext[Any]) -> None:
         self._session = ctx.session
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] | None = None
         self._sender: asyncio.Future[None] | None = None
+        self.divert: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
+        """Where reports go once the call became a task (its answer is sent: no stream)."""
 
     def report(self, done: float, total: float | None, message: str | None) -> None:
         self._loop.call_soon_threadsafe(self._put, (done, total, message))
@@ -468,6 +471,22 @@ class Progress:
             item = await queue.get()
             if item is None:
                 return
+            divert = self.divert
+            if divert is not None:
+                ended = False
+                while not queue.empty():  # only the latest report matters to a task's status
+                    later = queue.get_nowait()
+                    if later is None:
+                        ended = True
+                        break
+                    item = later
+                try:
+                    await divert(*item)
+                except Exception:
+                    logger.debug("a task's progress could not be kept", exc_info=True)
+                if ended:
+                    return
+                continue
             try:
                 await self._session.report_progress(*item)
             except Exception:  # a closed stream: the result will not arrive either

@@ -269,6 +269,7 @@ class PaletteServer(Server[Any]):
         self.tasks_extension = TasksExtension(tasks if tasks is not None else TaskSettings())
         """The tasks extension: where task-supporting calls become tasks (``_tasks.py``)."""
         tools.tasks = self.tasks_extension
+        content.subscriptions.tasks = self.tasks_extension
         self.extensions[TASKS] = {}
         self.add_request_handler("tasks/get", TaskParams, self.tasks_extension.get)
         self.add_request_handler("tasks/update", UpdateTaskParams, self.tasks_extension.update)

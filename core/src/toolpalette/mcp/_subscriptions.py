@@ -1,6 +1,6 @@
-"""Resource subscriptions: 2025-era `resources/subscribe`, 2026-07-28 `subscriptions/listen`.
+"""Subscriptions: 2025-era `resources/subscribe`, 2026-07-28 `subscriptions/listen`.
 
-Either way a client is told when a pack says a resource changed (`resource_updated`).
+A client is told when a pack says a resource changed, and (listening) of its tasks' status.
 """
 
 from __future__ import annotations
@@ -9,22 +9,27 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Final, Literal, Protocol, cast
 
+import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
     InMemorySubscriptionBus,
     ListenHandler,
     ResourceUpdated,
     ServerEvent,
     SubscriptionBus,
 )
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import event_matches, event_to_notification
 
 from toolpalette._tools.changes import hear_resource_updates
 
-__all__ = ["SUBSCRIBED_KEY", "Subscriptions"]
+__all__ = ["SUBSCRIBED_KEY", "Subscriptions", "TaskWatch"]
 
 logger = logging.getLogger("toolpalette.mcp")
 
@@ -32,6 +37,27 @@ SUBSCRIBED_KEY: Final = "toolpalette.subscribed"
 """Where a 2025-era connection keeps the URIs it subscribed to."""
 _SENDER_KEY: Final = "toolpalette.subscribed.sender"
 """Where it keeps a session that sends on its standalone channel (not a request's)."""
+
+
+class TaskWatch(Protocol):
+    """The tasks a listen stream may watch (the tasks extension, `_tasks.py`)."""
+
+    async def honor(self, ctx: ServerRequestContext[Any], task_ids: Sequence[Any]) -> list[str]:
+        """The ids that name the caller's tasks (raises -32021 without the extension)."""
+        ...
+
+    def watch(
+        self, ctx: ServerRequestContext[Any], task_ids: Sequence[str]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Each task's state, now and at each status change, until it ends."""
+        ...
+
+
+class _TaskNotification(types.Notification[dict[str, Any], str]):
+    """``notifications/tasks`` (SEP-2663; the SDK has no model of it)."""
+
+    method: Literal["notifications/tasks"] = "notifications/tasks"
+    params: dict[str, Any]
 
 
 class Subscriptions:
@@ -59,6 +85,9 @@ class Subscriptions:
         self.bus: SubscriptionBus = bus if bus is not None else InMemorySubscriptionBus()
         """Where changes are published, and the listen streams hear them."""
         self._streams = ListenHandler(self.bus)
+        self.tasks: TaskWatch | None = None
+        """The tasks a stream may ask for by ``taskIds`` (None: none, the ids ignored)."""
+        self._watching: set[MemoryObjectSendStream[Any]] = set()
         self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -100,7 +129,72 @@ class Subscriptions:
         wanted = params.notifications.resource_subscriptions or []
         kept = [uri for uri in dict.fromkeys(wanted) if self._known(ctx, uri)]
         honored = types.SubscriptionFilter(resource_subscriptions=kept or None)
-        return await self._streams(ctx, params.model_copy(update={"notifications": honored}))
+        task_ids = (params.notifications.model_extra or {}).get("taskIds")
+        if self.tasks is None or not isinstance(task_ids, list):
+            return await self._streams(ctx, params.model_copy(update={"notifications": honored}))
+        watched = await self.tasks.honor(ctx, task_ids)
+        return await self._listen_with_tasks(ctx, honored, watched, self.tasks)
+
+    async def _listen_with_tasks(
+        self,
+        ctx: ServerRequestContext[Any],
+        honored: types.SubscriptionFilter,
+        task_ids: list[str],
+        tasks: TaskWatch,
+    ) -> types.SubscriptionsListenResult:
+        """A stream that also carries ``notifications/tasks`` for ``task_ids``.
+
+        As the SDK's `ListenHandler` serves one: the ack first, every frame tagged with
+        the subscription id, a backlog of 1024 frames at most (then the stream ends).
+        """
+        subscription_id = ctx.request_id
+        if subscription_id is None:
+            raise MCPError(types.INVALID_REQUEST, "subscriptions/listen requires a request id")
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
+        uris = frozenset(honored.resource_subscriptions or ())
+        send, receive = anyio.create_memory_object_stream[Any](1024)
+
+        def deliver(event: ServerEvent) -> None:
+            if event_matches(honored, uris, event):
+                try:
+                    send.send_nowait(event)
+                except anyio.WouldBlock:
+                    logger.warning("a listen stream's backlog is full; it ends")
+                    send.close()
+                except anyio.ClosedResourceError:
+                    pass
+
+        async def pump() -> None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                async for task in tasks.watch(ctx, task_ids):
+                    send.send_nowait(_TaskNotification(params={**task, "_meta": meta}))
+
+        acked = honored.model_dump(by_alias=True, exclude_none=True)
+        acked["taskIds"] = task_ids
+        ack = types.SubscriptionsAcknowledgedNotification(
+            params=types.SubscriptionsAcknowledgedNotificationParams(
+                notifications=types.SubscriptionFilter.model_validate(acked), _meta=meta
+            )
+        )
+        stop = self.bus.subscribe(deliver)
+        self._watching.add(send)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(pump)
+                await ctx.session.send_notification(ack, related_request_id=subscription_id)
+                async for item in receive:
+                    sent = item if isinstance(item, _TaskNotification) else None
+                    notification = sent or event_to_notification(item, meta)
+                    await ctx.session.send_notification(
+                        cast(Any, notification), related_request_id=subscription_id
+                    )
+                group.cancel_scope.cancel()
+        finally:
+            stop()
+            self._watching.discard(send)
+            send.close()
+            receive.close()
+        return types.SubscriptionsListenResult(_meta=meta)
 
     # -- changes -------------------------------------------------------------------
 
@@ -134,6 +228,8 @@ class Subscriptions:
         self._stop_hearing()
         self._stop_bus()
         self._streams.close()
+        for stream in list(self._watching):
+            stream.close()
 
 
 async def _send(state: dict[str, Any], uri: str) -> None:

@@ -80,12 +80,21 @@ class TaskSettings:
     """Seconds a task stays ``working`` without its worker renewing it; then ``failed``."""
     immediate: float = 0.25
     """Seconds a call runs as a direct call before it becomes a task (0: a task at once)."""
+    notify_interval: float = 0.25
+    """Seconds between a listen stream's reads of its tasks (another worker's changes)."""
 
     def __post_init__(self) -> None:
-        if self.ttl_ms < 1000 or self.poll_ms < 1 or self.lease <= 0.3 or self.immediate < 0:
+        if (
+            self.ttl_ms < 1000
+            or self.poll_ms < 1
+            or self.lease <= 0.3
+            or self.immediate < 0
+            or not 0.01 <= self.notify_interval <= 60
+        ):
             raise ValueError(
                 "task settings out of range: ttl_ms at least 1000, poll_ms at least 1, "
-                "lease above 0.3 seconds, immediate not negative"
+                "lease above 0.3 seconds, immediate not negative, notify_interval "
+                "from 0.01 to 60 seconds"
             )
 
 
@@ -170,6 +179,20 @@ class TaskBook:
     def __init__(self, settings: TaskSettings) -> None:
         self.settings = settings
         self.store = settings.store
+        self._wakers: set[asyncio.Event] = set()
+
+    def waker(self) -> asyncio.Event:
+        """An event set at each change this worker makes (`forget` it after)."""
+        event = asyncio.Event()
+        self._wakers.add(event)
+        return event
+
+    def forget(self, event: asyncio.Event) -> None:
+        self._wakers.discard(event)
+
+    def _changed(self) -> None:
+        for event in list(self._wakers):
+            event.set()
 
     def _expires(self, record: dict[str, Any]) -> float:
         return float(record["created"]) + self.settings.ttl_ms / 1000
@@ -202,6 +225,7 @@ class TaskBook:
                 return record
             changed["updated"] = time.time()
             if await self.store.replace(task_id, changed, version, self._expires(changed)):
+                self._changed()
                 return changed
         raise MCPError(code=types.INTERNAL_ERROR, message="The task is changing too fast.")
 
@@ -252,6 +276,17 @@ def _lost(record: dict[str, Any]) -> dict[str, Any] | None:
         inputRequests={},
     )
     return record
+
+
+def _progress_message(done: float, total: float | None, message: str | None) -> str:
+    """A progress report as a task's status message: ``message (3/10)``."""
+    count = f"{done:g}" if total is None else f"{done:g}/{total:g}"
+    return f"{message} ({count})" if message else count
+
+
+def _seen(task: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a status notification tells (lease renewals change only ``lastUpdatedAt``)."""
+    return (task["status"], task.get("statusMessage"), sorted(task.get("inputRequests", {})))
 
 
 def wire_task(record: dict[str, Any], settings: TaskSettings) -> dict[str, Any]:
@@ -454,6 +489,19 @@ class TasksExtension:
         )
         self._running[task_id] = (abort, call)
 
+        async def progressed(done: float, total: float | None, message: str | None) -> None:
+            status = _progress_message(done, total, message)
+
+            def note(record: dict[str, Any]) -> dict[str, Any] | None:
+                if record["status"] in TERMINAL or record.get("statusMessage") == status:
+                    return None
+                record["statusMessage"] = status
+                return record
+
+            await self.book.change(task_id, note)
+
+        progress.divert = progressed
+
         async def finish(result: ToolResult) -> dict[str, Any]:
             return await tools.finish(ctx, served, name, result, asker, pause, channel, answer)
 
@@ -555,6 +603,57 @@ class TasksExtension:
                     call.cancel()
                 await asyncio.gather(*late, *calls, return_exceptions=True)
             await self.settings.store.close()
+
+    # -- notifications/tasks ---------------------------------------------------------
+
+    async def honor(self, ctx: ServerRequestContext[Any], task_ids: Sequence[Any]) -> list[str]:
+        """The ids of a ``subscriptions/listen`` request that name the caller's tasks.
+
+        Raises:
+            MCPError: -32021: the client did not declare the extension.
+        """
+        if not declared(ctx, ctx.params):
+            raise missing_extension()
+        owner = _owner(ctx)
+        honored: list[str] = []
+        for task_id in dict.fromkeys(t for t in task_ids if isinstance(t, str)):
+            with contextlib.suppress(MCPError):
+                await self.book.read(task_id, owner)
+                honored.append(task_id)
+        return honored
+
+    async def watch(
+        self, ctx: ServerRequestContext[Any], task_ids: Sequence[str]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Each task's state as ``tasks/get`` has it, now and at each status change.
+
+        The store is read every `TaskSettings.notify_interval` seconds (at once after a
+        change this worker made): another worker's change is seen within that interval.
+        A task is no longer watched once it ended, or expired.
+        """
+        owner = _owner(ctx)
+        told: dict[str, tuple[Any, ...]] = {}
+        left = list(task_ids)
+        waker = self.book.waker()
+        try:
+            while left:
+                waker.clear()
+                for task_id in list(left):
+                    try:
+                        record = await self.book.read(task_id, owner)
+                    except MCPError:
+                        left.remove(task_id)  # expired meanwhile
+                        continue
+                    task = wire_task(record, self.settings)
+                    if told.get(task_id) != _seen(task):
+                        told[task_id] = _seen(task)
+                        yield task
+                    if task["status"] in TERMINAL:
+                        left.remove(task_id)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(waker.wait(), self.settings.notify_interval)
+        finally:
+            self.book.forget(waker)
 
     # -- tasks/* ---------------------------------------------------------------------
 
