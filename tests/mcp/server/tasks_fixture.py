@@ -6,7 +6,7 @@ import asyncio
 import os
 
 import toolpalette
-from toolpalette import Thinker, ToolSelector
+from toolpalette import Thinker, ToolContext, ToolSelector
 
 
 @toolpalette.tool(read_only=True, task_support="required", timeout=300)
@@ -22,9 +22,26 @@ def worker_pid() -> int:
     return os.getpid()
 
 
+NAME_FORM = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+@toolpalette.tool(read_only=True, task_support="required", timeout=300)
+async def staged_greet(ctx: ToolContext) -> str:
+    """Report progress once a task, ask the user's name, and greet them."""
+    await asyncio.sleep(0.5)  # outlasts `immediate`: a task by then
+    ctx.report_progress(1, 2, "warming up")
+    answer = await ctx.elicit("What is your name?", NAME_FORM)
+    name = (answer.content or {}).get("name", "nobody")
+    return f"hello {name} from {os.getpid()}"
+
+
 class Tasks(Thinker):
-    """Offers ``slow_pid`` (tasks only) and ``worker_pid``."""
+    """Offers ``slow_pid`` and ``staged_greet`` (tasks only), and ``worker_pid``."""
 
     @classmethod
     def declare_compatible_tools(cls) -> ToolSelector:
-        return ToolSelector().tool(slow_pid).tool(worker_pid)
+        return ToolSelector().tool(slow_pid).tool(staged_greet).tool(worker_pid)
