@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any, Final, Literal, Protocol, cast
 
 import anyio
@@ -48,7 +48,7 @@ class TaskWatch(Protocol):
 
     def watch(
         self, ctx: ServerRequestContext[Any], task_ids: Sequence[str]
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Each task's state, now and at each status change, until it ends."""
         ...
 
@@ -165,9 +165,16 @@ class Subscriptions:
                     pass
 
         async def pump() -> None:
+            watching = tasks.watch(ctx, task_ids)
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                async for task in tasks.watch(ctx, task_ids):
-                    send.send_nowait(_TaskNotification(params={**task, "_meta": meta}))
+                async with contextlib.aclosing(watching):
+                    async for task in watching:
+                        try:
+                            send.send_nowait(_TaskNotification(params={**task, "_meta": meta}))
+                        except anyio.WouldBlock:
+                            logger.warning("a listen stream's backlog is full; it ends")
+                            send.close()
+                            return
 
         acked = honored.model_dump(by_alias=True, exclude_none=True)
         acked["taskIds"] = task_ids

@@ -9,7 +9,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
@@ -624,7 +624,7 @@ class TasksExtension:
 
     async def watch(
         self, ctx: ServerRequestContext[Any], task_ids: Sequence[str]
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Each task's state as ``tasks/get`` has it, now and at each status change.
 
         The store is read every `TaskSettings.notify_interval` seconds (at once after a
