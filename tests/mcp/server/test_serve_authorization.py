@@ -163,10 +163,14 @@ async def test_at_info_serve_logs_each_request_and_why_each_token_was_refused(
             )
             for kind, token in tokens.items()
         }
+        # The access and auth lines may come through two streams: wait for both kinds.
         wait_until(
-            lambda: sum(" 401 " in line for line in served.lines) >= 3,
+            lambda: (
+                sum(" 401 " in line for line in served.lines) >= 3
+                and all(f"refused: {kind}" in "\n".join(served.lines) for kind in tokens)
+            ),
             timeout=30,
-            message="the access lines",
+            message="the access lines and the refusals",
         )
         lines = list(served.lines)
     for kind, answer in answers.items():
