@@ -284,7 +284,7 @@ class Executor:
                 provider, value = done.value
                 run = self._start(name, provider, value, ctx, abort, call_id, started)
             else:
-                provider, value = await self._waited(steps, wait, abort)
+                provider, value = await self._waited(steps, abort, wait)
                 run = self._start(name, provider, value, ctx, abort, call_id)
             # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
@@ -455,10 +455,15 @@ class Executor:
         return provider, value
 
     async def _waited(
-        self, steps: Generator[_Wait, Any, Prepared], wait: _Wait, abort: AbortSignal | None
+        self,
+        steps: Generator[_Wait, Any, Prepared],
+        abort: AbortSignal | None,
+        wait: _Wait | None = None,
     ) -> Prepared:
-        """The rest of `_steps()`, from its first wait, each wait awaited."""
+        """`_steps()` run to their end (from ``wait``, its first wait, if given), each awaited."""
         try:
+            if wait is None:
+                wait = next(steps)
             while True:
                 wait = steps.send(await self._wait(wait, abort))
         except StopIteration as done:
@@ -497,13 +502,7 @@ class Executor:
         scope: CallScope,
     ) -> Prepared:
         """Steps 1 to 4, for a batch: every call of a turn is prepared before any runs."""
-        steps = self._steps(name, raw, ctx, scope)
-        try:
-            wait = next(steps)
-        except StopIteration as done:
-            prepared: Prepared = done.value
-            return prepared
-        return await self._waited(steps, wait, abort)
+        return await self._waited(self._steps(name, raw, ctx, scope), abort)
 
     # -- step 5: run and render ---------------------------------------------------------
 

@@ -65,10 +65,12 @@ class ToolProvider(abc.ABC):
 
     origin: Origin | None = None
     """Where the provider comes from, when known (set by the hub)."""
+    _overridden: tuple[str, ...] = ()
+    """The record's fields the class overrides as properties (read once, per class)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        legacy = _legacy_fields(cls)
+        cls._overridden = legacy = _legacy_fields(cls)
         if legacy and not _defines_info(cls):
             warnings.warn(
                 f"{cls.__module__}.{cls.__qualname__} describes its tool by overriding "
@@ -256,10 +258,10 @@ def _cause(errors: list[Any]) -> Exception:
     return ValueError("; ".join(str(e.message) for e in errors))
 
 
-def _legacy_fields(cls: type) -> list[str]:
+def _legacy_fields(cls: type) -> tuple[str, ...]:
     """The record's fields that ``cls`` (or a base below `ToolProvider`) overrides."""
     own = [k for k in cls.__mro__ if k is not ToolProvider and issubclass(k, ToolProvider)]
-    return [f for f in INFO_FIELDS if any(f in vars(k) for k in own)]
+    return tuple(f for f in INFO_FIELDS if any(f in vars(k) for k in own))
 
 
 def _defines_info(cls: type) -> bool:
@@ -275,7 +277,7 @@ def _info_from_properties(self: ToolProvider) -> ToolInfo:
     info: ToolInfo | None = self.__dict__.get("_info")
     if info is not None:
         return info
-    fields = _legacy_fields(type(self))
+    fields = type(self)._overridden
     missing = [f for f in ("name", "description", "input_schema") if f not in fields]
     if missing:
         raise ToolDefinitionError(
