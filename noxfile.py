@@ -419,7 +419,7 @@ BENCH_DATA_ONLY = ("bfcl-eval",)
 
 @nox.session(python=MAIN_PYTHON)
 def bench(session: nox.Session) -> None:
-    """Benchmark toolpalette beside its anchors (langchain-core, mcp, pluggy, stevedore, bm25s)."""
+    """Benchmark toolpalette beside its anchors and peers (FastMCP, pydantic-ai, mcp, bm25s...)."""
     group = nox.project.dependency_groups(PYPROJECT, "bench")
     data = [r for r in group if r.startswith(BENCH_DATA_ONLY)]
     session.install(*[r for r in group if r not in data])
