@@ -1,8 +1,9 @@
 """Failures are recorded somewhere by default, never with what the model sent.
 
 With no hook and no ``on_tool_error`` callback a failed call used to leave no trace.
-Each failure report is now logged on the ``toolpalette.failures`` logger: one WARNING
-line (tool, status, code, call id, the exception's type) and the traceback at DEBUG.
+Each failure report is now logged on the ``toolpalette.failures`` logger: one line
+(tool, status, code, call id, the exception's type), WARNING for a failure and INFO for
+the model's own mistake (invalid input, an unknown name), and the traceback at DEBUG.
 The WARNING line never holds the input or the exception's message (either may quote
 the model or a secret). A host turns it off per executor (``log_failures=False``) or
 for the process (the logger's level). Reports carry the validated input once the call
@@ -26,7 +27,7 @@ from toolpalette import (
     ToolSelector,
     tool,
 )
-from toolpalette.testing import LeakCheck, await_until
+from toolpalette.testing import LeakCheck, ReportQueue, await_until
 
 CANARY = f"CNRY-{uuid.uuid4().hex[:12]}"
 SECRET = f"SECRET-{uuid.uuid4().hex[:12]}"
@@ -113,17 +114,35 @@ async def test_a_thinkers_failures_are_logged_and_a_made_up_name_is_not_repeated
     assert (await thinker.call(f"drop {CANARY}", {})).status == 404
     assert (await thinker.call("fine", {"n": CANARY})).status == 400
 
-    def logged() -> list[str]:
+    def logged() -> list[tuple[int, str]]:
         records = _records(failures, thinker.run_id)
-        return [r.getMessage() for r in records if r.levelno == logging.WARNING]
+        return [(r.levelno, r.getMessage()) for r in records if r.levelno >= logging.INFO]
 
     lines = await await_until(lambda: len(logged()) == 3 and logged())
-    assert [line.split(":")[0] for line in lines] == [
-        "tool lookup failed",
-        "tool (not a tool name) failed",
-        "tool fine failed",
+    assert [(level, line.split(":")[0]) for level, line in lines] == [
+        (logging.WARNING, "tool lookup failed"),  # the tool's failure
+        (logging.INFO, "tool (not a tool name) failed"),  # the model's mistakes
+        (logging.INFO, "tool fine failed"),
     ]
-    assert all(CANARY not in line and SECRET not in line for line in lines)
+    assert all(CANARY not in line and SECRET not in line for _, line in lines)
+
+
+async def test_the_models_mistakes_are_info_and_a_host_at_warning_gets_no_report_made(
+    failures: pytest.LogCaptureFixture, faults_leaks: LeakCheck
+) -> None:
+    # At WARNING (the root logger's default) a model's invalid input or made-up name
+    # logs nothing; with no hook and no callback it is then not even queued.
+    failures.set_level(logging.WARNING, logger="toolpalette.failures")
+    run = _run()
+    reports = ReportQueue()
+    executor = Executor(ToolRegistry([fine, lookup]), context=run, reports=reports)
+    assert (await executor.execute("fine", {"n": "two"})).code == "invalid_input"
+    assert (await executor.execute("nope", {})).code == "unknown_tool"
+    assert (await executor.execute("lookup", {"key": "k"})).code == "internal_error"
+    assert reports.join()
+    assert reports.delivered == 1
+    levels = [r.levelno for r in _records(failures, run.run_id or "")]
+    assert levels == [logging.WARNING]  # the tool's own failure only
 
 
 async def test_a_host_turns_the_log_off_per_executor_or_for_the_process(

@@ -29,6 +29,7 @@ from toolpalette._run.reports import (
     ReportQueue,
     failure_report,
     failures_logged,
+    hooked,
     shared_queue,
 )
 from toolpalette._run.rules import Rules, check_read_only
@@ -656,8 +657,8 @@ class Executor:
         if ctx is None or result.code == "aborted":
             return result
         reporters = (scope if scope is not None else self.scope).reporters
-        logged = self.log_failures and failures_logged()
-        if self.hook is not None or reporters or logged:
+        logged = self.log_failures and failures_logged(result.code)
+        if reporters or logged or hooked(self.hook):
             if value is UNCHECKED:
                 value = refusal.value
             validated = value is not UNCHECKED and type(value) is not Later

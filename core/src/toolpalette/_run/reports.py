@@ -28,6 +28,7 @@ __all__ = [
     "ToolErrorReport",
     "failure_report",
     "failures_logged",
+    "hooked",
     "shared_queue",
 ]
 
@@ -80,6 +81,18 @@ def _hook_sinks(hook: Any) -> list[tuple[str, Reporter]]:
         (f"{impl.plugin_name}.{getattr(impl.function, '__name__', 'hook')}", _impl_sink(impl))
         for impl in in_call_order(hook)
     ]
+
+
+def hooked(hook: Any) -> bool:
+    """Whether a report for ``hook`` has a sink to go to.
+
+    A plain callable is one; a hook caller is one when it has an implementation (a
+    hub's hook with none would be asked nothing, so nothing need be queued for it).
+    """
+    if hook is None:
+        return False
+    impls = getattr(hook, "get_hookimpls", None)
+    return impls is None or bool(impls())
 
 
 def _impl_sink(impl: HookImpl) -> Reporter:
@@ -149,24 +162,32 @@ def _as_data(value: Any) -> Any:
         return value
 
 
-def failures_logged() -> bool:
-    """Whether failure reports are logged at all (the logger lets WARNING through)."""
-    return failures.isEnabledFor(logging.WARNING)
+MISTAKES: Final = frozenset({"invalid_input", "unknown_tool"})
+"""Codes of the model's own mistakes (input the tool's schema refuses, a name no tool
+has): logged at INFO, since the model is told and tries again; every other failure is
+the tool's, the policy's or the host's, and is logged at WARNING."""
+
+
+def failures_logged(code: str) -> bool:
+    """Whether a failure with ``code`` is logged at all (the logger lets its level through)."""
+    return failures.isEnabledFor(logging.INFO if code in MISTAKES else logging.WARNING)
 
 
 def log_failure(report: ToolErrorReport) -> None:
-    """Log ``report`` on ``toolpalette.failures``: a WARNING line, the traceback at DEBUG.
+    """Log ``report`` on ``toolpalette.failures``: one line, the traceback at DEBUG.
 
-    The line names the tool (when its name is well formed: a name a model made up is
-    not repeated), the status and code, the call id and the exception's type; never the
-    input, the text or the exception's message.
+    The line is INFO for the model's own mistakes (`MISTAKES`), else WARNING. It names
+    the tool (when its name is well formed: a name a model made up is not repeated),
+    the status and code, the call id and the exception's type; never the input, the
+    text or the exception's message.
     """
     tool = report.tool if TOOL_NAME.match(report.tool) else "(not a tool name)"
     context = report.context
     call_id = context.call_id if context is not None else None
     error = report.error
     kind = f"{type(error).__module__}.{type(error).__qualname__}" if error is not None else "-"
-    failures.warning(
+    failures.log(
+        logging.INFO if report.code in MISTAKES else logging.WARNING,
         "tool %s failed: %d %s (call %s, run %s): %s",
         tool,
         report.status,
@@ -194,6 +215,11 @@ def _identifier(value: object) -> str:
 _ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")
 
 
+_Item = tuple["ToolErrorReport | None", Any, Sequence[Reporter], bool]
+"""A report, its hook, its callbacks and whether to log it; or ``(None, event, (), False)``,
+which `ReportQueue.join` puts to learn when every report before it was taken."""
+
+
 class ReportQueue:
     """Delivers reports on a background thread; ``put`` never blocks.
 
@@ -201,17 +227,21 @@ class ReportQueue:
     (``hub.pm.hook.toolpalette_tool_error``, one sink per implementation, resolved at
     delivery time) or any callable taking ``report=``, and ``callbacks``, each called with
     the report. One queue serves many executors.
+
+    ``put`` takes no lock in the common case (the delivery thread alive and not stalled):
+    a `queue.SimpleQueue` put is atomic, so a refused call never waits on the delivery
+    thread's bookkeeping. The lock guards that bookkeeping and replacing a thread.
     """
 
     def __init__(self, *, maxsize: int = QUEUE_SIZE) -> None:
-        self._queue: queue.Queue[tuple[ToolErrorReport, Any, Sequence[Reporter], bool]] = (
-            queue.Queue(maxsize)
-        )
+        self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+        self._maxsize = maxsize
         self._lock = threading.Lock()
         self._thread: PoolThread | None = None
         self._busy_since: float | None = None
         self._busy_label = ""
         self._stalled = 0
+        self._delivering = 0
         self.dropped = 0
         """Reports that could not be delivered (queue full, or too many stalled reporters)."""
         self.delivered = 0
@@ -229,17 +259,25 @@ class ReportQueue:
 
         Drops and counts it when it cannot be queued.
         """
-        with self._lock:
-            self._ensure_thread()
-            if self._thread is None:
-                self.dropped += 1
-                return
-        try:
-            self._queue.put_nowait((report, hook, callbacks, log))
-        except queue.Full:
+        if not self._ready():
+            with self._lock:
+                self._ensure_thread()
+                if self._thread is None:
+                    self.dropped += 1
+                    return
+        if self._queue.qsize() >= self._maxsize:
             with self._lock:
                 self.dropped += 1
             logger.warning("failure report for %s dropped: the report queue is full", report.tool)
+            return
+        self._queue.put((report, hook, callbacks, log))
+
+    def _ready(self) -> bool:
+        """Whether a delivery thread is running and not stalled (read without the lock)."""
+        thread, since = self._thread, self._busy_since
+        if thread is None or not thread.is_alive():
+            return False
+        return since is None or time.monotonic() - since < STALL_AFTER
 
     def _ensure_thread(self) -> None:
         """Start a delivery thread, or replace one stalled in a reporter (under the lock)."""
@@ -264,27 +302,43 @@ class ReportQueue:
             me.idle = True
             report, hook, callbacks, log = self._queue.get()
             me.idle = False
+            if report is None:  # join's marker: every report before it was taken
+                hook.set()
+                continue
+            with self._lock:
+                self._delivering += 1
             try:
                 if log:
                     _log_or_say(report)
                 for label, sink in _sinks_or_none(hook, callbacks):
-                    with self._lock:
+                    if self._thread is me:  # a replaced thread no longer says it is busy
                         self._busy_since, self._busy_label = time.monotonic(), label
                     _deliver_one(label, sink, report)
-                    with self._lock:
+                    if self._thread is me:
                         self._busy_since = None
             finally:
-                self._queue.task_done()
-            with self._lock:
-                self.delivered += 1
-                if self._thread is not me:
-                    self._stalled -= 1  # replaced while stalled: this thread retires
-                    return
+                with self._lock:
+                    self._delivering -= 1
+                    self.delivered += 1
+                    retired = self._thread is not me
+                    if retired:
+                        self._stalled -= 1  # replaced while stalled: this thread retires
+            if retired:
+                return
 
     def join(self, timeout: float = 5.0) -> bool:
         """Wait until every queued report has been delivered; for tests and shutdown."""
         deadline = time.monotonic() + timeout
-        while self._queue.unfinished_tasks:
+        taken = threading.Event()
+        with self._lock:
+            thread = self._thread
+            if thread is not None and thread.is_alive():
+                self._queue.put((None, taken, (), False))
+            else:  # no thread: nothing was queued, or it could not be
+                taken.set()
+        if not taken.wait(max(deadline - time.monotonic(), 0.0)):
+            return False
+        while self._delivering:  # a stalled thread may still hold one
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.002)
