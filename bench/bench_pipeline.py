@@ -29,6 +29,7 @@ Then what telemetry costs a call (``_run/telemetry.py``, ``_run/spans.py``):
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import statistics
 import subprocess
@@ -102,6 +103,47 @@ def _toolpalette_cases() -> list[Case]:
     ]
 
 
+class Point(pydantic.BaseModel):
+    x: int
+    y: int
+    label: str
+
+
+POINT = {"p": {"x": 1, "y": 2, "label": "a"}}
+
+
+async def noop() -> None:
+    """Do nothing."""
+
+
+async def place(p: Point) -> int:
+    """Place a point (a 3-field model input)."""
+    return p.x + p.y
+
+
+def _thinker_cases() -> list[Case]:
+    """The same calls through `thinker.call`, as a host's agent loop makes them."""
+    tools = [toolpalette.tool(name=n)(f) for n, f in (("aadd", aadd), ("noop", noop))]
+    placing = toolpalette.tool(name="place")(place)
+
+    class Bench(toolpalette.Thinker):
+        @classmethod
+        def declare_compatible_tools(cls) -> toolpalette.ToolSelector:
+            return toolpalette.ToolSelector().tool(tools[0]).tool(tools[1]).tool(placing)
+
+    # The logging default (WARNING): an imported peer's logging setup lets INFO through.
+    logging.getLogger("toolpalette.failures").setLevel(logging.WARNING)
+    thinker = toolpalette.ToolHub(autoload=False, config={}).bind(Bench)
+    thinker.begin_turn()
+    executor = Executor(ToolRegistry(tools), timeout=30)
+    return [
+        ("thinker.call async no-op", lambda: thinker.call("noop", {}), True),
+        ("Executor.execute async no-op", lambda: executor.execute("noop", {}), True),
+        ("thinker.call invalid input", lambda: thinker.call("aadd", BAD), True),
+        ("thinker.call 3-field model input", lambda: thinker.call("place", POINT), True),
+    ]
+
+
 def _baseline_cases(pool: ThreadPoolExecutor) -> list[Case]:
     async def in_executor() -> int:
         return await asyncio.get_running_loop().run_in_executor(pool, add, 1, 2)
@@ -109,6 +151,12 @@ def _baseline_cases(pool: ThreadPoolExecutor) -> list[Case]:
     def validated() -> int:
         args = AddArgs.model_validate(GOOD)
         return add(args.a, args.b)
+
+    def validated_point() -> int:
+        return add(Point.model_validate(POINT["p"]).x, 2)
+
+    async def bare_await() -> None:
+        return await noop()
 
     async def avalidated() -> int:
         args = AddArgs.model_validate(GOOD)
@@ -118,6 +166,8 @@ def _baseline_cases(pool: ThreadPoolExecutor) -> list[Case]:
         ("raw sync call", lambda: add(1, 2), False),
         ("raw async call", lambda: aadd(1, 2), True),
         ("pydantic validate + call", validated, False),
+        ("pydantic validate 3-field model + call", validated_point, False),
+        ("bare await of a no-op", bare_await, True),
         ("pydantic validate + async call", avalidated, True),
         ("pydantic invalid input", _swallow(lambda: AddArgs.model_validate(BAD)), False),
         ("ThreadPoolExecutor.submit().result()", lambda: pool.submit(add, 1, 2).result(), False),
@@ -149,8 +199,12 @@ def _mcp_cases() -> list[Case]:
     server = Server("bench")
     server.add_tool(add, name="add")
     server.add_tool(aadd, name="aadd")
+    server.add_tool(noop, name="noop")
+    server.add_tool(place, name="place")
     return [
         ("mcp call_tool, async tool", lambda: server.call_tool("aadd", GOOD), True),
+        ("mcp call_tool, async no-op", lambda: server.call_tool("noop", {}), True),
+        ("mcp call_tool, 3-field model input", lambda: server.call_tool("place", POINT), True),
         ("mcp call_tool, sync tool", lambda: server.call_tool("add", GOOD), True),
         ("mcp invalid input", _aswallow(lambda: server.call_tool("aadd", BAD)), True),
     ]
@@ -250,7 +304,13 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 def main(argv: list[str]) -> None:
     """Print the medians table and the targets table."""
     with ThreadPoolExecutor(max_workers=4) as pool:
-        cases = _baseline_cases(pool) + _toolpalette_cases() + _langchain_cases() + _mcp_cases()
+        cases = [
+            *_baseline_cases(pool),
+            *_toolpalette_cases(),
+            *_thinker_cases(),
+            *_langchain_cases(),
+            *_mcp_cases(),
+        ]
         samples = asyncio.run(measure(cases))
     medians = {label: statistics.median(values) for label, values in samples.items()}
     floor = {False: medians["raw sync call"], True: medians["raw async call"]}
@@ -563,6 +623,7 @@ def summarize(m: dict[str, float]) -> None:
             goal="<= 0.5",
         )
     record("invalid input, async", bad, "pydantic invalid", m["pydantic invalid input"], unit="µs")
+    _summarize_thinker(m)
     hop = m["toolpalette sync tool, async caller"]
     record(
         "sync tool, async caller",
@@ -586,6 +647,48 @@ def summarize(m: dict[str, float]) -> None:
         m["ThreadPoolExecutor.submit().result()"],
         unit="µs",
         goal="<= 1.2",
+    )
+
+
+def _summarize_thinker(m: dict[str, float]) -> None:
+    """The rows of the calls made through `thinker.call`, with the SDK as their peer."""
+
+    def peers(label: str) -> dict[str, float]:
+        return {"MCPServer": m[label]} if label in m else {}
+
+    record(
+        "thinker.call: invalid input",
+        m["thinker.call invalid input"],
+        "mcp `call_tool` invalid",
+        m.get("mcp invalid input", float("nan")),
+        unit="µs",
+        goal="<= 0.5",
+        peers=peers("mcp invalid input"),
+    )
+    record(
+        "thinker.call: 3-field model input",
+        m["thinker.call 3-field model input"],
+        "pydantic validate + call",
+        m["pydantic validate 3-field model + call"],
+        unit="µs",
+        goal="<= 3",
+        peers=peers("mcp call_tool, 3-field model input"),
+    )
+    record(
+        "thinker.call: async no-op",
+        m["thinker.call async no-op"],
+        "the goal's 4 µs",
+        4.0,
+        unit="µs",
+        goal="<= 1",
+        peers=peers("mcp call_tool, async no-op"),
+    )
+    record(
+        "thinker.call: async no-op",
+        m["thinker.call async no-op"],
+        "`Executor.execute`",
+        m["Executor.execute async no-op"],
+        unit="µs",
     )
 
 
