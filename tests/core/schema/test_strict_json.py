@@ -345,3 +345,18 @@ def test_parse_input_returns_or_raises_invalid_input_only(raw: Any) -> None:
     else:
         assert isinstance(value.n, int)
         assert isinstance(value.label, str)
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"p": {"x": 1, "y": 2, "label": "a"}},
+        {"p": {"x": 1}, "q": "zz", "n": None, "f": 1.5, "b": {}},
+        {"p": {"deep": {"x": 1}}},  # deeper: the full walk
+    ],
+)
+def test_a_nested_object_is_the_callers_no_more(sent: dict[str, Any]) -> None:
+    value = load_input(sent)
+    assert value == sent
+    value["p"]["x"] = "changed"
+    assert sent["p"] != value["p"]  # the caller's nested object was copied

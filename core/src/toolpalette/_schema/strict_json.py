@@ -246,6 +246,37 @@ def _flat_size(data: dict[str, Any]) -> int:
     return spent if spent <= MAX_INPUT_BYTES else -1
 
 
+def _nested_size(data: dict[str, Any]) -> int:
+    """`_flat_size()` for an object whose values are plain values or flat objects.
+
+    A model input's field that is itself a small model (``{"p": {"x": 1, ...}}``) is
+    the next most common shape: each nested object is checked by `_flat_size()` and
+    replaced in ``data`` (already the caller's copy) by a shallow copy of its own, which
+    is a deep one since its values are immutable. -1 for anything else, as there.
+    """
+    spent = 2
+    nested: list[tuple[str, dict[str, Any]]] = []
+    for key, child in data.items():
+        if type(child) is dict:
+            if type(key) is not str or not key.isascii():
+                return -1
+            size = _flat_size(child)
+            if size < 0:
+                return -1
+            spent += len(key) + size + 3
+            nested.append((key, child))
+        else:
+            size = _flat_size({key: child})
+            if size < 0:
+                return -1
+            spent += size - 2
+    if not nested or spent > MAX_INPUT_BYTES:
+        return -1
+    for key, child in nested:
+        data[key] = dict(child)
+    return spent
+
+
 def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     """Apply the JSON policy to model input and return it as a fresh dict.
 
@@ -267,7 +298,9 @@ def load_sized(raw: str | bytes | Mapping[str, Any]) -> tuple[dict[str, Any], in
     if type(raw) is dict:
         value = dict(raw)  # a fresh dict: a tool never holds the caller's own
         size = _flat_size(value)
-        if size < 0:  # nested or unusual values: the full walk checks and copies them
+        if size < 0:
+            size = _nested_size(value)
+        if size < 0:  # deeper or unusual values: the full walk checks and copies them
             value, size = _check_tree(value)
         return value, size
     if isinstance(raw, (str, bytes)):
