@@ -295,12 +295,16 @@ def _relay(context: ToolContext) -> Progress:
 
     The host's callback runs where a local async tool's reports would run it, never on
     the loop every server's calls share; ``call_soon_threadsafe`` keeps the reports in
-    order, and ahead of the result, which comes back the same way.
+    order, and ahead of the result, which comes back the same way. A caller already on
+    the pool's loop gets them with ``call_soon``: no wake-up of a loop that is awake.
     """
     caller = asyncio.get_running_loop()
     report = context.report_progress
 
     def relay(done: float, total: float | None, message: str | None) -> None:
+        if asyncio.get_running_loop() is caller:
+            caller.call_soon(report, done, total, message)
+            return
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody waits
             caller.call_soon_threadsafe(report, done, total, message)
 
