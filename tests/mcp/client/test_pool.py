@@ -318,6 +318,48 @@ def test_text_blocks_join_and_structured_content_is_kept(make_hub: Callable[...,
     assert typed.structured == {"n": 2}
 
 
+_COUNTED = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}}
+"""An output schema the compiled quick check decides."""
+_PATTERNED = {"type": "object", "properties": {"n": {"type": "string", "pattern": "^a+$"}}}
+"""One it leaves to the validator (``pattern`` is outside its subset)."""
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad", "why"),
+    [
+        (_COUNTED, {"n": 2}, {"n": 12}, "at $.n: it fails 'maximum'"),
+        (_PATTERNED, {"n": "aa"}, {"n": "ab"}, "at $.n: it fails 'pattern'"),
+        (
+            {"type": "object"},
+            {"n": [[]] * 10},
+            {"n": [[]] * 20_000},
+            "the result is over a bound: at most 16384 arrays and objects in all "
+            "(the bound on input for a hand-written schema)",
+        ),
+    ],
+    ids=["quick-check", "validator", "container-bound"],
+)
+def test_structured_content_is_checked_against_the_output_schema_on_every_call(
+    make_hub: Callable[..., ToolHub], schema: dict[str, Any], good: Any, bad: Any, why: str
+):
+    answers = iter([good, bad, good, bad])
+
+    def call(_name: str, _args: dict[str, Any]) -> Any:
+        structured = next(answers)
+        return types.CallToolResult(content=[], structured_content=structured)
+
+    server, _ = lowlevel([tool_of("typed", output_schema=schema)], call)
+    hub = make_hub(mcp_servers={"s": server})
+    reports: list[ToolErrorReport] = []
+    run = executor(hub, on_tool_error=reports.append)
+    # The check is compiled at the first call and kept: the later ones decide alike.
+    outcomes = [run.execute_sync("typed", {}, context=_context()) for _ in range(4)]
+    run.reports.join(10)
+    assert [r.structured for r in outcomes[::2]] == [good, good]
+    assert [(r.status, r.code) for r in outcomes[1::2]] == [(502, "server_error")] * 2
+    assert [str(r.error.__cause__ if r.error else None) for r in reports] == [why, why]
+
+
 def test_output_cap_applies_to_remote_content(make_hub: Callable[..., ToolHub]):
     big = types.CallToolResult(content=[types.TextContent(text="x" * 5000)])
     server, _ = lowlevel([tool_of("big")], lambda _n, _a: big)

@@ -58,6 +58,32 @@ def test_an_async_caller_gets_every_report_in_order_before_the_result(
     assert all(on_callers_thread)  # never on the loop the sessions share
 
 
+def test_a_caller_on_the_pools_own_loop_gets_every_report_in_order_there(
+    make_hub: Callable[..., ToolHub],
+):
+    hub = make_hub(mcp_servers=servers("stdio"))
+    executor = Executor(hub.catalog())
+    pool = hub.mcp().pool
+
+    async def on_the_pool_loop() -> tuple[str, list[Report], list[bool]]:
+        reports: list[Report] = []
+        loop = asyncio.get_running_loop()
+        on_this_loop: list[bool] = []
+
+        def on_progress(done: float, total: float | None, message: str | None) -> None:
+            on_this_loop.append(asyncio.get_running_loop() is loop)
+            reports.append((done, total, message))
+
+        context = ToolContext(on_progress=on_progress)
+        result = await executor.execute("crawl", {"pages": 3}, context=context)
+        return result.text, list(reports), on_this_loop
+
+    text, reports, on_this_loop = pool.run(on_the_pool_loop(), timeout=30)
+    assert text == '{"result":"crawled 3"}'
+    assert reports == REPORTS
+    assert on_this_loop == [True] * len(REPORTS)
+
+
 @pytest.mark.parametrize("where", ["in-process", "stdio"])
 def test_a_sync_caller_gets_every_report_too(make_hub: Callable[..., ToolHub], where: str):
     hub = make_hub(mcp_servers=servers(where))

@@ -1,4 +1,7 @@
-"""An MCP result's structured content, checked against its tool's output schema, bounded."""
+"""An MCP result's structured content, checked against its tool's output schema, bounded.
+
+One check per output schema (`check_for`): a compiled quick check, the validator behind it.
+"""
 
 from __future__ import annotations
 
@@ -6,30 +9,68 @@ import asyncio
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._schema import budget as _budget
+from toolpalette._schema import quick_check as _quick_check
 from toolpalette.errors import ToolError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["OutputCheck", "OutputMismatch"]
+__all__ = ["KEPT_CHECKS", "OutputCheck", "OutputMismatch", "check_for"]
+
+KEPT_CHECKS: Final = 256
+"""Output schemas whose checks are kept for the listings that follow (least recent out)."""
+_UNCOMPILED: Final = object()
+_KEPT: dict[str, OutputCheck] = {}
+_KEPT_LOCK: Final = threading.Lock()
 
 
 class OutputMismatch(Exception):
     """Why a result was refused (where and which keyword; never a value): a report's cause."""
 
 
-class OutputCheck:
-    """The check of one tool's results against its output schema (compiled on first use).
+def check_for(schema: dict[str, Any]) -> OutputCheck:
+    """The check of ``schema``, shared by every tool (and listing) that lists it unchanged.
 
-    Thread-safe: the validator may be built on the caller's loop or in a worker.
+    A server's tools are built again at each listing: keyed on the schema's JSON text,
+    a check is compiled once per version of the schema, not once per listing.
+    """
+    try:
+        text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return OutputCheck(schema)
+    with _KEPT_LOCK:
+        check = _KEPT.pop(text, None)
+        if check is None:
+            check = OutputCheck(schema)
+            if len(_KEPT) >= KEPT_CHECKS:
+                del _KEPT[next(iter(_KEPT))]
+        _KEPT[text] = check  # the most recent last
+    return check
+
+
+class OutputCheck:
+    """The check of one output schema: its quick check first, then the bounded validator.
+
+    Each is compiled on first use and kept. The quick check (`quick_check`) only ever
+    says yes where the validator would, in a few microseconds for a server's common
+    schemas; anything else, refusals included, is the validator's to answer.
+    Thread-safe: either may be built on the caller's loop or in a worker.
     """
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self._schema = schema
+        self._quick: Any = _UNCOMPILED
         self._validator: Validator | None = None
+
+    def _quick_check(self) -> Callable[[Any], bool] | None:
+        quick = self._quick
+        if quick is _UNCOMPILED:
+            quick = self._quick = _quick_check.compile_check(self._schema)
+        return quick  # type: ignore[no-any-return]
 
     async def verify(self, structured: Any, tool: str, server: str, timeout: float) -> None:
         """Accept ``structured`` or raise; the loop is held for its share only.
@@ -90,6 +131,9 @@ class OutputCheck:
         problem = _budget.container_problem(structured)
         if problem is not None:
             return f"the result is over a bound: {problem.expected}"
+        quick = self._quick_check()
+        if quick is not None and quick(structured):
+            return ""
         validator = self._validator
         if validator is None:
             validator = self._validator = compile_validator(self._schema)

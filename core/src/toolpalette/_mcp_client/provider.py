@@ -14,7 +14,7 @@ from toolpalette._mcp_client import inputs as _inputs
 from toolpalette._mcp_client import results as _results
 from toolpalette._mcp_client.config import MCPServerConfig
 from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
-from toolpalette._mcp_client.outputs import OutputCheck
+from toolpalette._mcp_client.outputs import check_for
 from toolpalette._mcp_client.stdio import past_bound, too_large
 from toolpalette._schema import checks as _schema
 from toolpalette._schema import quick_check as _quick_check
@@ -74,7 +74,7 @@ class MCPToolProvider(ToolProvider):
         self._annotations = MappingProxyType(dict(annotations))
         self._title = title
         self._quick: Any = _UNCOMPILED
-        self._output_check = OutputCheck(output_schema) if output_schema is not None else None
+        self._output_check = check_for(output_schema) if output_schema is not None else None
         metadata = {
             "server": config.name,
             "tool": remote_name,
@@ -295,12 +295,16 @@ def _relay(context: ToolContext) -> Progress:
 
     The host's callback runs where a local async tool's reports would run it, never on
     the loop every server's calls share; ``call_soon_threadsafe`` keeps the reports in
-    order, and ahead of the result, which comes back the same way.
+    order, and ahead of the result, which comes back the same way. A caller already on
+    the pool's loop gets them with ``call_soon``: no wake-up of a loop that is awake.
     """
     caller = asyncio.get_running_loop()
     report = context.report_progress
 
     def relay(done: float, total: float | None, message: str | None) -> None:
+        if asyncio.get_running_loop() is caller:
+            caller.call_soon(report, done, total, message)
+            return
         with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody waits
             caller.call_soon_threadsafe(report, done, total, message)
 
