@@ -19,6 +19,10 @@ eras (2026-07-28 with its envelope and headers; 2025-11-25 as a stateless server
 them) and ``tools/list`` of the 1,000 tools, in turn with the anchor's. Goal: at most
 0.67x ``MCPServer``'s time per call (the 1.5x throughput the load runs look for, with
 the network and the client taken out).
+
+Last, start-up: from spawning ``toolpalette serve`` (stdio, a one-tool thinker) to its
+answer to ``initialize``, a plain pipe client, against a bare ``MCPServer`` script with
+the same tool (goal: at most 1x) and a FastMCP stdio script as the peer.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -231,6 +237,74 @@ async def measure_asgi() -> dict[str, list[float]]:
     return samples
 
 
+_TOOL = '''
+async def aadd(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+'''
+START_SCRIPTS = {
+    "start_thinker.py": "import toolpalette\nfrom toolpalette import Thinker, ToolSelector\n"
+    + _TOOL.replace("async def", "@toolpalette.tool(read_only=True)\nasync def", 1)
+    + "class One(Thinker):\n    @classmethod\n    def declare_compatible_tools(cls):\n"
+    + "        return ToolSelector().tool(aadd)\n",
+    "start_mcpserver.py": "from mcp.server.mcpserver import MCPServer\n"
+    + 'server = MCPServer("anchor")\n'
+    + _TOOL.replace("async def", "@server.tool()\nasync def", 1)
+    + 'server.run("stdio")\n',
+    "start_fastmcp.py": 'from fastmcp import FastMCP\nserver = FastMCP("peer")\n'
+    + _TOOL.replace("async def", "@server.tool()\nasync def", 1)
+    + 'server.run("stdio", show_banner=False)\n',
+}
+"""The start-up case's one-tool servers, written to a scratch folder."""
+_INITIALIZE = (
+    json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": _HANDSHAKE, "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}},
+    }).encode() + b"\n"
+)  # fmt: skip
+
+
+def _start_once(argv: list[str], cwd: str) -> float:
+    """Seconds from spawning ``argv`` to its answer to ``initialize`` on stdout."""
+    started = time.perf_counter()
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd
+    ) as proc:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(_INITIALIZE)
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        elapsed = time.perf_counter() - started
+        proc.stdin.close()  # the server ends when its client closes stdin
+        proc.wait(timeout=30)
+    if b'"result"' not in line:
+        raise RuntimeError(f"{argv}: no initialize result: {line[:200]!r}")
+    return elapsed
+
+
+def measure_start(runs: int) -> dict[str, float]:
+    """Median milliseconds from spawn to the ``initialize`` answer, per server."""
+    with tempfile.TemporaryDirectory(prefix="tpbench-start-") as tmp:
+        for name, text in START_SCRIPTS.items():
+            Path(tmp, name).write_text(text)
+        serve = "import sys; from toolpalette._cli import main; sys.exit(main())"
+        cases = {
+            "toolpalette serve": [sys.executable, "-c", serve, "serve", "--thinker",
+                                  "start_thinker:One"],
+            "MCPServer": [sys.executable, "start_mcpserver.py"],
+            "FastMCP": [sys.executable, "start_fastmcp.py"],
+        }  # fmt: skip
+        samples: dict[str, list[float]] = {label: [] for label in cases}
+        for argv in cases.values():  # warm the .pyc files and the page cache
+            _start_once(argv, tmp)
+        for _ in range(runs):  # round-robin, so drift in load hits every case alike
+            for label, argv in cases.items():
+                samples[label].append(_start_once(argv, tmp) * 1000)
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -297,6 +371,22 @@ def main(argv: list[str]) -> None:
             f"MCP serve HTTP app {what}", ours, "the SDK's `MCPServer`", theirs,
             unit="µs", goal="" if goal is None else f"<= {goal:g}",
         )  # fmt: skip
+    runs = max(ROUNDS, 5)
+    start = measure_start(runs)
+    print(f"\nSpawn to the `initialize` answer over stdio, median of {runs} processes (ms):\n")
+    print(_table(("server", "median ms"), [(k, f"{v:,.1f}") for k, v in start.items()]))
+    ratio = start["toolpalette serve"] / start["MCPServer"]
+    rows.append(("serve start: toolpalette / MCPServer", f"{ratio:.2f}x", "≤ 1x",
+                 "met" if ratio <= 1 else "MISSED"))  # fmt: skip
+    record(
+        "`serve` spawn to `initialize` answered (stdio)",
+        start["toolpalette serve"],
+        "a bare `MCPServer` script",
+        start["MCPServer"],
+        unit="ms",
+        goal="<= 1.0",
+        peers={"FastMCP": start["FastMCP"]},
+    )
     print()
     print(_table(("target", "measured", "goal", "status"), rows))
 
