@@ -339,18 +339,13 @@ def speed() -> None:
         ("JSON text per tool", f"{json_bytes:,.0f} B"),
         ("a no-op call (timer included)", f"{noop:.2f} µs"),
     ]
-    anchor = _bm25s_speed(docs, queries)
     peers = _peers(docs, queries)
+    anchor = tuple(peers["bm25s"][:2]) if "bm25s" in peers else None
     for name, (p_build, p_search, p_memory) in peers.items():
         rows += [
-            (f"{name}: first search (build + one answer)", f"{p_build:,.0f} ms"),
+            (f"{name}: build (FastMCP: build + one answer)", f"{p_build:,.0f} ms"),
             (f"{name}: one search p50, warm", f"{p_search:,.0f} µs"),
             (f"{name}: memory per tool (tracemalloc)", f"{p_memory:,.0f} B"),
-        ]
-    if anchor is not None:
-        rows += [
-            ("bm25s: tokenize and index, 10,000 tools", f"{anchor[0]:,.0f} ms"),
-            ("bm25s: tokenize and answer one question, p50", f"{anchor[1]:,.0f} µs"),
         ]
     print(f"\nSpeed and size at {TOOLS:,} tools ({QUESTIONS} questions, limit {LIMIT}).\n")
     print("| case | median |")
@@ -424,31 +419,6 @@ def speed() -> None:
             goal="<= 1",
             peers={name: v[2] for name, v in peers.items()},
         )
-
-
-def _bm25s_speed(
-    docs: Sequence[ToolDocument], queries: Sequence[str]
-) -> tuple[float, float] | None:
-    try:
-        import bm25s
-    except ImportError:
-        return None
-    texts = [_text(d) for d in docs]
-
-    def build() -> Any:
-        retriever = bm25s.BM25()
-        retriever.index(bm25s.tokenize(texts, show_progress=False), show_progress=False)
-        return retriever
-
-    build_ms = _median_ms(build, max(3, ROUNDS // 2))
-    retriever = build()
-
-    def ask(query: str) -> Any:
-        tokens = bm25s.tokenize([query], show_progress=False)
-        return retriever.retrieve(tokens, k=LIMIT, show_progress=False)
-
-    _each_us(ask, queries[:20])  # its first calls set things up
-    return build_ms, statistics.median(_each_us(ask, queries))
 
 
 def _traced_per_tool(build: Callable[[], Any], tools: int) -> float:
