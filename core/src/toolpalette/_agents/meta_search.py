@@ -214,12 +214,14 @@ class _SearchProvider(ToolProvider):
             raise TypeError(f"{self._name} runs only for a bound thinker")
         kind = self._kind
 
-        def call(value: dict[str, Any], _context: Any) -> dict[str, Any]:
+        # Async, so the pipeline runs it on the loop: a search is short CPU work, which
+        # costs less than the hand-off to a worker thread (bench/bench_deferral.py).
+        async def call(value: dict[str, Any], _context: Any) -> dict[str, Any]:
             limit = value.get("limit")
             found: dict[str, Any] = parent.search(kind, value["query"], limit or DEFAULT_LIMIT)
             return found
 
-        return BoundTool(call, is_async=False, takes_context=False)
+        return BoundTool(call, is_async=True, takes_context=False)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)

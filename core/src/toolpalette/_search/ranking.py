@@ -5,15 +5,17 @@ The default is BM25F over four fields; another ranker implements `ToolRanker`.
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from array import array
+from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, compress, count, islice, repeat
-from operator import add, ge, mul, rshift, truediv
+from itertools import chain, count, islice, repeat
+from operator import add, itemgetter, mul, rshift, truediv
 from typing import Any, NamedTuple, Protocol
 
 from toolpalette._search.terms import fields, terms, word_terms
@@ -124,25 +126,17 @@ _FIELDS = 4
 """Fields per tool. The fields of a catalog are numbered in one sequence,
 ``4 * position + field``, so a field's number says its tool (``number >> 2``)."""
 
-_SMALL = 256
-"""Up to this many postings, a search adds them up in a dict; past it, in a list."""
-
-_FLOOR_AT = 64
-"""A term in more tools than this keeps its best scores, to skip weak hits at search."""
-
-_FLOOR_DEPTH = 20
-"""How many of its best scores such a term keeps (a larger ``limit`` goes without)."""
+_EXACT = 1e-9
+"""The relative slack of the pruning bounds, so that rounding never drops a result."""
 
 
-class _Postings(NamedTuple):
-    """One term's postings: where it occurs, how much it scores there, its best scores."""
+class _Scored(NamedTuple):
+    """One term's postings, once scored: the tools it occurs in and its score in each."""
 
-    positions: array[int]
+    positions: list[int]
     """The tools it occurs in, ascending."""
     scores: array[float]
-    """Its BM25F score in each of them."""
-    best: tuple[float, ...]
-    """Its `_FLOOR_DEPTH` best scores, best first, when in over `_FLOOR_AT` tools."""
+    """Its BM25F score in each of them (32-bit floats: compact, and precise enough)."""
 
 
 class _Catalog(NamedTuple):
@@ -159,19 +153,35 @@ class LexicalIndex:
     """A catalog indexed for BM25F. Safe to search from several threads at once.
 
     Holds, for each term of the catalog, the fields it occurs in; the first search that
-    uses a term computes its score in each tool (`_Postings`), under a lock, and
-    keeps it. A search adds up its terms' scores tool by tool and keeps the best: a term
-    in many tools knows its best scores, and the ``limit``-th of them is a floor that
-    every result reaches (those tools score at least that on that term alone), so weaker
-    tools are dropped before the final sort.
+    uses a term computes its score in each tool, under a lock, and appends it to one
+    pair of arrays every scored term shares (tools, scores: 8 bytes a posting), with
+    the term's slice and its best score. A search adds up its terms' scores with
+    MaxScore pruning: rarest (best-scoring) terms first; once the best scores of the
+    terms left cannot lift a tool the search has not met to the ``limit``-th score so
+    far, those terms are read only for the few tools that can still reach it (a binary
+    search in each term's ascending tools). The results are those of adding up every
+    posting.
     """
 
-    __slots__ = ("_catalog", "_lock", "_pending", "_scored")
+    __slots__ = (
+        "_catalog",
+        "_lock",
+        "_pending",
+        "_positions",
+        "_scores",
+        "_slots",
+        "_spans",
+    )
 
     def __init__(self, catalog: _Catalog, pending: dict[str, list[array[int]]]) -> None:
         self._catalog = catalog
         self._pending = pending
-        self._scored: dict[str, _Postings] = {}
+        self._slots: dict[str, int] = {}
+        """Each scored term's slot in `_spans`."""
+        self._spans: list[tuple[int, int, float]] = []
+        """Per slot: where the term's postings start and end, and its best score."""
+        self._positions = array("i")
+        self._scores = array("f")
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -183,15 +193,17 @@ class LexicalIndex:
         Raises:
             ValueError: ``limit`` is below 1.
         """
-        return self.search_counted(query, limit)[0]
+        if limit < 1:
+            raise ValueError("limit must be at least 1")  # never the value: a model sent it
+        return self._ranked(self._found(query), limit)[0]
 
     def search_counted(
         self, query: str, limit: int, left_out: Collection[int] = ()
     ) -> tuple[list[tuple[int, float]], int]:
         """`search()`, and how many tools the query matches at all, but ``left_out``.
 
-        The count comes from the sums the search makes anyway (every tool a term of the
-        query occurs in scores above 0), so it costs a pass in C over them.
+        The tools the search added up are counted as they are; the terms it pruned are
+        read once more, in C (a set's union), for the count.
 
         Raises:
             ValueError: ``limit`` is below 1.
@@ -201,28 +213,30 @@ class LexicalIndex:
         found = self._found(query)
         if not found:
             return [], 0
-        if sum(len(p.positions) for p in found) <= _SMALL:
-            return self._search_small(found, limit, left_out)
-        return self._search_dense(found, limit, left_out)
+        hits, totals, pruned = self._ranked(found, limit)
+        positions = self._positions
+        matched: Collection[int] = totals
+        if pruned:
+            matched = set(totals).union(*(positions[lo:hi] for lo, hi, _ in pruned))
+        return hits, len(matched) - sum(1 for p in left_out if p in matched)
 
     def matching(self, query: str) -> set[int]:
         """The positions of every tool one of the query's terms occurs in (however weakly).
 
         What a search could return with no ``limit``: a search's answer says how many.
         """
-        matched: set[int] = set()
-        for postings in self._found(query):
-            matched.update(postings.positions)
-        return matched
+        positions = self._positions
+        return set().union(*(positions[lo:hi] for lo, hi, _ in self._found(query)))
 
-    def _found(self, query: str) -> list[_Postings]:
-        """The postings of the query's terms the catalog holds (the first terms that count)."""
+    def _found(self, query: str) -> list[tuple[int, int, float]]:
+        """The spans of the query's terms the catalog holds (the first terms that count)."""
         wanted: dict[str, None] = {}
         for term in terms(query[:MAX_QUERY_CHARS]):
             wanted[term] = None
             if len(wanted) >= MAX_QUERY_TERMS:
                 break
-        return [p for p in map(self._postings, wanted) if p is not None]
+        spans = self._spans
+        return [spans[s] for s in map(self._slot, wanted) if s is not None]
 
     def warm(self) -> None:
         """Score every term now, so that no search pays for a term's first use.
@@ -231,71 +245,80 @@ class LexicalIndex:
         building, say): the index can be searched meanwhile, from any thread.
         """
         for term in list(self._pending):
-            self._postings(term)
+            self._slot(term)
 
-    def _postings(self, term: str) -> _Postings | None:
-        """The term's postings, scored now if this is the first search that uses it."""
-        postings = self._scored.get(term)
-        if postings is not None or term not in self._pending:
-            return postings
+    def _slot(self, term: str) -> int | None:
+        """The term's slot, its postings scored now if this is the first search using it."""
+        slot = self._slots.get(term)
+        if slot is not None or term not in self._pending:
+            return slot
         with self._lock:
-            postings = self._scored.get(term)
-            if postings is None:
-                # Scored before it leaves the pending terms: a search that reads both
+            slot = self._slots.get(term)
+            if slot is None:
+                positions, scores = _score(self._catalog, self._pending[term])
+                start = len(self._positions)
+                self._positions.extend(positions)
+                self._scores.extend(scores)
+                self._spans.append((start, len(self._positions), max(scores)))
+                # Slotted before it leaves the pending terms: a search that reads both
                 # without the lock always finds the term in one of them.
-                postings = self._scored[term] = _score(self._catalog, self._pending[term])
+                slot = self._slots[term] = len(self._spans) - 1
                 del self._pending[term]
-        return postings
+        return slot
 
-    @staticmethod
-    def _search_small(
-        found: list[_Postings], limit: int, left_out: Collection[int]
-    ) -> tuple[list[tuple[int, float]], int]:
-        totals: dict[int, float] = {}
-        get = totals.get
-        for postings in found:
-            for position, score in zip(postings.positions, postings.scores, strict=True):
-                totals[position] = get(position, 0.0) + score
-        # Ascending positions first, so the stable sort leaves ties in catalog order.
-        ranked = sorted(sorted(totals), key=totals.__getitem__, reverse=True)[:limit]
-        matched = len(totals) - sum(1 for p in left_out if p in totals)
-        return [(p, totals[p]) for p in ranked], matched
+    def _ranked(
+        self, found: list[tuple[int, int, float]], limit: int
+    ) -> tuple[list[tuple[int, float]], dict[int, float], list[tuple[int, int, float]]]:
+        """The best ``limit`` hits; the sums (exact for every hit); the terms pruned.
 
-    def _search_dense(
-        self, found: list[_Postings], limit: int, left_out: Collection[int]
-    ) -> tuple[list[tuple[int, float]], int]:
-        """Many postings: added up in one list and filtered in C, not one by one.
-
-        The tools touched are kept in a set while that costs less than reading the
-        whole list at the end (fewer postings than half the catalog).
+        Terms are added up best score first. Once the best scores of the terms left
+        add up to less than the ``limit``-th sum so far (``floor``: a lower bound of the
+        ``limit``-th result), a tool none of the terms read so far holds cannot be a
+        result, so those terms are only looked up for the tools whose sum could still
+        reach the floor.
         """
-        size = self._catalog.size
-        totals = [0.0] * size
-        read, write = totals.__getitem__, totals.__setitem__
-        touched: set[int] | None = (
-            set() if sum(len(p.positions) for p in found) < size // 2 else None
-        )
+        positions, scores = self._positions, self._scores
+        order = sorted(found, key=itemgetter(2), reverse=True)
+        left = sum(best for _, _, best in order)
+        totals: dict[int, float] = {}
         floor = 0.0
-        for postings in found:
-            positions = postings.positions
-            deque(map(write, positions, map(add, map(read, positions), postings.scores)), 0)
-            if touched is not None:
-                touched.update(positions)
-            if limit <= len(postings.best) and postings.best[limit - 1] > floor:
-                floor = postings.best[limit - 1]
-        if touched is None:  # every tool, in ascending order
-            kept = list(compress(count(), map(ge, totals, repeat(floor or math.ulp(0.0)))))
-        else:
-            kept = sorted(compress(touched, map(ge, map(read, touched), repeat(floor))))
-        # Ascending positions, so the stable sort leaves ties in catalog order.
-        ranked = sorted(kept, key=read, reverse=True)[:limit]
-        matched = (len(touched) if touched is not None else size - totals.count(0.0)) - sum(
-            1 for p in left_out if 0 <= p < size and totals[p] > 0.0
-        )
-        return [(p, totals[p]) for p in ranked], matched
+        read = 0
+        for lo, hi, best in order:
+            if left < floor * (1.0 - _EXACT):
+                break
+            left -= best
+            read += 1
+            if not totals:
+                totals = dict(zip(positions[lo:hi], scores[lo:hi], strict=True))
+            else:
+                get = totals.get
+                for position, score in zip(positions[lo:hi], scores[lo:hi], strict=True):
+                    totals[position] = get(position, 0.0) + score
+            if read < len(order) and len(totals) >= limit:
+                floor = heapq.nlargest(limit, totals.values())[-1]
+        pruned = order[read:]
+        reach = floor * (1.0 - _EXACT)
+        candidates = [p for p, total in totals.items() if total + left >= reach]
+        for lo, hi, best in pruned:
+            left -= best
+            if len(candidates) * 8 > hi - lo:  # cheaper to read the term's postings
+                wanted = set(candidates)
+                for position, score in zip(positions[lo:hi], scores[lo:hi], strict=True):
+                    if position in wanted:
+                        totals[position] += score
+            else:
+                for position in candidates:
+                    at = bisect_left(positions, position, lo, hi)
+                    if at < hi and positions[at] == position:
+                        totals[position] += scores[at]
+            candidates = [p for p in candidates if totals[p] + left >= reach]
+        # Ascending positions first, so the stable sort leaves ties in catalog order.
+        candidates.sort()
+        ranked = sorted(candidates, key=totals.__getitem__, reverse=True)[:limit]
+        return [(p, totals[p]) for p in ranked], totals, pruned
 
 
-def _score(catalog: _Catalog, occurrences: list[array[int]]) -> _Postings:
+def _score(catalog: _Catalog, occurrences: list[array[int]]) -> _Scored:
     """A term's BM25F score in every tool it occurs in, from the fields it occurs in.
 
     ``occurrences`` holds one ascending list of field numbers per distinct word that
@@ -321,9 +344,7 @@ def _score(catalog: _Catalog, occurrences: list[array[int]]) -> _Postings:
     df = len(positions)
     idf = math.log(1.0 + (size - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
     saturated = map(truediv, frequencies, map(add, frequencies, repeat(k1)))
-    scores = array("d", map(mul, repeat(idf), saturated))
-    best = tuple(sorted(scores, reverse=True)[:_FLOOR_DEPTH]) if df > _FLOOR_AT else ()
-    return _Postings(array("i", positions), scores, best)
+    return _Scored(positions, array("f", map(mul, repeat(idf), saturated)))
 
 
 class _WordIds(dict[str, int]):
