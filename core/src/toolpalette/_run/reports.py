@@ -168,9 +168,13 @@ has): logged at INFO, since the model is told and tries again; every other failu
 the tool's, the policy's or the host's, and is logged at WARNING."""
 
 
+def _level(code: str) -> int:
+    return logging.INFO if code in MISTAKES else logging.WARNING
+
+
 def failures_logged(code: str) -> bool:
     """Whether a failure with ``code`` is logged at all (the logger lets its level through)."""
-    return failures.isEnabledFor(logging.INFO if code in MISTAKES else logging.WARNING)
+    return failures.isEnabledFor(_level(code))
 
 
 def log_failure(report: ToolErrorReport) -> None:
@@ -187,7 +191,7 @@ def log_failure(report: ToolErrorReport) -> None:
     error = report.error
     kind = f"{type(error).__module__}.{type(error).__qualname__}" if error is not None else "-"
     failures.log(
-        logging.INFO if report.code in MISTAKES else logging.WARNING,
+        _level(report.code),
         "tool %s failed: %d %s (call %s, run %s): %s",
         tool,
         report.status,
