@@ -214,6 +214,18 @@ def test_scoring_every_term_up_front_changes_no_result() -> None:
     assert [warm.search(q, 5) for q in queries] == [lazy.search(q, 5) for q in queries]
 
 
+def test_a_catalog_past_65536_tools_finds_its_last_tools() -> None:
+    # Positions of up to 65,536 tools are held in 16 bits; a larger catalog needs more.
+    size = 65_536 + 3
+    documents = [ToolDocument(f"t{i}", "plain", {}) for i in range(size)]
+    documents[-1] = doc("zeta_last", "The very last tool.")
+    documents[65_535] = doc("eta_edge", "The last position that fits in 16 bits.")
+    index = LexicalRanker().build(documents)
+    assert names(index, documents, "zeta", 1) == ["zeta_last"]
+    assert names(index, documents, "eta edge", 1) == ["eta_edge"]
+    assert [p for p, _ in index.search("plain", 3)] == [0, 1, 2]
+
+
 class CountingSchema(Mapping[str, Any]):
     """An input schema that counts how often the ranker reads it."""
 

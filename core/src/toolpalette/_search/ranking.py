@@ -126,6 +126,9 @@ _FIELDS = 4
 """Fields per tool. The fields of a catalog are numbered in one sequence,
 ``4 * position + field``, so a field's number says its tool (``number >> 2``)."""
 
+_SHORT_POSITIONS = 1 << 16
+"""The largest catalog whose postings hold tool positions in 16 bits."""
+
 _EXACT = 1e-9
 """The relative slack of the pruning bounds, so that rounding never drops a result."""
 
@@ -154,33 +157,37 @@ class LexicalIndex:
 
     Holds, for each term of the catalog, the fields it occurs in; the first search that
     uses a term computes its score in each tool, under a lock, and appends it to one
-    pair of arrays every scored term shares (tools, scores: 8 bytes a posting), with
-    the term's slice and its best score. A search adds up its terms' scores with
-    MaxScore pruning: rarest (best-scoring) terms first; once the best scores of the
-    terms left cannot lift a tool the search has not met to the ``limit``-th score so
-    far, those terms are read only for the few tools that can still reach it (a binary
-    search in each term's ascending tools). The results are those of adding up every
-    posting.
+    pair of arrays every scored term shares (tools, scores: 6 bytes a posting in a
+    catalog of up to 65,536 tools, 8 in a larger one), with where the term's postings
+    start and its best score (two more arrays, by the term's slot). A search adds up
+    its terms' scores with MaxScore pruning: rarest (best-scoring) terms first; once
+    the best scores of the terms left cannot lift a tool the search has not met to the
+    ``limit``-th score so far, those terms are read only for the few tools that can
+    still reach it (a binary search in each term's ascending tools). The results are
+    those of adding up every posting.
     """
 
     __slots__ = (
+        "_bests",
         "_catalog",
         "_lock",
         "_pending",
         "_positions",
         "_scores",
         "_slots",
-        "_spans",
+        "_starts",
     )
 
     def __init__(self, catalog: _Catalog, pending: dict[str, list[array[int]]]) -> None:
         self._catalog = catalog
         self._pending = pending
         self._slots: dict[str, int] = {}
-        """Each scored term's slot in `_spans`."""
-        self._spans: list[tuple[int, int, float]] = []
-        """Per slot: where the term's postings start and end, and its best score."""
-        self._positions = array("i")
+        """Each scored term's slot in `_starts` and `_bests`."""
+        self._starts = array("I", [0])
+        """Per slot, where the term's postings start; the next slot's start ends them."""
+        self._bests = array("f")
+        """Per slot, the term's best score."""
+        self._positions = array("H" if catalog.size <= _SHORT_POSITIONS else "i")
         self._scores = array("f")
         self._lock = threading.Lock()
 
@@ -235,8 +242,9 @@ class LexicalIndex:
             wanted[term] = None
             if len(wanted) >= MAX_QUERY_TERMS:
                 break
-        spans = self._spans
-        return [spans[s] for s in map(self._slot, wanted) if s is not None]
+        starts, bests = self._starts, self._bests
+        slots = [s for s in map(self._slot, wanted) if s is not None]
+        return [(starts[s], starts[s + 1], bests[s]) for s in slots]
 
     def warm(self) -> None:
         """Score every term now, so that no search pays for a term's first use.
@@ -256,14 +264,18 @@ class LexicalIndex:
             slot = self._slots.get(term)
             if slot is None:
                 positions, scores = _score(self._catalog, self._pending[term])
-                start = len(self._positions)
                 self._positions.extend(positions)
                 self._scores.extend(scores)
-                self._spans.append((start, len(self._positions), max(scores)))
+                # Its end before its slot: a search that finds the slot reads the end.
+                self._starts.append(len(self._positions))
+                self._bests.append(max(scores))
                 # Slotted before it leaves the pending terms: a search that reads both
                 # without the lock always finds the term in one of them.
-                slot = self._slots[term] = len(self._spans) - 1
+                slot = self._slots[term] = len(self._bests) - 1
                 del self._pending[term]
+                if not self._pending:  # every term scored: what scoring reads can go
+                    self._pending = {}  # (a dict never shrinks as it empties)
+                    self._catalog = self._catalog._replace(share=array("d"))
         return slot
 
     def _ranked(
