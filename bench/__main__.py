@@ -29,6 +29,7 @@ MODULES: tuple[str, ...] = (
     "bench_serve",
     "bench_mcp_client",
     "bench_mcp_http_bounds",
+    "bench_http",
     "bench_scale",
     "bench_search",
     "bench_deferral",

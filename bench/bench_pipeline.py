@@ -6,6 +6,9 @@ A trivial ``add(a, b)`` tool (sync and async) runs through:
 - pydantic validation of the arguments, then the call;
 - langchain-core ``StructuredTool.invoke`` / ``ainvoke``;
 - the mcp SDK's ``MCPServer.call_tool`` (``FastMCP`` on mcp 1.x);
+- peers doing the same job (the async tool, a no-op, a 3-field model input, an invalid
+  input): FastMCP's in-process ``Client(server).call_tool`` and pydantic-ai's
+  ``ToolManager.handle_call`` over a ``FunctionToolset`` (prepared for a run step);
 - toolpalette: ``Executor.execute`` (validation, deadline, output cap, error shaping),
   and ``Executor.execute_sync`` for a sync caller;
 - for sync tools, the bare thread hop: ``ThreadPoolExecutor.submit().result()`` and
@@ -29,6 +32,7 @@ Then what telemetry costs a call (``_run/telemetry.py``, ``_run/spans.py``):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import statistics
@@ -210,6 +214,73 @@ def _mcp_cases() -> list[Case]:
     ]
 
 
+async def _fastmcp_cases(stack: contextlib.AsyncExitStack) -> list[Case]:
+    """FastMCP's in-process client (``fastmcp.Client(server)``), the same tools in memory."""
+    try:
+        import fastmcp
+    except ImportError:
+        return []
+    server = fastmcp.FastMCP("bench")
+    for name, fn in (("aadd", aadd), ("noop", noop), ("place", place)):
+        server.tool(fn, name=name)
+    # FastMCP logs each refused input at WARNING through its own (rich) handler: its
+    # output is kept out of the tables; the logging call itself still runs and is timed.
+    logging.getLogger("fastmcp").handlers[:] = [logging.NullHandler()]
+    client = await stack.enter_async_context(fastmcp.Client(server))
+    return [
+        ("FastMCP Client.call_tool, async tool", lambda: client.call_tool("aadd", GOOD), True),
+        ("FastMCP Client.call_tool, async no-op", lambda: client.call_tool("noop", {}), True),
+        (
+            "FastMCP Client.call_tool, 3-field model input",
+            lambda: client.call_tool("place", POINT),
+            True,
+        ),
+        ("FastMCP invalid input", _aswallow(lambda: client.call_tool("aadd", BAD)), True),
+    ]
+
+
+async def _pydantic_ai_cases() -> list[Case]:
+    """pydantic-ai's ``ToolManager.handle_call`` over a ``FunctionToolset`` of the tools.
+
+    The manager is prepared for one run step, as an agent's run prepares it; the retry
+    budget is large, so an invalid input takes the path a model's first mistake takes
+    (a ``ToolRetryError`` carrying the retry prompt) on every call.
+    """
+    try:
+        from pydantic_ai import RunContext
+        from pydantic_ai.exceptions import ToolRetryError
+        from pydantic_ai.messages import ToolCallPart
+        from pydantic_ai.models.test import TestModel
+        from pydantic_ai.tool_manager import ToolManager
+        from pydantic_ai.toolsets import FunctionToolset
+        from pydantic_ai.usage import RunUsage
+    except ImportError:
+        return []
+    toolset: Any = FunctionToolset([aadd, noop, place], max_retries=1_000_000)
+    ctx: Any = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    manager: Any = await ToolManager(toolset).for_run_step(ctx)
+
+    def handle(name: str, args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+        return lambda: manager.handle_call(ToolCallPart(tool_name=name, args=args))
+
+    with contextlib.suppress(ToolRetryError):  # the case below measures this path alone
+        await handle("aadd", BAD)()
+        raise RuntimeError("pydantic-ai accepted an invalid input")
+    return [
+        ("pydantic-ai ToolManager.handle_call, async tool", handle("aadd", GOOD), True),
+        ("pydantic-ai ToolManager.handle_call, async no-op", handle("noop", {}), True),
+        ("pydantic-ai ToolManager.handle_call, 3-field model input", handle("place", POINT), True),
+        ("pydantic-ai ToolManager invalid input", _aswallow(handle("aadd", BAD)), True),
+    ]
+
+
+async def _measure_with_peers(cases: list[Case]) -> tuple[list[Case], dict[str, list[float]]]:
+    """``measure`` over ``cases`` and the peers that need a running loop to be set up."""
+    async with contextlib.AsyncExitStack() as stack:
+        cases = [*cases, *await _fastmcp_cases(stack), *await _pydantic_ai_cases()]
+        return cases, await measure(cases)
+
+
 async def _time(call: Callable[[], Any], is_async: bool, n: int) -> float:
     """Microseconds per call over ``n`` calls."""
     started = time.perf_counter()
@@ -225,12 +296,17 @@ async def _time(call: Callable[[], Any], is_async: bool, n: int) -> float:
 async def measure(cases: list[Case]) -> dict[str, list[float]]:
     """Per-call times of every interleaved round (after a discarded warm-up round)."""
     samples: dict[str, list[float]] = {label: [] for label, _, _ in cases}
-    for _label, call, is_async in cases:
-        await _time(call, is_async, max(CALLS // 4, 10))
+    for label, call, is_async in cases:
+        await _time(call, is_async, max(_calls(label) // 4, 5))
     for _ in range(ROUNDS):
         for label, call, is_async in cases:
-            samples[label].append(await _time(call, is_async, CALLS))
+            samples[label].append(await _time(call, is_async, _calls(label)))
     return samples
+
+
+def _calls(label: str) -> int:
+    """Calls per round of a case: FastMCP's client takes milliseconds a call, so fewer."""
+    return max(CALLS // 20, 5) if label.startswith("FastMCP") else CALLS
 
 
 def _targets(m: dict[str, float]) -> list[tuple[str, str, str]]:
@@ -311,7 +387,7 @@ def main(argv: list[str]) -> None:
             *_langchain_cases(),
             *_mcp_cases(),
         ]
-        samples = asyncio.run(measure(cases))
+        cases, samples = asyncio.run(_measure_with_peers(cases))
     medians = {label: statistics.median(values) for label, values in samples.items()}
     floor = {False: medians["raw sync call"], True: medians["raw async call"]}
     tp_async = medians["toolpalette async tool"]
@@ -602,6 +678,7 @@ def summarize(m: dict[str, float]) -> None:
             m["mcp call_tool, async tool"],
             unit="µs",
             goal="<= 0.33",
+            peers=_peers(m, "async tool"),
         )
     if "langchain StructuredTool.ainvoke" in m:
         record(
@@ -621,6 +698,7 @@ def summarize(m: dict[str, float]) -> None:
             m["mcp invalid input"],
             unit="µs",
             goal="<= 0.5",
+            peers=_peers(m, "invalid input"),
         )
     record("invalid input, async", bad, "pydantic invalid", m["pydantic invalid input"], unit="µs")
     _summarize_thinker(m)
@@ -650,11 +728,32 @@ def summarize(m: dict[str, float]) -> None:
     )
 
 
+PEERS = {
+    "MCPServer": ("mcp call_tool, {}", "mcp invalid input"),
+    "FastMCP Client": ("FastMCP Client.call_tool, {}", "FastMCP invalid input"),
+    "pydantic-ai ToolManager": (
+        "pydantic-ai ToolManager.handle_call, {}",
+        "pydantic-ai ToolManager invalid input",
+    ),
+}
+"""Each peer's case labels: a call (``{}``: which call) and an invalid input."""
+
+
+def _peers(m: dict[str, float], what: str) -> dict[str, float]:
+    """The peers' figures for ``what`` (``async tool``, ``invalid input``...) measured."""
+    found = {}
+    for peer, (call, invalid) in PEERS.items():
+        label = invalid if what == "invalid input" else call.format(what)
+        if label in m:
+            found[peer] = m[label]
+    return found
+
+
 def _summarize_thinker(m: dict[str, float]) -> None:
     """The rows of the calls made through `thinker.call`, with the SDK as their peer."""
 
     def peers(label: str) -> dict[str, float]:
-        return {"MCPServer": m[label]} if label in m else {}
+        return _peers(m, label)
 
     record(
         "thinker.call: invalid input",
@@ -663,7 +762,7 @@ def _summarize_thinker(m: dict[str, float]) -> None:
         m.get("mcp invalid input", float("nan")),
         unit="µs",
         goal="<= 0.5",
-        peers=peers("mcp invalid input"),
+        peers=peers("invalid input"),
     )
     record(
         "thinker.call: 3-field model input",
@@ -672,7 +771,7 @@ def _summarize_thinker(m: dict[str, float]) -> None:
         m["pydantic validate 3-field model + call"],
         unit="µs",
         goal="<= 3",
-        peers=peers("mcp call_tool, 3-field model input"),
+        peers=peers("3-field model input"),
     )
     record(
         "thinker.call: async no-op",
@@ -681,7 +780,7 @@ def _summarize_thinker(m: dict[str, float]) -> None:
         4.0,
         unit="µs",
         goal="<= 1",
-        peers=peers("mcp call_tool, async no-op"),
+        peers=peers("async no-op"),
     )
     record(
         "thinker.call: async no-op",
