@@ -17,7 +17,6 @@ from toolpalette._mcp_client.connection import Connection, Progress, ServerGone
 from toolpalette._mcp_client.outputs import check_for
 from toolpalette._mcp_client.stdio import past_bound, too_large
 from toolpalette._schema import checks as _schema
-from toolpalette._schema import quick_check as _quick_check
 from toolpalette._tools.info import TaskSupport, ToolInfo
 from toolpalette._tools.provider import BoundTool, Origin, ToolProvider
 from toolpalette._tools.tool import CONTROL_CHARACTERS, TOOL_NAME, ToolContext
@@ -35,8 +34,6 @@ __all__ = [
 
 MAX_DESCRIPTION: Final = 8192
 """The longest description a server's tool may have, in characters."""
-_UNCOMPILED: Final = object()
-"""The quick input check before the first call compiles it (None: the schema has none)."""
 MAX_TITLE: Final = 256
 """The longest title a server's tool may have, in characters."""
 MAX_TOOL_BYTES: Final = 256 * 1024
@@ -73,7 +70,6 @@ class MCPToolProvider(ToolProvider):
         """The tool's name on the server (the offered name may be renamed or prefixed)."""
         self._annotations = MappingProxyType(dict(annotations))
         self._title = title
-        self._quick: Any = _UNCOMPILED
         self._output_check = check_for(output_schema) if output_schema is not None else None
         metadata = {
             "server": config.name,
@@ -110,19 +106,6 @@ class MCPToolProvider(ToolProvider):
     def annotations(self) -> Mapping[str, Any]:
         """The server's annotations for the tool, as sent (hints, never trusted alone)."""
         return self._annotations
-
-    def _check_schema(self, data: dict[str, Any], size: int) -> dict[str, Any]:
-        """``data`` if the schema accepts it: the quick check first, else the validator.
-
-        The quick check (`quick_check`) only ever says yes where the bounded
-        validator would; anything else, refusals included, is the validator's to answer.
-        """
-        quick = self._quick
-        if quick is _UNCOMPILED:
-            quick = self._quick = _quick_check.compile_check(self.input_schema)
-        if quick is not None and quick(data):
-            return data
-        return super()._check_schema(data, size)
 
     def _hint(self, key: str, *, default: bool) -> bool:
         value = self._annotations.get(key)

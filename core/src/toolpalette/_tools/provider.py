@@ -21,6 +21,7 @@ from toolpalette._schema import bounded as _bounded
 from toolpalette._schema import budget as _budget
 from toolpalette._schema import checks as _schema
 from toolpalette._schema import paths as _paths
+from toolpalette._schema import quick_check as _quick_check
 from toolpalette._schema import strict_json as _json
 from toolpalette._schema.validation import MAX_PROBLEMS, ModelInput
 from toolpalette._tools import signature as _signature
@@ -41,6 +42,9 @@ __all__ = [
 ]
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+_UNCOMPILED: Final = object()
+"""A provider's quick input check before its first call compiles it."""
 _BUILT: weakref.WeakKeyDictionary[Any, _SpecProvider] = weakref.WeakKeyDictionary()
 """Providers already built for @tool functions and classes (see ``as_provider``)."""
 
@@ -207,6 +211,9 @@ class ToolProvider(abc.ABC):
         Raises:
             InvalidInputError: naming field paths and declared types, never values.
         """
+        quick = self._quick_check()
+        if quick is not None and quick(data):
+            return data  # it says yes only where the validator would
         # The first problems are enough to answer; the rest is never computed.
         errors = _budget.schema_errors(self._validator(), data, MAX_PROBLEMS, size)
         if errors:
@@ -248,6 +255,17 @@ class ToolProvider(abc.ABC):
             cached = _bounded.compile_validator(self.input_schema)
             self.__dict__["_cached_validator"] = cached
         return cached
+
+    def _quick_check(self) -> Callable[[Any], bool] | None:
+        """The input schema's compiled quick check (`quick_check`), or None: it has none.
+
+        A common schema's valid input is accepted without the validator's walk; what
+        the check cannot vouch for, refusals included, is the validator's to answer.
+        """
+        found = self.__dict__.get("_cached_quick", _UNCOMPILED)
+        if found is _UNCOMPILED:
+            found = self.__dict__["_cached_quick"] = _quick_check.compile_check(self.input_schema)
+        return found  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
