@@ -225,7 +225,8 @@ class FastPath:
         """The SDK's checks of a 2026-era request: its version when they all pass."""
         if find_duplicated_routing_header(request.headers.items()) is not None:
             return None
-        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        # The request's own headers: a copy into a dict would look each name up again.
+        verdict = classify_inbound_request(message, headers=request.headers)
         if isinstance(verdict, InboundLadderRejection):
             return None
         capabilities = verdict.client_capabilities
