@@ -276,17 +276,21 @@ class Executor:
         scope: CallScope,
     ) -> ToolResult:
         started = time.perf_counter()
-        steps = self._steps(name, raw, ctx, scope)
         value: Any = UNCHECKED
         try:
-            try:
-                wait = next(steps)
-            except StopIteration as done:  # nothing to wait for: the common case
-                provider, value = done.value
+            provider, value = self._prepare(name, raw, scope.offered)
+            if type(value) is Later or self._policy is not None:
+                steps = self._authorized(provider, value, ctx, scope)
+                try:
+                    wait = next(steps)
+                except StopIteration as done:  # the policy allowed at once
+                    provider, value = done.value
+                    run = self._start(name, provider, value, ctx, abort, call_id, started)
+                else:
+                    provider, value = await self._waited(steps, abort, wait)
+                    run = self._start(name, provider, value, ctx, abort, call_id)
+            else:  # nothing to wait for: the common case, without the steps' generator
                 run = self._start(name, provider, value, ctx, abort, call_id, started)
-            else:
-                provider, value = await self._waited(steps, abort, wait)
-                run = self._start(name, provider, value, ctx, abort, call_id)
             # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
@@ -441,7 +445,17 @@ class Executor:
         is yielded, and the way in does it, on the loop or blocking: `_waited()`,
         `_wait_blocking()`. Validation sends back the validated input.
         """
-        provider, value = self._prepare(name, raw, scope.offered)
+        prepared = self._prepare(name, raw, scope.offered)
+        return (yield from self._authorized(*prepared, ctx, scope))
+
+    def _authorized(
+        self, provider: ToolProvider, value: Any, ctx: ToolContext | None, scope: CallScope
+    ) -> Generator[_Wait, Any, Prepared]:
+        """`_steps()` past `_prepare()`: validation finished apart, then step 4.
+
+        ``execute`` enters here only when there is something to wait for or a policy to
+        ask: for the rest (most calls) the generator would yield nothing.
+        """
         if type(value) is Later:
             value = yield _Wait(provider, value, None, None, ctx)
         if self._policy is not None:
