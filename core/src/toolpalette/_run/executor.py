@@ -517,7 +517,10 @@ class Executor:
         scope: CallScope,
     ) -> Prepared:
         """Steps 1 to 4, for a batch: every call of a turn is prepared before any runs."""
-        return await self._waited(self._steps(name, raw, ctx, scope), abort)
+        prepared = self._prepare(name, raw, scope.offered)
+        if type(prepared[1]) is Later or self._policy is not None:
+            return await self._waited(self._authorized(*prepared, ctx, scope), abort)
+        return prepared
 
     # -- step 5: run and render ---------------------------------------------------------
 

@@ -506,13 +506,17 @@ class FunctionToolProvider(_SpecProvider):
 
     def create(self, parent: Any = None) -> BoundTool:
         fn, ctx_param = self.function, self._built[1]
-        fields = tuple(self._model.model_fields)
+        if ctx_param is None:
 
-        def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
-            kwargs = {name: getattr(value, name) for name in fields}
-            if ctx_param is not None:
-                kwargs[ctx_param] = context
-            return fn(**kwargs)
+            def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
+                # The input model forbids extra fields: its __dict__ holds exactly the
+                # fields, and ``**`` unpacks them into a dict of the call's own.
+                return fn(**value.__dict__)
+
+        else:
+
+            def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
+                return fn(**value.__dict__, **{ctx_param: context})
 
         return BoundTool(call, is_async=_is_async(fn), takes_context=ctx_param is not None)
 
