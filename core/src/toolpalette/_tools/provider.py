@@ -439,14 +439,17 @@ class _SpecProvider(ToolProvider):
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
         # pydantic alone decides, with bounded work (see toolpalette._schema.validation);
         # a refinement is then checked by the bounded JSON Schema validator.
-        try:
-            data, size = _json.load_sized(raw)
-        except _json.InputPolicyError as exc:
-            raise InvalidInputError(tool_name=self._name, problems=[exc.problem]) from None
         checker: ModelInput | None = self.__dict__.get("_model_input")
         if checker is None:
             checker = self.__dict__["_model_input"] = ModelInput(self._model, self._schema)
-        value, problems, cause = checker.validate(data, size)
+        # A fresh model's value holds none of the input's containers: no copy is needed
+        # to keep the caller's objects out of the tool's reach.
+        shared = checker.fresh and not self._refined
+        try:
+            data, size = _json.load_sized(raw, copy=not shared)
+        except _json.InputPolicyError as exc:
+            raise InvalidInputError(tool_name=self._name, problems=[exc.problem]) from None
+        value, problems, cause = checker.validate(data, size, shared=shared)
         if problems:
             raise InvalidInputError(tool_name=self._name, problems=problems) from cause
         if self._refined:
