@@ -70,6 +70,8 @@ Call = tuple[object, Any] | tuple[object, Any, "str | None"]
 """One call for ``execute_many``: ``(name, input)`` or ``(name, input, call_id)``."""
 
 _NO_CONTEXT: Final = ToolContext()
+_UNASKED: Final = object()
+"""The policy's answer before the policy was asked (input still to validate apart)."""
 
 
 class _Wait(NamedTuple):
@@ -279,18 +281,17 @@ class Executor:
         value: Any = UNCHECKED
         try:
             provider, value = self._prepare(name, raw, scope.offered)
-            if type(value) is Later or self._policy is not None:
-                steps = self._authorized(provider, value, ctx, scope)
-                try:
-                    wait = next(steps)
-                except StopIteration as done:  # the policy allowed at once
-                    provider, value = done.value
-                    run = self._start(name, provider, value, ctx, abort, call_id, started)
-                else:
-                    provider, value = await self._waited(steps, abort, wait)
-                    run = self._start(name, provider, value, ctx, abort, call_id)
-            else:  # nothing to wait for: the common case, without the steps' generator
+            # Step 4 asked here when validation is done: a plain allow (the common case)
+            # goes on without the steps' generator, which only the waits need.
+            answer: Any = _UNASKED
+            if type(value) is not Later:
+                answer = ALLOW if self._policy is None else self._decide(provider, value, ctx)
+            if answer is ALLOW:
                 run = self._start(name, provider, value, ctx, abort, call_id, started)
+            else:
+                steps = self._authorized(provider, value, ctx, scope, answer)
+                provider, value = await self._waited(steps, abort)
+                run = self._start(name, provider, value, ctx, abort, call_id)
             # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
         except Refusal as refusal:
@@ -449,18 +450,24 @@ class Executor:
         return (yield from self._authorized(*prepared, ctx, scope))
 
     def _authorized(
-        self, provider: ToolProvider, value: Any, ctx: ToolContext | None, scope: CallScope
+        self,
+        provider: ToolProvider,
+        value: Any,
+        ctx: ToolContext | None,
+        scope: CallScope,
+        answer: Any = _UNASKED,
     ) -> Generator[_Wait, Any, Prepared]:
         """`_steps()` past `_prepare()`: validation finished apart, then step 4.
 
-        ``execute`` enters here only when there is something to wait for or a policy to
-        ask: for the rest (most calls) the generator would yield nothing.
+        ``answer`` is the policy's, when the way in already asked it (``execute`` asks
+        once validation is done, and enters here only for what must be waited for).
         """
         if type(value) is Later:
             value = yield _Wait(provider, value, None, None, ctx)
         if self._policy is not None:
             try:
-                answer = self._decide(provider, value, ctx)
+                if answer is _UNASKED:
+                    answer = self._decide(provider, value, ctx)
                 if answer is not ALLOW:
                     approver = scope.approver or self.rules.approver
                     yield _Wait(provider, value, answer, approver, ctx)
