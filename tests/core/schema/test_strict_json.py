@@ -360,3 +360,24 @@ def test_a_nested_object_is_the_callers_no_more(sent: dict[str, Any]) -> None:
     assert value == sent
     value["p"]["x"] = "changed"
     assert sent["p"] != value["p"]  # the caller's nested object was copied
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [{"n": 1, "label": "a"}, {"p": {"x": 1, "y": 2, "label": "a"}}],
+)
+def test_without_copy_plain_input_is_checked_and_returned_as_given(sent: dict[str, Any]) -> None:
+    value, size = load_sized(sent, copy=False)
+    assert value is sent
+    assert size == load_sized(sent)[1]  # the same checks, the same count
+
+
+def test_without_copy_deeper_input_is_still_copied_and_the_policy_still_holds() -> None:
+    sent = {"p": {"deep": {"x": 1}}}
+    value, _ = load_sized(sent, copy=False)
+    assert value == sent
+    assert value["p"] is not sent["p"]
+    with pytest.raises(InputPolicyError):
+        load_sized({"p": {"x": float("nan")}}, copy=False)
+    with pytest.raises(InputPolicyError):
+        load_sized({"x": float("inf")}, copy=False)

@@ -764,3 +764,49 @@ def test_a_scalar_return_dumps_as_its_annotation_says() -> None:
     assert type(as_provider(level).dump_output(Mode.FAST)) is int
     assert as_provider(level).dump_output(7) == 7
     assert as_provider(flag).dump_output(True) is True
+
+
+# -- the tool never holds the caller's objects, copied or not --------------------------
+
+
+class _Point(pydantic.BaseModel):
+    x: int
+    tags: list[str] = []
+
+
+def _held_fresh(p: _Point, names: list[str] | None = None) -> tuple[_Point, list[str] | None]:
+    """Return what it was given (fields a model builds anew)."""
+    return p, names
+
+
+def _held_any(p: dict[str, Any], extra: Any = None) -> tuple[dict[str, Any], Any]:
+    """Return what it was given (fields that take the input as it is)."""
+    return p, extra
+
+
+@pytest.mark.parametrize(
+    ("fn", "sent"),
+    [
+        (_held_fresh, {"p": {"x": 1}, "names": ["a"]}),
+        (_held_fresh, {"p": {"x": 1.0}}),  # 1.0 for an int: the JSON pass, on no copy
+        (_held_fresh, {"p": {"x": 1.0, "tags": ["t"]}, "names": []}),
+        (_held_any, {"p": {"x": 1}, "extra": [1]}),
+        (_held_any, {"p": {"x": {"deep": [1]}}, "extra": {"k": [2]}}),
+    ],
+)
+def test_a_tool_holds_none_of_the_callers_objects(fn: Any, sent: dict[str, Any]) -> None:
+    before = json.dumps(sent)  # text: 1.0 turned into 1 in place would show
+    provider = as_provider(tool(fn))
+    first, second = provider.create().invoke(provider.parse_input(sent), ToolContext())
+    for held in (first, second):
+        if isinstance(held, pydantic.BaseModel):
+            held.tags.append("changed")
+            held = held.__dict__
+        if isinstance(held, dict):
+            for child in held.values():
+                if isinstance(child, (dict, list)):
+                    child.clear()
+            held["added"] = True
+        elif isinstance(held, list):
+            held.append("changed")
+    assert json.dumps(sent) == before

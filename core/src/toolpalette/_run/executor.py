@@ -70,6 +70,8 @@ Call = tuple[object, Any] | tuple[object, Any, "str | None"]
 """One call for ``execute_many``: ``(name, input)`` or ``(name, input, call_id)``."""
 
 _NO_CONTEXT: Final = ToolContext()
+_UNASKED: Final = object()
+"""The policy's answer before the policy was asked (input still to validate apart)."""
 
 
 class _Wait(NamedTuple):
@@ -276,16 +278,19 @@ class Executor:
         scope: CallScope,
     ) -> ToolResult:
         started = time.perf_counter()
-        steps = self._steps(name, raw, ctx, scope)
         value: Any = UNCHECKED
         try:
-            try:
-                wait = next(steps)
-            except StopIteration as done:  # nothing to wait for: the common case
-                provider, value = done.value
+            provider, value = self._prepare(name, raw, scope.offered)
+            # Step 4 asked here when validation is done: a plain allow (the common case)
+            # goes on without the steps' generator, which only the waits need.
+            answer: Any = _UNASKED
+            if type(value) is not Later:
+                answer = ALLOW if self._policy is None else self._decide(provider, value, ctx)
+            if answer is ALLOW:
                 run = self._start(name, provider, value, ctx, abort, call_id, started)
             else:
-                provider, value = await self._waited(steps, abort, wait)
+                steps = self._authorized(provider, value, ctx, scope, answer)
+                provider, value = await self._waited(steps, abort)
                 run = self._start(name, provider, value, ctx, abort, call_id)
             # An async tool that ended in its eager start is settled: nothing is awaited.
             return await self._finish(run, abort) if isinstance(run, Running) else run
@@ -441,12 +446,28 @@ class Executor:
         is yielded, and the way in does it, on the loop or blocking: `_waited()`,
         `_wait_blocking()`. Validation sends back the validated input.
         """
-        provider, value = self._prepare(name, raw, scope.offered)
+        prepared = self._prepare(name, raw, scope.offered)
+        return (yield from self._authorized(*prepared, ctx, scope))
+
+    def _authorized(
+        self,
+        provider: ToolProvider,
+        value: Any,
+        ctx: ToolContext | None,
+        scope: CallScope,
+        answer: Any = _UNASKED,
+    ) -> Generator[_Wait, Any, Prepared]:
+        """`_steps()` past `_prepare()`: validation finished apart, then step 4.
+
+        ``answer`` is the policy's, when the way in already asked it (``execute`` asks
+        once validation is done, and enters here only for what must be waited for).
+        """
         if type(value) is Later:
             value = yield _Wait(provider, value, None, None, ctx)
         if self._policy is not None:
             try:
-                answer = self._decide(provider, value, ctx)
+                if answer is _UNASKED:
+                    answer = self._decide(provider, value, ctx)
                 if answer is not ALLOW:
                     approver = scope.approver or self.rules.approver
                     yield _Wait(provider, value, answer, approver, ctx)
@@ -503,7 +524,10 @@ class Executor:
         scope: CallScope,
     ) -> Prepared:
         """Steps 1 to 4, for a batch: every call of a turn is prepared before any runs."""
-        return await self._waited(self._steps(name, raw, ctx, scope), abort)
+        prepared = self._prepare(name, raw, scope.offered)
+        if type(prepared[1]) is Later or self._policy is not None:
+            return await self._waited(self._authorized(*prepared, ctx, scope), abort)
+        return prepared
 
     # -- step 5: run and render ---------------------------------------------------------
 

@@ -205,30 +205,23 @@ def abandon_task(task: asyncio.Task[Any], abort_event: threading.Event | None) -
     task.add_done_callback(_forget)
 
 
-if sys.version_info >= (3, 12):
-
-    def _task_of(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
-        return asyncio.Task(coro, loop=loop, eager_start=True)
-
-else:
-
-    def _task_of(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
-        return loop.create_task(coro)
+_EAGER: Final = sys.version_info >= (3, 12)
+"""Whether a task can start eagerly (Python 3.12+): its first step runs at once."""
 
 
 def _ended(task: asyncio.Task[Any]) -> Outcome:
     """How a task that ended on its own ended (not cancelled by its caller)."""
-    if task.cancelled():  # the tool's task was cancelled by the tool: it raised that
-        try:
-            task.result()
-        except asyncio.CancelledError as exc:
-            return Outcome(RAISED, exc)
-    error = task.exception()
+    try:
+        error = task.exception()
+    except asyncio.CancelledError as exc:  # the tool cancelled its own task: it raised that
+        return Outcome(RAISED, exc)
+    if error is None:
+        return Outcome(OK, task.result())
     if isinstance(error, _Carried):
         if isinstance(error.original, KeyboardInterrupt):
             raise error.original  # on the loop's thread this may be a real Ctrl-C
         return Outcome(RAISED, error.original)
-    return Outcome(RAISED, error) if error is not None else Outcome(OK, task.result())
+    return Outcome(RAISED, error)
 
 
 def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
@@ -240,7 +233,13 @@ def start_async(awaitable: Any, name: str = UNNAMED) -> Outcome:
     `finish_async()`. ``name`` is the tool's, for the watchdog.
     """
     coro = awaitable if type(awaitable) is types.CoroutineType else _await_any(awaitable)
-    task = _task_of(asyncio.get_running_loop(), _Marked(coro, name))
+    loop = asyncio.get_running_loop()
+    marked = _Marked(coro, name)
+    if _EAGER:
+        eager = asyncio.Task
+        task = eager(marked, loop=loop, eager_start=True)  # type: ignore[call-arg,unused-ignore]
+    else:
+        task = loop.create_task(marked)
     return _ended(task) if task.done() else Outcome(PENDING, task)
 
 

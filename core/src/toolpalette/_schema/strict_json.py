@@ -246,13 +246,13 @@ def _flat_size(data: dict[str, Any]) -> int:
     return spent if spent <= MAX_INPUT_BYTES else -1
 
 
-def _nested_size(data: dict[str, Any]) -> int:
+def _nested_size(data: dict[str, Any], copy: bool = True) -> int:
     """`_flat_size()` for an object whose values are plain values or flat objects.
 
     A model input's field that is itself a small model (``{"p": {"x": 1, ...}}``) is
-    the next most common shape: each nested object is checked by `_flat_size()` and
-    replaced in ``data`` (already the caller's copy) by a shallow copy of its own, which
-    is a deep one since its values are immutable. -1 for anything else, as there.
+    the next most common shape: each nested object is checked by `_flat_size()` and,
+    with ``copy``, replaced in ``data`` (already the caller's copy) by a shallow copy of
+    its own, which is a deep one since its values are immutable. -1 for anything else.
     """
     spent = 2
     nested: list[tuple[str, dict[str, Any]]] = []
@@ -272,8 +272,9 @@ def _nested_size(data: dict[str, Any]) -> int:
             spent += size - 2
     if not nested or spent > MAX_INPUT_BYTES:
         return -1
-    for key, child in nested:
-        data[key] = dict(child)
+    if copy:
+        for key, child in nested:
+            data[key] = dict(child)
     return spent
 
 
@@ -286,20 +287,27 @@ def load_input(raw: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     return load_sized(raw)[0]
 
 
-def load_sized(raw: str | bytes | Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+def load_sized(
+    raw: str | bytes | Mapping[str, Any], *, copy: bool = True
+) -> tuple[dict[str, Any], int]:
     """Like `load_input()`, and also return the input's size.
 
     The size is the text's length, or for a mapping the size of the JSON text it stands
     for: a mapping has the same size limit as text.
 
+    ``copy=False`` is for a validator that builds every container of its value anew
+    (`ModelInput.fresh`): a dict of plain values, or of flat objects of them, is then
+    checked and returned as it is, the caller's own, for the validator to read, never
+    to change or hand on. Other mappings are still copied by the full walk.
+
     Raises:
         InputPolicyError: the input breaks the policy; its ``problem`` says how.
     """
     if type(raw) is dict:
-        value = dict(raw)  # a fresh dict: a tool never holds the caller's own
+        value = dict(raw) if copy else raw  # a fresh dict: a tool never holds the caller's
         size = _flat_size(value)
         if size < 0:
-            size = _nested_size(value)
+            size = _nested_size(value, copy)
         if size < 0:  # deeper or unusual values: the full walk checks and copies them
             value, size = _check_tree(value)
         return value, size

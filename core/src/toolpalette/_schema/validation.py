@@ -66,14 +66,20 @@ class ModelInput:
         self._shape: SchemaValidator | None = None
         self._known: dict[tuple[str, Any], _Known] = {}
         self._unions: dict[Any, bool] = {}
+        self.fresh = _fresh(self._model_core)
+        """Whether the value shares no mutable object with the input: every container
+        of it is built anew (no part typed ``Any``, no plain or wrap validator, no
+        instance check), so the input need not be copied for the tool's sake."""
 
     def validate(
-        self, data: dict[str, Any], size: int
+        self, data: dict[str, Any], size: int, *, shared: bool = False
     ) -> tuple[Any, Sequence[InputProblem], Exception | None]:
         """``(value, (), None)``, or ``(None, problems, cause)`` when refused.
 
         ``data`` is a fresh dict that passed the JSON policy and ``size`` its size in
         bytes of JSON; integral floats in ``data`` may be replaced by integers.
+        ``shared``: ``data`` (or a container in it) is the caller's, for a `fresh`
+        validator: it is then left as it is (copied before integral floats are replaced).
         ``cause`` is pydantic's own error (it quotes values: logs only).
         """
         if size > SHAPE_FIRST:
@@ -107,6 +113,8 @@ class ModelInput:
             if not any(self._representational(error) for error in errors):
                 return None, problems_from_errors(errors, self._schema), cause
         # Some refusal may be about representation only: the JSON pass decides all.
+        if shared:  # the pass below changes containers in place: the caller's stay as given
+            data = json.loads(json.dumps(data))
         problems = _conform(self._schema, data)
         if problems:
             return None, problems, None
@@ -159,6 +167,100 @@ class ModelInput:
                 self._unions.clear()
             self._unions[loc] = through
         return through
+
+
+_FRESH: Final = frozenset(
+    {
+        "model",
+        "model-fields",
+        "model-field",
+        "typed-dict",
+        "typed-dict-field",
+        "dataclass",
+        "dataclass-args",
+        "dataclass-field",
+        "list",
+        "tuple",
+        "set",
+        "frozenset",
+        "dict",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "none",
+        "literal",
+        "enum",
+        "decimal",
+        "date",
+        "time",
+        "datetime",
+        "timedelta",
+        "uuid",
+        "url",
+        "multi-host-url",
+        "bytes",
+        "complex",
+        "nullable",
+        "default",
+        "union",
+        "tagged-union",
+        "definitions",
+        "definition-ref",
+        "json-or-python",
+        "lax-or-strict",
+        "chain",
+        "function-after",
+        "function-before",
+        "custom-error",
+    }
+)
+"""Core schema types whose value is built anew or immutable, given JSON input. Not here
+(so not fresh): ``any`` and ``is-instance`` pass the input's object on, a plain or wrap
+validator may return it; a type unknown to this list counts as not fresh."""
+
+_NOT_SCHEMA: Final = frozenset(
+    {
+        "metadata",
+        "serialization",
+        "computed_fields",
+        "function",
+        "cls",
+        "ref",
+        "schema_ref",
+        "default",
+        "config",
+    }
+)
+"""Keys of a core schema node that hold no schema the input passes through."""
+
+
+_ITEMS: Final = {
+    "list": ("items_schema",),
+    "set": ("items_schema",),
+    "frozenset": ("items_schema",),
+    "tuple": ("items_schema",),
+    "dict": ("keys_schema", "values_schema"),
+}
+"""The keys a container's node must have for its items to be validated (else Any)."""
+
+
+def _fresh(node: Any) -> bool:
+    """Whether validating by core schema ``node`` builds every container anew."""
+    if isinstance(node, (list, tuple)):
+        return all(map(_fresh, node))
+    if not isinstance(node, dict):
+        return True  # a leaf (a name, a number, a flag)
+    kind = node.get("type")
+    if isinstance(kind, str) and kind not in _FRESH:
+        return False
+    if not isinstance(kind, str):  # a mapping of schemas (fields, a tagged union's choices)
+        return all(map(_fresh, node.values()))
+    if node.get("custom_init"):  # a model's own __init__ is given the input as it is
+        return False
+    if kind in _ITEMS and not all(key in node for key in _ITEMS[kind]):
+        return False  # a bare list or dict: its items are taken as they are (Any)
+    return all(_fresh(child) for key, child in node.items() if key not in _NOT_SCHEMA)
 
 
 @final

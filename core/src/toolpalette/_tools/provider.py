@@ -457,14 +457,17 @@ class _SpecProvider(ToolProvider):
     def parse_input(self, raw: str | bytes | Mapping[str, Any]) -> Any:
         # pydantic alone decides, with bounded work (see toolpalette._schema.validation);
         # a refinement is then checked by the bounded JSON Schema validator.
-        try:
-            data, size = _json.load_sized(raw)
-        except _json.InputPolicyError as exc:
-            raise InvalidInputError(tool_name=self._name, problems=[exc.problem]) from None
         checker: ModelInput | None = self.__dict__.get("_model_input")
         if checker is None:
             checker = self.__dict__["_model_input"] = ModelInput(self._model, self._schema)
-        value, problems, cause = checker.validate(data, size)
+        # A fresh model's value holds none of the input's containers: no copy is needed
+        # to keep the caller's objects out of the tool's reach.
+        shared = checker.fresh and not self._refined
+        try:
+            data, size = _json.load_sized(raw, copy=not shared)
+        except _json.InputPolicyError as exc:
+            raise InvalidInputError(tool_name=self._name, problems=[exc.problem]) from None
+        value, problems, cause = checker.validate(data, size, shared=shared)
         if problems:
             raise InvalidInputError(tool_name=self._name, problems=problems) from cause
         if self._refined:
@@ -524,13 +527,17 @@ class FunctionToolProvider(_SpecProvider):
 
     def create(self, parent: Any = None) -> BoundTool:
         fn, ctx_param = self.function, self._built[1]
-        fields = tuple(self._model.model_fields)
+        if ctx_param is None:
 
-        def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
-            kwargs = {name: getattr(value, name) for name in fields}
-            if ctx_param is not None:
-                kwargs[ctx_param] = context
-            return fn(**kwargs)
+            def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
+                # The input model forbids extra fields: its __dict__ holds exactly the
+                # fields, and ``**`` unpacks them into a dict of the call's own.
+                return fn(**value.__dict__)
+
+        else:
+
+            def call(value: pydantic.BaseModel, context: ToolContext) -> Any:
+                return fn(**value.__dict__, **{ctx_param: context})
 
         return BoundTool(call, is_async=_is_async(fn), takes_context=ctx_param is not None)
 

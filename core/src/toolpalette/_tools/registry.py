@@ -375,8 +375,9 @@ def lookup(registry: ToolRegistry, name: object) -> ToolProvider | None:
     """
     if not isinstance(name, str):
         return None
-    with registry._lock:
-        return registry._providers.get(name)
+    # One read of a dict that writers change in place under the lock: atomic without it
+    # (the GIL, or the dict's own lock on a free-threaded build), and one lock less a call.
+    return registry._providers.get(name)
 
 
 def _rebuilt(held: ToolProvider, new: ToolProvider) -> bool:
