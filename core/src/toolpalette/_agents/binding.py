@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from toolpalette._agents.resolved import ThinkerHub
     from toolpalette._run.consent import Approver
     from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.tool import ToolContext
 
 __all__ = ["Binding", "approved_before", "call_rules", "make_binding"]
 
@@ -43,13 +44,27 @@ def call_rules(read_only: bool, policy: ToolPolicy, grants: Admission, hub: Thin
     )
 
 
-async def _ask(grants: Admission, provider: ToolProvider, value: Any, _ctx: Any) -> bool:
-    """Pause a call the policy asks about until a person answers."""
+async def _ask(
+    grants: Admission, provider: ToolProvider, value: Any, ctx: ToolContext | None
+) -> bool:
+    """Pause a call the policy asks about until a person answers.
+
+    The approval names whom the call is for and how to reach its caller: the call's
+    context's principal and channel, which the host's approver may ask through.
+    """
     data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
     inner = SCRIPT_CALL.get()  # a run_code script's call: say which, and whose
     call_id, parent = inner if inner is not None else (None, None)
     approval = Approval(
-        uuid.uuid4().hex, "call", provider.name, data, grants.turn_number, call_id, parent
+        uuid.uuid4().hex,
+        "call",
+        provider.name,
+        data,
+        grants.turn_number,
+        call_id,
+        parent,
+        ctx.principal if ctx is not None else None,
+        ctx.channel if ctx is not None else None,
     )
     return await grants.approvals.ask_call(approval)
 
@@ -57,8 +72,10 @@ async def _ask(grants: Admission, provider: ToolProvider, value: Any, _ctx: Any)
 def approved_before(grants: Admission) -> Approver:
     """The approver of a call a person approved before it was made: it says yes, recorded."""
 
-    def approve(provider: ToolProvider, value: Any, ctx: Any) -> bool:
-        grants.record("call", provider.name, "granted", "approved before the call")
+    def approve(provider: ToolProvider, value: Any, ctx: ToolContext | None) -> bool:
+        principal = ctx.principal if ctx is not None else None
+        reason = "approved before the call"
+        grants.record("call", provider.name, "granted", reason, principal=principal)
         return True
 
     return approve
