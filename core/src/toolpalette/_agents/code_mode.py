@@ -385,16 +385,10 @@ class _Calls:
         principal = ctx.principal if ctx is not None else None
         token = SCRIPT_CALL.set((call_id, self._outer))
         try:  # not approved=...: approving the script approves none of its calls
-            # Made for the script's caller: its principal, and its channel (which the
-            # approval of a call that asks a person reaches).
-            result = await thinker.call(
-                name,
-                jsonable(kwargs),
-                call_id=call_id,
-                deferred=True,
-                abort=abort,
-                channel=ctx.channel if ctx is not None else None,
-                principal=principal,
+            # Made for the script's caller: its principal, and its channel, which the
+            # approval of a call that asks a person names.
+            result = await thinker._call_in_script(
+                name, jsonable(kwargs), call_id, self._outer, abort, ctx
             )
         finally:
             SCRIPT_CALL.reset(token)

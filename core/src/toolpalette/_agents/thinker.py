@@ -10,10 +10,10 @@ import dataclasses
 import itertools
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from toolpalette._agents.binding import Binding, approved_before, make_binding
+from toolpalette._agents.binding import Binding, approved_before, make_binding, script_approver
 from toolpalette._agents.content import ContentSelector
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
     from toolpalette._formats.export import Namespace
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._run.call import Approver
     from toolpalette._search.ranking import ToolRanker
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
@@ -535,6 +536,41 @@ class Thinker:
         Nothing is kept. A name the policy denies or the catalog lacks is answered
         exactly as an unknown name (no existence oracle).
         """
+        return await self._made(
+            name, input, call_id, on_progress, abort, approved, deferred, channel, principal
+        )
+
+    async def _call_in_script(
+        self, name: str, input: Any, call_id: str, parent: str, abort: Any, caller: Any
+    ) -> ToolResult:
+        """One call a ``run_code`` script makes, for its caller (the script's context).
+
+        Made for the script's principal; an approval it asks names the script's
+        ``channel`` (whose asker answers it) and the script's call, while its tool talks
+        through the thinker's own channel, as before. An approval of the script
+        approves none of its calls.
+        """
+        channel = caller.channel if caller is not None else None
+        principal = caller.principal if caller is not None else None
+        approver = script_approver(_binding(self).grants, channel, call_id, parent)
+        return await self._made(
+            name, input, call_id, None, abort, False, True, None, principal, approver
+        )
+
+    def _made(
+        self,
+        name: object,
+        input: Any,
+        call_id: str | None,
+        on_progress: ProgressSink | None,
+        abort: AbortSignal | None,
+        approved: bool,
+        deferred: bool,
+        channel: ClientChannel | None,
+        principal: str | None,
+        approver: Approver | None = None,
+    ) -> Awaitable[ToolResult]:
+        """The pipeline's call (`call()`), to await; ``approver`` asks for this call only."""
         turn = self._turn if self._turn is not None else self.begin_turn()
         binding = _binding(self)
         binding.approvals.loop = asyncio.get_running_loop()
@@ -554,12 +590,14 @@ class Thinker:
         # a tool's that calls the thinker again): those carry the turn's own scope.
         if approved:
             scope = dataclasses.replace(scope, approver=approved_before(binding.grants))
+        elif approver is not None:
+            scope = dataclasses.replace(scope, approver=approver)
         binding.grants.used(name)
         if self._at_call_time(name, deferred or turn.native):
             admitted = binding.grants.at_call(name, principal)
             if admitted is not None:
                 provider, ask = admitted
-                return await call_at_call_time(
+                return call_at_call_time(
                     executor,
                     binding.grants,
                     provider,
@@ -571,7 +609,7 @@ class Thinker:
                     call_id=call_id,
                 )
         value = self._restore(name, input) if turn.strict else input
-        return await executor.execute(
+        return executor.execute(
             name, value, context=context, abort=abort, call_id=call_id, scope=scope
         )
 
