@@ -310,3 +310,37 @@ async def test_with_a_searched_catalog_deferred_tools_are_called_by_name_not_lis
         "rare-lookup",
         "s",
     )
+
+
+class Line:
+    """A caller's channel: what the approval of a script's call must name."""
+
+    def log(self, level: str, message: str, data: Any = None) -> None:
+        return None
+
+
+async def test_a_scripts_calls_are_made_for_its_caller() -> None:
+    asked: list[Approval] = []
+    hub = ToolHub(autoload=False, config={})
+    thinker = hub.bind(Coder, policy=ToolPolicy(ask=["write_record"]), approver=asked.append)
+    line = Line()
+    code = 'read_record(name="a")\nwrite_record(name="w")'
+    task = asyncio.ensure_future(
+        thinker.call(
+            "run_code",
+            {"code": code},
+            call_id="p",
+            channel=line,  # type: ignore[arg-type]  # logs only: all the script needs
+            principal="user:erin",
+        )
+    )
+    while not asked:
+        await asyncio.sleep(0.01)
+    # The approval names the script's caller: its principal, and its channel to ask on.
+    assert (asked[0].principal, asked[0].channel, asked[0].call_id) == ("user:erin", line, "p.2")
+    thinker.resolve_approval(asked[0].token, approve=True)
+    result = await asyncio.wait_for(task, 10)
+    assert not result.is_error, result.text
+    inner = [(r.call_id, r.principal) for r in hub.grants() if r.parent == "p"]
+    assert inner
+    assert set(inner) == {("p.1", "user:erin"), ("p.2", "user:erin")}

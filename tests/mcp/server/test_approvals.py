@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import mcp_types as types
 import palette_fixture as fx
 import pytest
@@ -219,3 +220,44 @@ async def test_an_answer_without_a_sealed_state_is_no_answer(hub: ToolHub):
 def test_state_keys_are_checked_when_the_server_is_made(hub: ToolHub, keys: list[str]):
     with pytest.raises(ValueError, match="key"):
         toolpalette.mcp.server(hub, fx.Palette, state_keys=keys)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_overlapping_requests_each_ask_their_own_client(hub: ToolHub, mode: str):
+    """Each call's approval reaches the asker of the request it came in, and no other's."""
+    server = toolpalette.mcp.server(hub, fx.Palette)
+    asked: dict[str, list[str]] = {"alice": [], "bob": []}
+    both = anyio.Event()
+
+    def person(who: str, approve: bool) -> Answer:
+        async def answer(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+            asked[who].append(params.message)
+            if all(asked.values()):
+                both.set()
+            with anyio.fail_after(10):
+                await both.wait()  # both calls wait for a person at once
+            return types.ElicitResult(action="accept", content={"approve": approve})
+
+        return answer
+
+    async def call(who: str, approve: bool, table: str) -> Any:
+        async with connect(server, mode, person(who, approve)) as client:
+            return await client.call_tool("wipe_table", {"table": table})
+
+    results: dict[str, Any] = {}
+
+    async def run(who: str, approve: bool, table: str) -> None:
+        results[who] = await call(who, approve, table)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, "alice", True, "orders")
+        group.start_soon(run, "bob", False, "users")
+    assert asked["alice"] == [
+        "Approve this call of the tool 'wipe_table'?\nInput:\n  table: \"orders\""
+    ]
+    assert asked["bob"] == [
+        "Approve this call of the tool 'wipe_table'?\nInput:\n  table: \"users\""
+    ]
+    assert results["alice"].content[0].text == "wiped orders"
+    assert results["bob"].is_error
+    assert fx.WIPED == ["orders"]

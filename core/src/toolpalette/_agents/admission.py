@@ -138,12 +138,15 @@ class Admission:
 
     # -- the three ways of asking ----------------------------------------------------
 
-    def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:
+    def admit(
+        self, kind: str, names: Sequence[str], principal: str | None = None
+    ) -> dict[str, Any]:
         """Decide a request for deferred tools (``kind="tool"``) or skills, each name once.
 
         Returns the outcome by name: ``granted``, ``already_present``, ``pending``
         and ``refused`` (with reasons), and a ``note``; a thinker that keeps no grants
-        also gets the granted skills' ``instructions``. Every decision is recorded.
+        also gets the granted skills' ``instructions``. Every decision is recorded, as
+        made for ``principal`` (the asking call's).
         """
         outcome: dict[str, Any] = {
             "granted": [],
@@ -153,15 +156,16 @@ class Admission:
         }
         with self._lock:
             for name in self._expanded(kind, names, outcome):
-                decision, reason = self._request(kind, name, outcome)
-                self.record(kind, name, decision, reason)  # before any withdrawal of it
+                decision, reason = self._request(kind, name, outcome, principal)
+                # Recorded before any withdrawal of it.
+                self.record(kind, name, decision, reason, principal=principal)
                 if decision == "refused":
                     outcome["refused"].append({"name": name, "reason": reason})
                 else:
                     outcome[decision].append(name)
         if outcome["granted"] or outcome["pending"]:
             outcome["note"] = self._note(kind, bool(outcome["pending"]))
-        self._granted_now()
+        self._granted_now(principal)
         return outcome
 
     def _expanded(self, kind: str, names: Sequence[str], outcome: dict[str, Any]) -> list[str]:
@@ -181,14 +185,18 @@ class Admission:
             expanded.update(dict.fromkeys(members))
         return list(expanded)
 
-    def search(self, kind: str, ranked: Iterable[Any], limit: int) -> list[Found]:
+    def search(
+        self, kind: str, ranked: Iterable[Any], limit: int, principal: str | None = None
+    ) -> list[Found]:
         """Admit the best of ``ranked`` (catalog items, best first) until ``limit`` are found.
 
         A refused item is left out (and recorded), an allowed one granted, one that
         needs a person returned marked so (``"ask"``: each call of the tool is approved
         by a person; ``"pending"``: a skill's grant waits for one). At most
-        `_MAX_JUDGED_PER_MATCH` items per match are judged.
+        `_MAX_JUDGED_PER_MATCH` items per match are judged. Decisions are recorded as
+        made for ``principal``.
         """
+        p = principal
         found: list[Found] = []
         budget = limit * _MAX_JUDGED_PER_MATCH
         with self._lock:
@@ -197,7 +205,7 @@ class Admission:
                     break
                 budget -= 1
                 if isinstance(item, Bundle):
-                    members = self._search_bundle(item) if kind == "tool" else self._jar(item)
+                    members = self._search_bundle(item, p) if kind == "tool" else self._jar(item, p)
                     if members:
                         found.append(Found(item, "granted", members=tuple(members)))
                     continue
@@ -206,18 +214,18 @@ class Admission:
                     continue  # granted since the catalog was read
                 verdict, reason = self._judge(kind, name, item)
                 if verdict is Verdict.REFUSED:
-                    self.record(kind, name, "refused", reason)
+                    self.record(kind, name, "refused", reason, principal=p)
                     continue
                 if verdict is Verdict.ASK and kind == "tool":
                     # Not a pending grant: callable, and each call asks a person.
                     if self.keep:
                         self._asked.add(name)
-                    self.record(kind, name, "pending", _ASKED_AT_CALL)
+                    self.record(kind, name, "pending", _ASKED_AT_CALL, principal=p)
                     found.append(Found(item, "ask"))
                     continue
                 if verdict is Verdict.ASK:
-                    decision, reason = self._ask_for(kind, name)
-                    self.record(kind, name, decision, reason)
+                    decision, reason = self._ask_for(kind, name, p)
+                    self.record(kind, name, decision, reason, principal=p)
                     if decision != "refused":
                         found.append(Found(item, "pending"))
                     continue
@@ -225,19 +233,19 @@ class Admission:
                     # Offered, not granted until called: each call is decided when made.
                     if self.keep:
                         self._asked.add(name)
-                    self.record(kind, name, "offered", _OFFERED)
+                    self.record(kind, name, "offered", _OFFERED, principal=p)
                     found.append(Found(item, "offered"))
                     continue
                 answered: dict[str, Any] = {}
-                failed = self._grant(kind, name, item, answered)
-                self.record(kind, name, "refused" if failed else "granted", failed)
+                failed = self._grant(kind, name, item, answered, p)
+                self.record(kind, name, "refused" if failed else "granted", failed, principal=p)
                 if not failed:
                     instructions = answered.get("instructions", {}).get(name)
                     found.append(Found(item, "granted", instructions))
-        self._granted_now()
+        self._granted_now(p)
         return found
 
-    def _search_bundle(self, bundle: Bundle) -> list[Found]:
+    def _search_bundle(self, bundle: Bundle, principal: str | None) -> list[Found]:
         """A bundle a search found: each of its tools admitted as a found tool would be."""
         found: list[Found] = []
         for provider in bundle.members(self._palette.requestable):
@@ -246,19 +254,20 @@ class Admission:
                 continue
             verdict, reason = self._judge("tool", name, provider)
             if verdict is Verdict.REFUSED:
-                self.record("tool", name, "refused", reason)
+                self.record("tool", name, "refused", reason, principal=principal)
             elif verdict is Verdict.ASK:
                 if self.keep:
                     self._asked.add(name)
-                self.record("tool", name, "pending", _ASKED_AT_CALL)
+                self.record("tool", name, "pending", _ASKED_AT_CALL, principal=principal)
                 found.append(Found(provider, "ask"))
             else:
                 self._grant("tool", name, provider)
-                self.record("tool", name, "granted", f"with the bundle {bundle.name}")
+                reason = f"with the bundle {bundle.name}"
+                self.record("tool", name, "granted", reason, principal=principal)
                 found.append(Found(provider, "granted"))
         return found
 
-    def _jar(self, bundle: Bundle) -> list[Found]:
+    def _jar(self, bundle: Bundle, principal: str | None) -> list[Found]:
         """A skilljar a search found whole: each of its skills admitted as a found skill."""
         found: list[Found] = []
         catalog = self._palette.skill_catalog
@@ -268,29 +277,33 @@ class Admission:
                 continue
             verdict, reason = self._judge("skill", skill_id, skill)
             if verdict is Verdict.REFUSED:
-                self.record("skill", skill_id, "refused", reason)
+                self.record("skill", skill_id, "refused", reason, principal=principal)
                 continue
             if verdict is Verdict.ASK:
-                decision, reason = self._ask_for("skill", skill_id)
-                self.record("skill", skill_id, decision, reason)
+                decision, reason = self._ask_for("skill", skill_id, principal)
+                self.record("skill", skill_id, decision, reason, principal=principal)
                 if decision != "refused":
                     found.append(Found(skill, "pending"))
                 continue
             answered: dict[str, Any] = {}
-            failed = self._grant("skill", skill_id, skill, answered)
-            self.record("skill", skill_id, "refused" if failed else "granted", failed)
+            failed = self._grant("skill", skill_id, skill, answered, principal)
+            decided: GrantDecision = "refused" if failed else "granted"
+            self.record("skill", skill_id, decided, failed, principal=principal)
             if not failed:
                 instructions = answered.get("instructions", {}).get(skill_id)
                 found.append(Found(skill, "granted", instructions))
         return found
 
-    def at_call(self, name: object) -> tuple[ToolProvider, bool] | None:
+    def at_call(
+        self, name: object, principal: str | None = None
+    ) -> tuple[ToolProvider, bool] | None:
         """Decide one call of a deferred tool, at call time; nothing is kept.
 
         Returns the tool and whether a person must approve the call, or None when it
         may not be called (not in the thinker's catalog, or refused: the caller answers
         as for an unknown name). A refusal and an allowed call are recorded now; a call
-        a person approves is recorded when they answer (`answered()`).
+        a person approves is recorded when they answer (`answered()`). ``principal`` is
+        whom the call is made for.
         """
         provider = self._palette.requestable.get(name) if isinstance(name, str) else None
         if provider is None:
@@ -298,17 +311,20 @@ class Admission:
         with self._lock:
             verdict, reason = self._judge("tool", provider.name, provider)
             if verdict is Verdict.REFUSED:
-                self.record("tool", provider.name, "refused", reason)
+                self.record("tool", provider.name, "refused", reason, principal=principal)
                 return None
             if verdict is Verdict.ALLOW:
-                self.record("tool", provider.name, "granted", "admitted for one call")
+                reason = "admitted for one call"
+                self.record("tool", provider.name, "granted", reason, principal=principal)
         return provider, verdict is Verdict.ASK
 
-    def answered(self, name: str, approved: bool, reason: str) -> None:
+    def answered(
+        self, name: str, approved: bool, reason: str, principal: str | None = None
+    ) -> None:
         """Record a person's answer about a call admitted at call time (`at_call()`)."""
         decision: GrantDecision = "granted" if approved else "refused"
         with self._lock:
-            self.record("tool", name, decision, reason)
+            self.record("tool", name, decision, reason, principal=principal)
 
     # -- judging ----------------------------------------------------------------------
 
@@ -346,7 +362,9 @@ class Admission:
             return Verdict.ASK, ""
         return Verdict.ALLOW, ""
 
-    def _request(self, kind: str, name: str, outcome: dict[str, Any]) -> tuple[GrantDecision, str]:
+    def _request(
+        self, kind: str, name: str, outcome: dict[str, Any], principal: str | None
+    ) -> tuple[GrantDecision, str]:
         """One name of a request: judged, then granted or asked about."""
         palette = self._palette
         if kind == "tool":
@@ -363,11 +381,11 @@ class Admission:
         if verdict is Verdict.REFUSED:
             return "refused", reason
         if verdict is Verdict.ASK:
-            return self._ask_for(kind, name)
-        failed = self._grant(kind, name, item, outcome)
+            return self._ask_for(kind, name, principal)
+        failed = self._grant(kind, name, item, outcome, principal)
         return ("refused", failed) if failed else ("granted", "")
 
-    def _ask_for(self, kind: str, name: str) -> tuple[GrantDecision, str]:
+    def _ask_for(self, kind: str, name: str, principal: str | None) -> tuple[GrantDecision, str]:
         """What a grant that needs a person becomes.
 
         A tool the thinker cannot keep, and a search's match, are called with a person's
@@ -378,12 +396,20 @@ class Admission:
         if kind != "tool" and not self.keep:
             return "refused", "a person must approve it, and this agent keeps no grants"
         pending: Literal["tool", "skill"] = "tool" if kind == "tool" else "skill"
-        approval = Approval(uuid.uuid4().hex, pending, name, None, self._thinker.turn_number)
+        turn = self._thinker.turn_number
+        approval = Approval(uuid.uuid4().hex, pending, name, None, turn, principal=principal)
         if not self.approvals.ask_grant(approval):
             return "refused", "no person could be asked (the approver failed)"
         return "pending", "waiting for a person's approval"
 
-    def _grant(self, kind: str, name: str, item: Any, outcome: dict[str, Any] | None = None) -> str:
+    def _grant(
+        self,
+        kind: str,
+        name: str,
+        item: Any,
+        outcome: dict[str, Any] | None = None,
+        principal: str | None = None,
+    ) -> str:
         """Admit ``item`` (kept, or answered); returns why it could not be, or ``""``."""
         if kind == "tool":
             if self.keep:
@@ -393,7 +419,7 @@ class Admission:
             return ""
         try:
             if self.keep and self._thinker.conversation.attach(item):  # a bad body fails here
-                self._offer_required(item)
+                self._offer_required(item, principal)
             elif outcome is not None:
                 outcome.setdefault("instructions", {})[name] = item.body()
         except Exception:
@@ -401,7 +427,7 @@ class Admission:
             return "the skill's instructions could not be read"
         return ""
 
-    def _offer_required(self, skill: Any) -> None:
+    def _offer_required(self, skill: Any, principal: str | None) -> None:
         """Grant the deferred tools a just-attached skill requires, as the policy allows.
 
         Each is judged as any tool is; one that is refused or needs a person is left to
@@ -415,11 +441,12 @@ class Admission:
             verdict, reason = self._judge("tool", name, provider)
             if verdict is Verdict.ALLOW:
                 self._grant("tool", name, provider)
-                self.record("tool", name, "granted", f"required by the skill {skill.id}")
+                reason = f"required by the skill {skill.id}"
+                self.record("tool", name, "granted", reason, principal=principal)
             elif verdict is Verdict.REFUSED:
-                self.record("tool", name, "refused", reason)
+                self.record("tool", name, "refused", reason, principal=principal)
 
-    def _evict(self) -> None:
+    def _evict(self, principal: str | None) -> None:
         """Drop the least recently used kept grants beyond ``max_granted``, on the record."""
         bound = self.max_granted
         evicted = False
@@ -429,15 +456,15 @@ class Admission:
             if name in self._granted:
                 self._granted.remove(name)
             reason = f"the least recently used of more than {bound} granted tools (max_granted)"
-            self.record("tool", name, "evicted", reason)
+            self.record("tool", name, "evicted", reason, principal=principal)
             evicted = True
         if evicted and self.on_evicted is not None:
             self.on_evicted()
 
-    def _granted_now(self) -> None:
+    def _granted_now(self, principal: str | None) -> None:
         """Evict beyond the bound, then tell the binding that kept grants wait to join."""
         with self._lock:
-            self._evict()
+            self._evict(principal)
         if self._granted and self.on_granted is not None:
             self.on_granted()
 
@@ -477,11 +504,12 @@ class Admission:
                 decision = "refused"
                 reason = f"approved, but no longer in this agent's {approval.kind} catalog"
             elif approve:
-                failed = self._grant(approval.kind, approval.name, item)
+                failed = self._grant(approval.kind, approval.name, item, None, approval.principal)
                 if failed:
                     decision, reason = "refused", failed
-            self.record(approval.kind, approval.name, decision, reason)
-        self._granted_now()
+            principal = approval.principal
+            self.record(approval.kind, approval.name, decision, reason, principal=principal)
+        self._granted_now(approval.principal)
 
     def record(
         self,
@@ -492,11 +520,14 @@ class Admission:
         *,
         call_id: str | None = None,
         parent: str | None = None,
+        principal: str | None = None,
     ) -> None:
         """Keep one decision on the hub's record (and tell the ``toolpalette_grant`` hooks).
 
         ``call_id`` and ``parent`` name a call a ``run_code`` script made, and the script's;
         without them, those of the script's call running now, if any (``SCRIPT_CALL``).
+        ``principal`` is whom the decision was made for (the asking call's), None for a
+        host's own.
         """
         thinker = self._thinker
         cls = type(thinker)
@@ -508,6 +539,7 @@ class Admission:
             name=name,
             decision=decision,
             reason=reason,
+            principal=principal,
         )
         if call_id is not None:
             record = dataclasses.replace(record, call_id=call_id, parent=parent)
@@ -516,4 +548,5 @@ class Admission:
     def _withdrawn(self, approval: Approval) -> None:
         """A grant's approver failed after the grant was recorded pending: record the end."""
         with self._lock:
-            self.record(approval.kind, approval.name, "refused", "the approver failed")
+            reason, principal = "the approver failed", approval.principal
+            self.record(approval.kind, approval.name, "refused", reason, principal=principal)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from toolpalette._agents.admission import Admission
 from toolpalette._agents.deferral import CurrentScope, apply_grants
-from toolpalette._agents.grants import SCRIPT_CALL
 from toolpalette._agents.reconcile import Reconciler, SearchMode
 from toolpalette._agents.turn import Approval
 from toolpalette._run.executor import Executor, with_rules
@@ -21,9 +20,11 @@ if TYPE_CHECKING:
     from toolpalette._agents.policy import ToolPolicy
     from toolpalette._agents.resolved import ThinkerHub
     from toolpalette._run.consent import Approver
+    from toolpalette._tools.channel import ClientChannel
     from toolpalette._tools.provider import ToolProvider
+    from toolpalette._tools.tool import ToolContext
 
-__all__ = ["Binding", "approved_before", "call_rules", "make_binding"]
+__all__ = ["Binding", "approved_before", "call_rules", "make_binding", "script_approver"]
 
 
 def call_rules(read_only: bool, policy: ToolPolicy, grants: Admission, hub: ThinkerHub) -> Rules:
@@ -43,22 +44,55 @@ def call_rules(read_only: bool, policy: ToolPolicy, grants: Admission, hub: Thin
     )
 
 
-async def _ask(grants: Admission, provider: ToolProvider, value: Any, _ctx: Any) -> bool:
-    """Pause a call the policy asks about until a person answers."""
+async def _ask(
+    grants: Admission,
+    provider: ToolProvider,
+    value: Any,
+    ctx: ToolContext | None,
+    via: ClientChannel | None = None,
+    script: tuple[str, str] | None = None,
+) -> bool:
+    """Pause a call the policy asks about until a person answers.
+
+    The approval names whom the call is for and how to reach its caller: the call's
+    context's principal, and its channel (``via`` instead, for a script's call, with
+    ``script``: that call's id and the script's), which the host's approver may ask
+    through.
+    """
     data = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-    inner = SCRIPT_CALL.get()  # a run_code script's call: say which, and whose
-    call_id, parent = inner if inner is not None else (None, None)
+    call_id, parent = script if script is not None else (None, None)
+    channel = via if via is not None else ctx.channel if ctx is not None else None
     approval = Approval(
-        uuid.uuid4().hex, "call", provider.name, data, grants.turn_number, call_id, parent
+        uuid.uuid4().hex,
+        "call",
+        provider.name,
+        data,
+        grants.turn_number,
+        call_id,
+        parent,
+        ctx.principal if ctx is not None else None,
+        channel,
     )
     return await grants.approvals.ask_call(approval)
+
+
+def script_approver(
+    grants: Admission, via: ClientChannel | None, call_id: str, parent: str
+) -> Approver:
+    """Who asks about a call a ``run_code`` script makes: the thinker's approvals.
+
+    The approval names the script's channel and that call (``call_id``, ``parent``).
+    """
+    return partial(_ask, grants, via=via, script=(call_id, parent))
 
 
 def approved_before(grants: Admission) -> Approver:
     """The approver of a call a person approved before it was made: it says yes, recorded."""
 
-    def approve(provider: ToolProvider, value: Any, ctx: Any) -> bool:
-        grants.record("call", provider.name, "granted", "approved before the call")
+    def approve(provider: ToolProvider, value: Any, ctx: ToolContext | None) -> bool:
+        principal = ctx.principal if ctx is not None else None
+        reason = "approved before the call"
+        grants.record("call", provider.name, "granted", reason, principal=principal)
         return True
 
     return approve

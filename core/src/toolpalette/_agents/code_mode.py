@@ -381,10 +381,14 @@ class _Calls:
         self.count += 1
         call_id = f"{self._outer}.{self.count}"
         thinker = self._thinker
+        ctx = self._ctx
+        principal = ctx.principal if ctx is not None else None
         token = SCRIPT_CALL.set((call_id, self._outer))
         try:  # not approved=...: approving the script approves none of its calls
-            result = await thinker.call(
-                name, jsonable(kwargs), call_id=call_id, deferred=True, abort=abort
+            # Made for the script's caller: its principal, and its channel, which the
+            # approval of a call that asks a person names.
+            result = await thinker._call_in_script(
+                name, jsonable(kwargs), call_id, self._outer, abort, ctx
             )
         finally:
             SCRIPT_CALL.reset(token)
@@ -395,8 +399,7 @@ class _Calls:
             raise Suspend
         decision = "granted" if not result.is_error or result.status >= 500 else "refused"
         reason = "ok" if not result.is_error else f"{result.status} {result.code}"
-        thinker._record_call(name, decision, f"run_code: {reason}", call_id, self._outer)
-        ctx = self._ctx
+        thinker._record_call(name, decision, f"run_code: {reason}", call_id, self._outer, principal)
         if ctx is not None:
             ctx.report_progress(self.count, None, f"called {name}")
         if result.is_error:

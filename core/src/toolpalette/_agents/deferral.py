@@ -125,19 +125,20 @@ async def _approve_recorded(
     ask: Approver, grants: Admission, provider: ToolProvider, value: Any, ctx: Any
 ) -> bool:
     """Ask as the thinker asks, and record the answer as the grant a person decided."""
+    name, principal = provider.name, ctx.principal if ctx is not None else None
     try:
         answer = ask(provider, value, ctx)
         approved = bool(await answer) if inspect.isawaitable(answer) else bool(answer)
     except Refusal as refusal:  # no person could be asked: the approver said why
-        grants.answered(provider.name, False, refusal.result.text)
+        grants.answered(name, False, refusal.result.text, principal)
         raise
     except asyncio.CancelledError:
-        grants.answered(provider.name, False, "the call ended before an answer")
+        grants.answered(name, False, "the call ended before an answer", principal)
         raise
     except BaseException:
-        grants.answered(provider.name, False, "no person could be asked")
+        grants.answered(name, False, "no person could be asked", principal)
         raise
-    grants.answered(provider.name, approved, "a person's decision at call time")
+    grants.answered(name, approved, "a person's decision at call time", principal)
     return approved
 
 

@@ -9,12 +9,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-__all__ = ["GRANT_WINDOW", "PRINCIPAL", "SCRIPT_CALL", "GrantLog", "GrantRecord"]
+__all__ = ["GRANT_WINDOW", "SCRIPT_CALL", "GrantLog", "GrantRecord"]
 
 GrantDecision = Literal["granted", "already_present", "refused", "pending", "evicted", "offered"]
-
-PRINCIPAL: ContextVar[str | None] = ContextVar("toolpalette_principal", default=None)
-"""Who the calls made in this context are made for (a verified principal's name), or None."""
 
 SCRIPT_CALL: ContextVar[tuple[str, str] | None] = ContextVar("toolpalette_script", default=None)
 """While a ``run_code`` script's call runs: that call's id and the script's call id."""
@@ -54,9 +51,10 @@ class GrantRecord:
     """Why, for refusals and pending requests."""
     time: float = field(default_factory=time.time)
     """When it was decided (seconds since the epoch)."""
-    principal: str | None = field(default_factory=PRINCIPAL.get)
+    principal: str | None = None
     """Who the request was made for: the verified principal of the MCP request it came
-    in, typed (``user:SUBJECT`` or ``client:CLIENT_ID``), or None for a host's own call."""
+    in, typed (``user:SUBJECT`` or ``client:CLIENT_ID``), or None for a host's own call
+    (the asking call's ``ToolContext.principal``, passed in, never read from ambient state)."""
     call_id: str | None = field(default_factory=_script_call_id)
     """The call's own id, for a call a ``run_code`` script made, or a decision made for
     one (None otherwise)."""

@@ -10,7 +10,7 @@ from typing import Any, Final, Protocol
 from toolpalette._skills import Skill
 from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
-from toolpalette._tools.tool import TOOL_NAME
+from toolpalette._tools.tool import TOOL_NAME, ToolContext
 from toolpalette.errors import ToolError
 
 __all__ = [
@@ -56,11 +56,15 @@ CatalogEntry = tuple[str, str]
 class Admitter(Protocol):
     """What a meta-tool's parent (the bound thinker) does with a request or a search."""
 
-    def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:
+    def admit(
+        self, kind: str, names: Sequence[str], *, principal: str | None = None
+    ) -> dict[str, Any]:
         """Decide every name; returns ``{"granted": [...], "refused": [...], ...}``."""
         ...
 
-    def search(self, kind: str, query: str, limit: int) -> dict[str, Any]:
+    def search(
+        self, kind: str, query: str, limit: int, *, principal: str | None = None
+    ) -> dict[str, Any]:
         """The best matches of the catalog, each admitted; returns the search's answer."""
         ...
 
@@ -171,7 +175,7 @@ class _RequestProvider(ToolProvider):
             raise TypeError(f"{self._name} runs only for a bound thinker")
         kind, field = self._kind, self._field
 
-        def call(value: dict[str, Any], _context: Any) -> dict[str, Any]:
+        def call(value: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
             names = list(value[field])
             if len(names) > MAX_REQUESTED:
                 raise ToolError(
@@ -179,11 +183,12 @@ class _RequestProvider(ToolProvider):
                     code="invalid_input",
                     status=400,
                 )
-            result: dict[str, Any] = parent.admit(kind, names)  # merges duplicates
+            principal = ctx.principal if ctx is not None else None  # on the record
+            result: dict[str, Any] = parent.admit(kind, names, principal=principal)
             _without_echo(kind, field, names, result)
             return result
 
-        return BoundTool(call, is_async=False, takes_context=False)
+        return BoundTool(call, is_async=False, takes_context=True)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)

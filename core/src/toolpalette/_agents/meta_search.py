@@ -9,6 +9,7 @@ from typing import Any, Final
 from toolpalette._agents.meta import Checked, RequestSkillProvider, RequestToolsProvider
 from toolpalette._tools.info import ToolInfo
 from toolpalette._tools.provider import BoundTool, ToolProvider
+from toolpalette._tools.tool import ToolContext
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -216,12 +217,13 @@ class _SearchProvider(ToolProvider):
 
         # Async, so the pipeline runs it on the loop: a search is short CPU work, which
         # costs less than the hand-off to a worker thread (bench/bench_deferral.py).
-        async def call(value: dict[str, Any], _context: Any) -> dict[str, Any]:
-            limit = value.get("limit")
-            found: dict[str, Any] = parent.search(kind, value["query"], limit or DEFAULT_LIMIT)
+        async def call(value: dict[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
+            limit = value.get("limit") or DEFAULT_LIMIT
+            principal = ctx.principal if ctx is not None else None  # on the record
+            found: dict[str, Any] = parent.search(kind, value["query"], limit, principal=principal)
             return found
 
-        return BoundTool(call, is_async=True, takes_context=False)
+        return BoundTool(call, is_async=True, takes_context=True)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)

@@ -10,10 +10,10 @@ import dataclasses
 import itertools
 import uuid
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from toolpalette._agents.binding import Binding, approved_before, make_binding
+from toolpalette._agents.binding import Binding, approved_before, make_binding, script_approver
 from toolpalette._agents.content import ContentSelector
 from toolpalette._agents.deferral import call_at_call_time
 from toolpalette._agents.grants import GrantDecision
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from toolpalette._agents.approvals import Notify
     from toolpalette._formats.export import Namespace
     from toolpalette._run.abort import AbortSignal
+    from toolpalette._run.call import Approver
     from toolpalette._search.ranking import ToolRanker
     from toolpalette._tools.provider import ToolProvider
     from toolpalette._tools.result import ToolResult
@@ -328,15 +329,20 @@ class Thinker:
 
     # -- admission ------------------------------------------------------------------
 
-    def admit(self, kind: str, names: Sequence[str]) -> dict[str, Any]:
+    def admit(
+        self, kind: str, names: Sequence[str], *, principal: str | None = None
+    ) -> dict[str, Any]:
         """Decide a model's request for deferred tools or skills (the meta-tools call this).
 
         Returns the outcome by name: ``granted``, ``already_present``, ``pending`` (with
-        approval tokens) and ``refused`` (with reasons). Every decision is recorded.
+        approval tokens) and ``refused`` (with reasons). Every decision is recorded, for
+        ``principal`` (the asking call's ``ToolContext.principal``; None: the host's own).
         """
-        return _binding(self).grants.admit(kind, names)
+        return _binding(self).grants.admit(kind, names, principal)
 
-    def search(self, kind: str, query: str, limit: int) -> dict[str, Any]:
+    def search(
+        self, kind: str, query: str, limit: int, *, principal: str | None = None
+    ) -> dict[str, Any]:
         """Answer a model's search of the deferred tools (``kind="tool"``) or the skills.
 
         The meta-tools ``search_tools`` and ``search_skills`` call this. The best
@@ -344,7 +350,7 @@ class Thinker:
         [`admit()`][toolpalette.Thinker.admit] admits): refused ones are left out,
         granted ones can be called at once, a tool that needs a person is returned with
         ``"approval": "required"`` and each call of it is approved. Every decision is
-        recorded.
+        recorded, for ``principal`` (as in ``admit``).
         """
         binding = _binding(self)
         cls = type(self)
@@ -379,7 +385,7 @@ class Thinker:
             found_in = _linked_first(found_in, self._linked_skills(resolved), limit)
         reading = _search.Reading(found_in)
         grants = binding.grants
-        found = grants.search(kind, reading, limit)
+        found = grants.search(kind, reading, limit, principal)
         total = counted[0] if counted and counted[0] >= 0 else None
         more = not reading.exhausted
         links, skills = resolved.links, palette.skill_catalog
@@ -490,6 +496,7 @@ class Thinker:
         approved: bool = False,
         deferred: bool = False,
         channel: ClientChannel | None = None,
+        principal: str | None = None,
     ) -> ToolResult:
         """Run one model call through the pipeline, with this turn's offer and binding.
 
@@ -507,7 +514,12 @@ class Thinker:
         ``ctx.report_progress`` (from the tool's own thread for a sync tool); aborting
         ``abort`` stops the call with a 499 result. ``channel`` answers the tool's
         ``ctx.log``, ``elicit``, ``sample`` and ``roots`` for this call (instead of the
-        thinker's ``client``).
+        thinker's ``client``), and is where the call's `Approval` says its caller is.
+        ``principal`` is who the call is made for (an MCP request's verified principal):
+        the tool's ``ctx.principal``, and every grant record the call makes, name it. A
+        shared thinker serves many principals at once, so each call brings its own; a
+        tool that calls the thinker again passes its ``ctx.channel`` and
+        ``ctx.principal`` to make that call for the same caller.
 
         ``approved=True`` says a person already approved this very call through the
         host's own flow (an agent framework's deferred approval, say): a policy's
@@ -524,28 +536,68 @@ class Thinker:
         Nothing is kept. A name the policy denies or the catalog lacks is answered
         exactly as an unknown name (no existence oracle).
         """
+        return await self._made(
+            name, input, call_id, on_progress, abort, approved, deferred, channel, principal
+        )
+
+    async def _call_in_script(
+        self, name: str, input: Any, call_id: str, parent: str, abort: Any, caller: Any
+    ) -> ToolResult:
+        """One call a ``run_code`` script makes, for its caller (the script's context).
+
+        Made for the script's principal; an approval it asks names the script's
+        ``channel`` (whose asker answers it) and the script's call, while its tool talks
+        through the thinker's own channel, as before. An approval of the script
+        approves none of its calls.
+        """
+        channel = caller.channel if caller is not None else None
+        principal = caller.principal if caller is not None else None
+        approver = script_approver(_binding(self).grants, channel, call_id, parent)
+        return await self._made(
+            name, input, call_id, None, abort, False, True, None, principal, approver
+        )
+
+    def _made(
+        self,
+        name: object,
+        input: Any,
+        call_id: str | None,
+        on_progress: ProgressSink | None,
+        abort: AbortSignal | None,
+        approved: bool,
+        deferred: bool,
+        channel: ClientChannel | None,
+        principal: str | None,
+        approver: Approver | None = None,
+    ) -> Awaitable[ToolResult]:
+        """The pipeline's call (`call()`), to await; ``approver`` asks for this call only."""
         turn = self._turn if self._turn is not None else self.begin_turn()
         binding = _binding(self)
         binding.approvals.loop = asyncio.get_running_loop()
         executor = binding.executor
         scope = binding.current.scope
         context = scope.context
-        if (on_progress is not None or channel is not None) and context is not None:
+        if (
+            on_progress is not None or channel is not None or principal is not None
+        ) and context is not None:
             context = dataclasses.replace(
                 context,
                 on_progress=on_progress or context.on_progress,
                 channel=channel or context.channel,
+                principal=principal or context.principal,
             )
         # An approval covers this call, not the calls it makes (a run_code script's, or
         # a tool's that calls the thinker again): those carry the turn's own scope.
         if approved:
             scope = dataclasses.replace(scope, approver=approved_before(binding.grants))
+        elif approver is not None:
+            scope = dataclasses.replace(scope, approver=approver)
         binding.grants.used(name)
         if self._at_call_time(name, deferred or turn.native):
-            admitted = binding.grants.at_call(name)
+            admitted = binding.grants.at_call(name, principal)
             if admitted is not None:
                 provider, ask = admitted
-                return await call_at_call_time(
+                return call_at_call_time(
                     executor,
                     binding.grants,
                     provider,
@@ -557,7 +609,7 @@ class Thinker:
                     call_id=call_id,
                 )
         value = self._restore(name, input) if turn.strict else input
-        return await executor.execute(
+        return executor.execute(
             name, value, context=context, abort=abort, call_id=call_id, scope=scope
         )
 
@@ -577,6 +629,7 @@ class Thinker:
         *,
         abort: AbortSignal | None = None,
         deferred: bool = False,
+        principal: str | None = None,
     ) -> list[ToolResult]:
         """Run the calls of one model turn; results come back in the order of ``calls``.
 
@@ -584,7 +637,7 @@ class Thinker:
         a tuple ``(name, input)`` or ``(name, input, call_id)``. Concurrency-safe calls
         run together, others alone, as ``Executor.execute_many`` runs them. ``deferred``
         is [`call()`][toolpalette.Thinker.call]'s: a call decided at call time runs
-        alone, in its place.
+        alone, in its place. ``principal`` is who the calls are made for, as in ``call``.
         """
         turn = self._turn if self._turn is not None else self.begin_turn()
         batch: list[tuple[object, Any, str | None]] = []
@@ -596,6 +649,10 @@ class Thinker:
         binding = _binding(self)
         binding.approvals.loop = asyncio.get_running_loop()
         deferred = deferred or turn.native
+        scope = binding.current.scope
+        if principal is not None and scope.context is not None:
+            context = dataclasses.replace(scope.context, principal=principal)
+            scope = dataclasses.replace(scope, context=context)
         results: list[ToolResult] = []
         start = 0
         for name, _value, _call_id in batch:
@@ -608,12 +665,17 @@ class Thinker:
                 (n, self._restore(n, v) if turn.strict else v, i) for n, v, i in batch[start:end]
             ]
             if offered:
-                results += await binding.executor.execute_many(
-                    offered, abort=abort, scope=binding.current.scope
-                )
+                results += await binding.executor.execute_many(offered, abort=abort, scope=scope)
             if alone:
                 results.append(
-                    await self.call(name, value, call_id=call_id, abort=abort, deferred=True)
+                    await self.call(
+                        name,
+                        value,
+                        call_id=call_id,
+                        abort=abort,
+                        deferred=True,
+                        principal=principal,
+                    )
                 )
             start = end + 1
         return results
@@ -651,7 +713,9 @@ class Thinker:
         if approvals.is_call(token):
             if unasked is not None and not approve:
                 approval = approvals.answer_call(token, refuse(403, "approval_required", unasked))
-                binding.grants.record("call", approval.name, "refused", unasked)
+                binding.grants.record(
+                    "call", approval.name, "refused", unasked, principal=approval.principal
+                )
                 return approval
             approval = approvals.answer_call(token, approve)
             decision: GrantDecision = "granted" if approve else "refused"
@@ -662,6 +726,7 @@ class Thinker:
                 "a person's decision",
                 call_id=approval.call_id,
                 parent=approval.parent,
+                principal=approval.principal,
             )
             return approval
         approval = approvals.resolve(token)
@@ -669,10 +734,18 @@ class Thinker:
         return approval
 
     def _record_call(
-        self, name: str, decision: GrantDecision, reason: str, call_id: str, parent: str
+        self,
+        name: str,
+        decision: GrantDecision,
+        reason: str,
+        call_id: str,
+        parent: str,
+        principal: str | None = None,
     ) -> None:
         """Put a call a ``run_code`` script made on the grant record, under its script."""
-        _binding(self).grants.record("call", name, decision, reason, call_id=call_id, parent=parent)
+        _binding(self).grants.record(
+            "call", name, decision, reason, call_id=call_id, parent=parent, principal=principal
+        )
 
     def __repr__(self) -> str:
         flag = " read-only" if self.is_read_only else ""

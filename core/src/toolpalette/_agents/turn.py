@@ -20,6 +20,7 @@ from toolpalette._formats.export import (
     export_json,
     strict_report,
 )
+from toolpalette._tools.channel import ClientChannel
 from toolpalette._tools.provider import ToolProvider
 from toolpalette._tools.registry import Surface, SurfaceDiff
 
@@ -330,6 +331,12 @@ class Approval:
     """For a call a ``run_code`` script made: that call's id (None otherwise)."""
     parent: str | None = None
     """For a call a ``run_code`` script made: the script's call id (None otherwise)."""
+    principal: str | None = None
+    """Who the call or the grant was asked for (the call's ``ToolContext.principal``):
+    the record of its answer names them."""
+    channel: ClientChannel | None = field(default=None, repr=False, compare=False)
+    """How a paused call talks to its caller (the call's ``channel``, else the thinker's
+    ``client``; None for grants): an approver may ask its person through it."""
 
 
 class ChangeLog:

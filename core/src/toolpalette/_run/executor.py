@@ -555,6 +555,7 @@ class Executor:
             run_id=base.run_id,
             thread_id=base.thread_id,
             user=base.user,
+            principal=base.principal,
             on_progress=base.on_progress,
             channel=base.channel,
         )

@@ -197,6 +197,10 @@ class ToolContext:
     """The conversation thread the call belongs to."""
     user: Mapping[str, Any] = field(default_factory=dict)
     """Whatever the host passes about its user."""
+    principal: str | None = None
+    """Who the call is made for: the verified principal of the MCP request it came in
+    (``user:SUBJECT`` or ``client:CLIENT_ID``), or None for a host's own call; the grant
+    record names it."""
     on_progress: ProgressSink | None = field(default=None, repr=False)
     """Where `report_progress()` goes: the host's callback for this call, if any."""
     channel: ClientChannel | None = field(default=None, repr=False)

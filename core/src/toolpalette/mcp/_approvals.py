@@ -14,13 +14,10 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-from toolpalette._agents.code_mode import PAUSE
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -29,7 +26,6 @@ if TYPE_CHECKING:
     from toolpalette._run.abort import AbortSignal
 
 __all__ = [
-    "ASKER",
     "INPUT_KEY",
     "STATE",
     "STATE_KEYS_ENV",
@@ -86,9 +82,6 @@ _FORM: Final[dict[str, Any]] = {
     "required": ["approve"],
 }
 
-ASKER: ContextVar[Asker | None] = ContextVar("toolpalette_mcp_asker", default=None)
-"""The asker of the ``tools/call`` request whose call is running (None: nobody)."""
-
 
 class Asker:
     """How one ``tools/call`` request asks its client's user to approve its call.
@@ -97,15 +90,22 @@ class Asker:
         ctx: the request.
         abort: the call's abort signal (a 2026-era ask stops the call with it).
         answer: the user's answer, already given (a 2026-era retry), or None.
+        pause: where a ``run_code`` script the request runs stops to ask (2026-07-28
+            only), or None.
     """
 
-    __slots__ = ("_abort", "_ctx", "answer", "input_required")
+    __slots__ = ("_abort", "_ctx", "_pause", "answer", "input_required")
 
     def __init__(
-        self, ctx: ServerRequestContext[Any], abort: AbortSignal, answer: bool | None
+        self,
+        ctx: ServerRequestContext[Any],
+        abort: AbortSignal,
+        answer: bool | None,
+        pause: ScriptPause | None = None,
     ) -> None:
         self._ctx = ctx
         self._abort = abort
+        self._pause = pause
         self.answer = answer
         self.input_required: dict[str, Any] | None = None
         """Set when the call stopped to ask: the ``input_required`` result's request."""
@@ -130,8 +130,8 @@ class Asker:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # Stop the call before the tool runs; the request answers input_required.
             self.input_required = _elicit_request(message)
-            pause = PAUSE.get()
-            if isinstance(pause, ScriptPause) and pause.inner is not None:
+            pause = self._pause
+            if pause is not None and pause.inner is not None:
                 pause.wanted = True  # a script's call: the script stops, to resume later
                 pause.inner.abort(_STOPPED)
             else:
@@ -200,8 +200,10 @@ def approver_for(thinker: Callable[[], Thinker | None]) -> Callable[[Approval], 
         bound = thinker()
         if bound is None:  # cannot happen after bind; nothing to resolve
             return None
-        asker = ASKER.get() if approval.kind == "call" else None
-        if asker is None:
+        # The request's asker comes with the call: on the channel its approval names.
+        channel = approval.channel if approval.kind == "call" else None
+        asker = getattr(channel, "asker", None)  # an McpChannel's (mcp/_channel.py)
+        if not isinstance(asker, Asker):
             # A grant to keep, or a call outside any request: nobody can answer in time.
             _resolve(bound, approval, False)
             return None

@@ -12,7 +12,7 @@ import logging
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import anyio
 import mcp_types as types
@@ -23,6 +23,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from toolpalette import AbortSignal, ClientRequestError, Elicited, Root, Sampled
 from toolpalette._tools.channel import LOG_LEVELS, ClientChannel
 from toolpalette.mcp._sessions import connection_state
+
+if TYPE_CHECKING:
+    from toolpalette.mcp._approvals import Asker
 
 __all__ = [
     "INPUT_STATE",
@@ -70,6 +73,8 @@ class McpChannel:
         abort: the call's abort signal (a 2026-era question stops the call with it).
         answers: the answers a 2026-era retry carries, by question key.
         tool: the tool's name (the log lines' ``logger``).
+        asker: how the request asks its user to approve a call that waits for a person
+            (``mcp/_approvals.py``), or None.
     """
 
     __slots__ = (
@@ -84,6 +89,7 @@ class McpChannel:
         "_tool",
         "abort_signal",
         "answers",
+        "asker",
         "divert",
         "input_required",
         "missing",
@@ -95,9 +101,12 @@ class McpChannel:
         abort: AbortSignal,
         answers: Mapping[str, Any],
         tool: str,
+        asker: Asker | None = None,
     ) -> None:
         self._ctx = ctx
         self._abort = abort
+        self.asker = asker
+        """The request's asker: an `Approval` naming this channel reaches it."""
         self.abort_signal = abort
         """The signal a 2026-era question fires to stop what asked it."""
         self.answers: dict[str, Any] = dict(answers) if answers else {}

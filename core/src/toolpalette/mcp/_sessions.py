@@ -21,7 +21,6 @@ from toolpalette import (
     ToolHub,
     ToolProvider,
 )
-from toolpalette._agents.grants import PRINCIPAL
 from toolpalette._tools.registry import lookup
 from toolpalette.mcp._approvals import approver_for
 from toolpalette.mcp._call_tool import CALL_TOOL, call_tool_for
@@ -130,13 +129,13 @@ class Sessions:
         """The served thinker for a request made for ``principal`` (None: no authorization).
 
         ``state`` is the per-connection state of the request's stateful session, or None
-        when the request has no session. Also marks the current context as acting for
-        the principal, so the grant ledger records who asked.
+        when the request has no session. The principal's name comes with each call
+        (``Thinker.call(principal=...)``), never set on the thinker: a shared thinker
+        serves many principals at once.
 
         Raises:
             MCPError: the session was opened by another principal (-32600).
         """
-        PRINCIPAL.set(principal.name if principal is not None else None)
         if state is None:
             return self.shared(self.class_for(principal))
         owner = principal.identity if principal is not None else None

@@ -20,7 +20,6 @@ from toolpalette import AbortSignal, InvalidInputError, SearchToolsProvider, Too
 from toolpalette._agents.code_mode import PAUSE, RESUME
 from toolpalette._tools.tool import TOOL_NAME
 from toolpalette.mcp._approvals import (
-    ASKER,
     Answered,
     Asker,
     ScriptPause,
@@ -33,6 +32,7 @@ from toolpalette.mcp._approvals import (
 from toolpalette.mcp._call_tool import CALL_TOOL, CallToolProvider
 from toolpalette.mcp._channel import McpChannel, Progress, resumed_from
 from toolpalette.mcp._cursor import BadCursor
+from toolpalette.mcp._principal import request_principal
 from toolpalette.mcp._raw import SentLines, repeats_in
 from toolpalette.mcp._sessions import Served, Sessions, is_meta
 
@@ -330,11 +330,13 @@ class ToolsEndpoint:
     ) -> tuple[ToolResult, Asker, ScriptPause, McpChannel]:
         """The pipeline's result; the client's cancellation aborts the call (499).
 
-        The call's task starts with the request's `Asker` in its context, which
-        the thinker's approver asks when the call pauses for a person; on 2026-07-28 a
-        ``run_code`` script's `ScriptPause` too (and the paused script a retry
-        resumes, ``resume``). The tool's context talks to the client through the
-        request's `McpChannel`.
+        The call is made for the request's principal, through the request's
+        `McpChannel`: the tool's context talks to the client through it, and it holds
+        the request's `Asker`, which the thinker's approver asks when the call pauses
+        for a person (the `Approval` names the channel); on 2026-07-28 the asker holds
+        a ``run_code`` script's `ScriptPause` too. The call's task starts with the
+        script's pause and the paused script a retry resumes (``resume``) in its
+        context.
         """
         call, abort, progress, asker, pause, channel = self.start(
             served, name, arguments, ctx, answer, answers, resume
@@ -366,11 +368,11 @@ class ToolsEndpoint:
         """Start the pipeline's call of ``name`` (see `_run()`); the caller awaits it."""
         abort = AbortSignal()
         progress = Progress(ctx)
-        asker = Asker(ctx, abort, answer)
-        pause = ScriptPause()
-        channel = McpChannel(ctx, abort, answers, name)
-        token = ASKER.set(asker)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        pause = ScriptPause()
+        asker = Asker(ctx, abort, answer, pause if modern else None)
+        channel = McpChannel(ctx, abort, answers, name, asker)
+        principal = request_principal(ctx)
         paused = PAUSE.set(pause if modern else None)
         resumed = RESUME.set(resume)
         try:
@@ -382,12 +384,12 @@ class ToolsEndpoint:
                     on_progress=progress.report,
                     deferred=True,
                     channel=channel,
+                    principal=principal.name if principal is not None else None,
                 )
             )
         finally:
             RESUME.reset(resumed)
             PAUSE.reset(paused)
-            ASKER.reset(token)
         return call, abort, progress, asker, pause, channel
 
 
