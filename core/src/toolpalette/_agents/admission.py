@@ -124,8 +124,10 @@ class Admission:
 
     def used(self, name: object) -> None:
         """A kept grant was called: it becomes the most recently used (evicted last)."""
+        if not isinstance(name, str) or name not in self._admitted:
+            return  # most calls: nothing kept to move, so no lock
         with self._lock:
-            if isinstance(name, str) and name in self._admitted:
+            if name in self._admitted:
                 self._admitted[name] = self._admitted.pop(name)
 
     def asks_at_call(self, name: object) -> bool:

@@ -51,6 +51,8 @@ class ToolPolicy:
         counterparts) is not asked about: each grant it requests is decided (and asked
         about) on its own by [`decide_grant()`][toolpalette.ToolPolicy.decide_grant].
         """
+        if not (self.deny or self.ask or self.ask_for_mutating):
+            return Decision.ALLOW  # the default policy: no class check, no look-up
         if isinstance(provider, META_TOOLS):
             return Decision.DENY if provider.name in self.deny else Decision.ALLOW
         return self._decide(provider)

@@ -593,7 +593,7 @@ class Thinker:
         elif approver is not None:
             scope = dataclasses.replace(scope, approver=approver)
         binding.grants.used(name)
-        if self._at_call_time(name, deferred or turn.native):
+        if self._at_call_time(name, deferred or turn.native, binding):
             admitted = binding.grants.at_call(name, principal)
             if admitted is not None:
                 provider, ask = admitted
@@ -613,11 +613,11 @@ class Thinker:
             name, value, context=context, abort=abort, call_id=call_id, scope=scope
         )
 
-    def _at_call_time(self, name: object, deferred: bool) -> bool:
+    def _at_call_time(self, name: object, deferred: bool, binding: Binding | None = None) -> bool:
         """Whether a call of ``name`` is decided at call time (not offered this turn)."""
         if not isinstance(name, str):
             return False
-        binding = _binding(self)
+        binding = binding or _binding(self)
         offered = binding.current.scope.offered
         if offered is not None and name in offered:
             return False
@@ -658,7 +658,7 @@ class Thinker:
         for name, _value, _call_id in batch:
             binding.grants.used(name)
         for end, (name, value, call_id) in enumerate([*batch, (None, None, None)]):
-            alone = end < len(batch) and self._at_call_time(name, deferred)
+            alone = end < len(batch) and self._at_call_time(name, deferred, binding)
             if end < len(batch) and not alone:
                 continue
             offered = [
