@@ -87,8 +87,8 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         "unit tests of the SKILL.md reader",
     ),
     "tests/core/skills/test_manifest.py": (
-        ("toolpalette._skills.manifest",),
-        "unit tests of the front-matter rules",
+        ("toolpalette._skills.jar", "toolpalette._skills.manifest"),
+        "unit tests of the front-matter rules and of bundle ids",
     ),
     "tests/core/skills/test_manifest_schema.py": (
         ("toolpalette._skills",),
