@@ -82,6 +82,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._plugins.discovery",),
         "builds skilljar entry points for SkillRegistry.from_entry_points",
     ),
+    "tests/core/skills/test_lazy_imports.py": (
+        ("toolpalette._skills", "toolpalette._skills.manifest"),
+        "checks by name that the skills API imports the manifest's model only to build a skill",
+    ),
     "tests/core/skills/test_loader.py": (
         ("toolpalette._skills.loader",),
         "unit tests of the SKILL.md reader",
@@ -117,6 +121,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
     "tests/mcp/client/test_quick_check.py": (
         ("toolpalette._schema.quick_check",),
         "differential test of MCP tools' quick input check against the bounded validator",
+    ),
+    "tests/mcp/server/test_serve_start_imports.py": (
+        ("toolpalette._skills.manifest",),
+        "checks by name that serve's first answers never import the manifest's module",
     ),
     "tests/integration/test_cli_dists.py": (
         ("toolpalette._hub",),
