@@ -70,6 +70,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._plugins.manager",),
         "unit tests of the plugin manager",
     ),
+    "tests/core/plugins/test_plain_pins.py": (
+        ("toolpalette._plugins.discovery",),
+        "differential test of the plain pin check against packaging (no public name)",
+    ),
     "tests/core/plugins/test_packs.py": (
         (
             "toolpalette._plugins.discovery",
