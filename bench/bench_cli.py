@@ -13,6 +13,12 @@ anchors so that drift in the machine's load hits every case alike:
   anchor of the next case, and with four stdio MCP servers configured (each
   ``bench/mcp_add_server.py``, prefixed apart), whose tools the call does not need.
 
+Then the cold listing: ``toolpalette list`` at 300 generated installed packs (the
+``bench_discovery`` fake packs, a temporary folder put on ``PYTHONPATH``), each process
+with an empty listing cache of its own, against a script that loads the same packs with
+pluggy, eagerly (``load_setuptools_entrypoints``, then every pack's register hook, each
+tool's name printed), whole process both (goal: at most 1.1x).
+
 Goal: each warm read-only command costs at most 2x ``import toolpalette``, and the call
 of a local tool beside four servers at most 1.2x the same call without them (a server
 starts only when its tools are listed without a fresh cached listing, or called). The listing
@@ -34,9 +40,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import bench_discovery
 from bench._summary import record
 
 RUNS = 20
+COLD_PACKS = 300
+"""Generated packs installed for the cold listing."""
+EAGER = (
+    "import pluggy\n"
+    "from toolpalette import hookspecs\n"
+    "pm = pluggy.PluginManager('toolpalette')\n"
+    "pm.add_hookspecs(hookspecs)\n"
+    "pm.load_setuptools_entrypoints('toolpalette.plugins')\n"
+    "for tools in pm.hook.toolpalette_register_tools():\n"
+    "    for each in tools:\n"
+    "        print(getattr(each, 'name', each))\n"
+)
+"""The cold listing's anchor: every pack loaded with pluggy, eagerly, its tools named."""
+COLD_LIST = f"toolpalette list, cold cache, {COLD_PACKS} packs"
+COLD_EAGER = f"pluggy eager load, {COLD_PACKS} packs"
 
 WARM = {
     "list": ["list"],
@@ -134,6 +156,29 @@ def measure(runs: int) -> dict[str, float]:
     return {label: statistics.median(times) for label, times in samples.items()}
 
 
+def measure_cold(runs: int) -> dict[str, float]:
+    """Median wall seconds of the cold listing and its anchor, at `COLD_PACKS` packs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLPALETTE_")}
+    root = Path(tempfile.mkdtemp(prefix="tp-bench-cold-"))
+    try:
+        bench_discovery.generate(root, COLD_PACKS)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+        chosen = {COLD_LIST: [*_command(), "list"], COLD_EAGER: [sys.executable, "-c", EAGER]}
+        caches = root / "caches"
+        caches.mkdir()
+        samples: dict[str, list[float]] = {label: [] for label in chosen}
+        for round_ in range(runs + 1):  # the first round warms the .pyc files, not kept
+            for label, argv in chosen.items():
+                # A cache folder of its own each time: every listing is a cold one.
+                env["TOOLPALETTE_CACHE_DIR"] = tempfile.mkdtemp(dir=caches)
+                elapsed = _once(argv, env)
+                if round_:
+                    samples[label].append(elapsed)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return {label: statistics.median(times) for label, times in samples.items()}
+
+
 def table(medians: dict[str, float], runs: int) -> str:
     """The Markdown table: medians, and ratios to ``import toolpalette``."""
     anchor = medians["import toolpalette"]
@@ -165,6 +210,20 @@ def main(argv: list[str]) -> None:
     runs = int(argv[argv.index("--runs") + 1]) if "--runs" in argv else RUNS
     medians = measure(runs)
     print(table(medians, runs))
+    cold = measure_cold(runs)
+    ratio = cold[COLD_LIST] / cold[COLD_EAGER]
+    print(
+        f"\nCold `toolpalette list` at {COLD_PACKS} packs: {cold[COLD_LIST] * 1000:.1f} ms, "
+        f"pluggy eager load {cold[COLD_EAGER] * 1000:.1f} ms: {ratio:.2f}x (goal <= 1.1x)."
+    )
+    record(
+        f"cold `toolpalette list`, {COLD_PACKS} packs, whole process",
+        cold[COLD_LIST] * 1000,
+        "a script loading the same packs with pluggy, eagerly",
+        cold[COLD_EAGER] * 1000,
+        unit="ms",
+        goal="<= 1.1",
+    )
     for label, value in medians.items():
         if label.endswith("(warm cache)"):
             command = label.removeprefix("toolpalette ").removesuffix(" (warm cache)")

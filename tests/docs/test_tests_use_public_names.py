@@ -70,6 +70,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._plugins.manager",),
         "unit tests of the plugin manager",
     ),
+    "tests/core/plugins/test_plain_pins.py": (
+        ("toolpalette._plugins.discovery",),
+        "differential test of the plain pin check against packaging (no public name)",
+    ),
     "tests/core/plugins/test_packs.py": (
         (
             "toolpalette._plugins.discovery",
@@ -82,13 +86,17 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
         ("toolpalette._plugins.discovery",),
         "builds skilljar entry points for SkillRegistry.from_entry_points",
     ),
+    "tests/core/skills/test_lazy_imports.py": (
+        ("toolpalette._skills", "toolpalette._skills.manifest"),
+        "checks by name that the skills API imports the manifest's model only to build a skill",
+    ),
     "tests/core/skills/test_loader.py": (
         ("toolpalette._skills.loader",),
         "unit tests of the SKILL.md reader",
     ),
     "tests/core/skills/test_manifest.py": (
-        ("toolpalette._skills.manifest",),
-        "unit tests of the front-matter rules",
+        ("toolpalette._skills.jar", "toolpalette._skills.manifest"),
+        "unit tests of the front-matter rules and of bundle ids",
     ),
     "tests/core/skills/test_manifest_schema.py": (
         ("toolpalette._skills",),
@@ -117,6 +125,10 @@ INTERNAL: dict[str, tuple[tuple[str, ...], str]] = {
     "tests/mcp/client/test_quick_check.py": (
         ("toolpalette._schema.quick_check",),
         "differential test of MCP tools' quick input check against the bounded validator",
+    ),
+    "tests/mcp/server/test_serve_start_imports.py": (
+        ("toolpalette._skills.manifest",),
+        "checks by name that serve's first answers never import the manifest's module",
     ),
     "tests/integration/test_cli_dists.py": (
         ("toolpalette._hub",),

@@ -62,7 +62,8 @@ if _typing.TYPE_CHECKING:
     from toolpalette._run.rules import Rules
     from toolpalette._run.telemetry import configure_telemetry
     from toolpalette._search.ranking import LexicalRanker, ToolDocument, ToolIndex, ToolRanker
-    from toolpalette._skills import Conversation, Skill, SkillManifest, SkillRegistry, SkillSelector
+    from toolpalette._skills import Conversation, Skill, SkillRegistry, SkillSelector
+    from toolpalette._skills.manifest import SkillManifest
     from toolpalette._tools.changes import resource_updated
     from toolpalette._tools.channel import ClientChannel, Elicited, LoggingChannel, Root, Sampled
     from toolpalette._tools.function_tool import function_tool
@@ -219,7 +220,7 @@ _LAZY: dict[str, str] = {
     "SearchSkillsProvider": "toolpalette._agents.meta_search",
     "SearchToolsProvider": "toolpalette._agents.meta_search",
     "Skill": "toolpalette._skills",
-    "SkillManifest": "toolpalette._skills",
+    "SkillManifest": "toolpalette._skills.manifest",
     "SkillRegistry": "toolpalette._skills",
     "SkillSelector": "toolpalette._skills",
     "Surface": "toolpalette._tools.registry",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from toolpalette import SkillManifest
+from toolpalette._skills.jar import bundle_id_problem
 from toolpalette._skills.manifest import (
-    bundle_id_problem,
     coerce_front_matter,
     lint_manifest,
     suggest_name,

@@ -112,12 +112,12 @@ def listing_from_args(args: argparse.Namespace) -> Listing:
         with hub_from_args(args) as hub:
             return _with_problems(hub.listing(), host_problems(hub))
     switches = Switches.from_environ()
-    cached = listing.load_installed(switches, listing.settings_of(config))
-    if cached is None:
+    found = listing.load_installed(switches, listing.settings_of(config))
+    if isinstance(found, listing.Miss):
         from toolpalette._plugins.catalog import PackCatalog
 
-        cached = PackCatalog(config, switches).listing()
-    return _with_problems(cached, config.problems)
+        return _with_problems(PackCatalog(config, switches).listing(miss=found), config.problems)
+    return _with_problems(found, config.problems)
 
 
 def host_problems(hub: ToolHub) -> list[Problem]:

@@ -24,8 +24,9 @@ from toolpalette._skills.extension import (
     is_digest,
     served_front_matter,
 )
+from toolpalette._skills.jar import bundle_id_problem
 from toolpalette._skills.loader import FrontMatterError
-from toolpalette._skills.manifest import bundle_id_problem, coerce_front_matter, lint_manifest
+from toolpalette._skills.manifest import coerce_front_matter, lint_manifest
 from toolpalette._skills.skill import Skill
 from toolpalette._tools.provider import Origin
 from toolpalette.errors import MCPServerError, SkillIntegrityError

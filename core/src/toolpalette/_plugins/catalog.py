@@ -415,20 +415,30 @@ class PackCatalog:
             found = next((c for c in self._collisions if c.name == name), None)
             return found.error() if found is not None else None
 
-    def listing(self) -> Listing:
+    def listing(self, *, miss: _listing.Miss | None = None) -> Listing:
         """Every available tool's name, description, read-only flag and provenance.
 
         Read from the cross-process listing cache when the core, the interpreter, the
         installed packs and the host's renames are exactly those it was built for (then
         no pack is imported); otherwise built by importing every pack, without building
         any tool's schema (a broken definition is reported by `registry()`, by
-        ``toolpalette check`` and by selections), and cached.
+        ``toolpalette check`` and by selections), and cached. ``miss`` is what a read of
+        the cache that just missed computed (`toolpalette._plugins.listing.load_installed`):
+        its snapshot and key are reused, not computed again.
         """
         with self._lock:
-            installed = snapshot() if self.autoload and not self._discovered else None
-            key = self._listing_key(installed)
-            cache = _listing.cache_file(self.switches)
-            cached = _listing.load(cache, key) if key is not None and cache else None
+            fresh = self.autoload and not self._discovered
+            if miss is not None and fresh:
+                installed = miss.installed
+                # No key: no cache folder, or nothing installed could be fingerprinted.
+                key = None if miss.key is None else self._listing_key(known=miss.key)
+                cache = _listing.cache_file(self.switches)
+                cached = None  # the caller's read of the cache missed
+            else:
+                installed = snapshot() if fresh else None
+                key = self._listing_key(installed)
+                cache = _listing.cache_file(self.switches)
+                cached = _listing.load(cache, key) if key is not None and cache else None
             if cached is not None:
                 return cached
             self._discover(installed)  # one read of what is installed, shared with the key
@@ -444,17 +454,22 @@ class PackCatalog:
                 _listing.store(cache, key, built)
             return built
 
-    def _listing_key(self, installed: Installed | None = None) -> str | None:
+    def _listing_key(
+        self, installed: Installed | None = None, *, known: str | None = None
+    ) -> str | None:
         """The listing cache key, or None when the listing cannot be cached.
 
         Plugins added in code are not installed files: a catalog holding one is never
         cached. Without autoload, nothing installed matters. ``installed`` is the
-        snapshot to fingerprint (a new one when None).
+        snapshot to fingerprint (a new one when None); ``known`` is the key already
+        computed from it (with the same switches and settings), used as it is.
         """
         if any(pack.added_in_code for pack in self._packs.values()):
             return None
         if self._claims is not None and self._claims.live():
             return None  # an MCP server's tools are listed live, never from the cache
+        if known is not None:
+            return known
         settings = _listing.settings_of(self.config)
         return _listing.packs_key(
             self.switches, settings, autoload=self.autoload, installed=installed

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._plugins.discovery import PLUGIN_GROUP, SKILLJAR_GROUP
-from toolpalette._plugins.installed import Installed, fingerprint
+from toolpalette._plugins.installed import Installed, fingerprint, snapshot
 from toolpalette._plugins.problems import Problem
 from toolpalette._plugins.switches import Switches
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ListedTool",
     "Listing",
+    "Miss",
     "cache_file",
     "key_of",
     "load",
@@ -210,15 +211,34 @@ def store(path: str, key: str, listing: Listing) -> None:
     _write(path, data)
 
 
-def load_installed(switches: Switches, settings: Mapping[str, Any]) -> Listing | None:
-    """The installed packs' listing from the cache, or None on a miss; imports no pack.
+@dataclass(frozen=True)
+class Miss:
+    """A listing the cache did not hold, and what reading it computed, for the build to reuse.
+
+    A cold listing would otherwise read what is installed and fingerprint it twice: once
+    to look in the cache, once more to store what it built.
+    """
+
+    installed: Installed | None
+    """The snapshot the key was computed from (None when none could be taken)."""
+    key: str | None
+    """The cache key, or None when the listing cannot be cached."""
+
+
+def load_installed(switches: Switches, settings: Mapping[str, Any]) -> Listing | Miss:
+    """The installed packs' listing from the cache, or a `Miss`; imports no pack.
 
     What ``PackCatalog(config, switches).listing()`` reads first, for a caller that
-    builds the catalog only on a miss (the command line).
+    builds the catalog only on a miss (the command line): it hands the `Miss` to
+    ``listing(miss=...)``.
     """
     path = cache_file(switches)
-    key = packs_key(switches, settings) if path is not None else None
-    return load(path, key) if path is not None and key is not None else None
+    installed = snapshot() if switches.discovers else None
+    # A snapshot that could not be taken cannot be fingerprinted either (nor cached).
+    cacheable = path is not None and (installed is not None or not switches.discovers)
+    key = packs_key(switches, settings, installed=installed) if cacheable else None
+    found = load(path, key) if path is not None and key is not None else None
+    return found if found is not None else Miss(installed, key)
 
 
 def load_answer(path: str, key: str) -> Any | None:

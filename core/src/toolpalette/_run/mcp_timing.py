@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, Final, TypeVar
@@ -11,6 +13,10 @@ from toolpalette._run import telemetry as _telemetry
 __all__ = ["INVALID_PARAMS", "mark_sent", "timed_request"]
 
 T = TypeVar("T")
+
+_METRICS_API: Final = "opentelemetry.metrics"
+_METER_PROVIDER_ENV: Final = "OTEL_PYTHON_METER_PROVIDER"
+"""Where OpenTelemetry's API finds a meter provider when it is first asked for one."""
 
 INVALID_PARAMS: Final = -32602
 """JSON-RPC's code for params that do not validate (also MCP's unknown tool)."""
@@ -27,6 +33,11 @@ def timed_request(
     Returned as it is when no duration would be recorded.
     """
     if not _telemetry.on:
+        return request
+    if _METRICS_API not in sys.modules and not os.environ.get(_METER_PROVIDER_ENV):
+        # Nobody imported the metrics API, so no meter provider is set: nothing would be
+        # recorded. Asking `live()` would import it (~15-45 ms) on a server's first
+        # answer, `initialize`, before any duration can be recorded.
         return request
     otel = _telemetry.live()
     if otel is None or not otel.metrics:

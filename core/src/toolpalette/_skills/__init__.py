@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from toolpalette._skills.conversation import Conversation
-from toolpalette._skills.manifest import SkillManifest
 from toolpalette._skills.registry import SkillRegistry
 from toolpalette._skills.selector import SkillSelector
 from toolpalette._skills.skill import Skill
 
-__all__ = ["Conversation", "Skill", "SkillManifest", "SkillRegistry", "SkillSelector"]
+__all__ = ["Conversation", "Skill", "SkillRegistry", "SkillSelector"]

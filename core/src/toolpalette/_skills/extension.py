@@ -5,19 +5,21 @@ Shared by the server (``mcp/_skills_ext.py``) and the client (``_mcp_client/skil
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
-
-import yaml
+from typing import TYPE_CHECKING, Any, Final
 
 from toolpalette._skills.loader import (
     FrontMatterError,
-    FrontMatterLoader,
+    front_matter_loader,
     read_front_matter,
 )
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "DIRECTORY_MIME",
@@ -63,15 +65,6 @@ def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-class _CoreLoader(FrontMatterLoader):
-    """Front matter read as the YAML 1.2 core schema reads it (as JSON clients do).
-
-    Booleans, integers, floats and null are recognized (``true``, ``12``, ``1.5``,
-    ``null``); everything else, dates included, stays a string. Anchors, aliases and
-    merge keys are refused, as by `FrontMatterLoader`.
-    """
-
-
 _CORE_RESOLVERS: Final = [
     ("tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), list("~nN")),
     ("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")),
@@ -86,10 +79,29 @@ _CORE_RESOLVERS: Final = [
         list("-+.0123456789"),
     ),
 ]
-_CoreLoader.yaml_implicit_resolvers = {}
-for _tag, _regexp, _first in _CORE_RESOLVERS:
-    _CoreLoader.add_implicit_resolver(_tag, _regexp, _first)
-_CoreLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+
+
+@functools.cache
+def _core_loader() -> type[yaml.SafeLoader]:
+    """Front matter read as the YAML 1.2 core schema reads it (as JSON clients do).
+
+    Booleans, integers, floats and null are recognized (``true``, ``12``, ``1.5``,
+    ``null``); everything else, dates included, stays a string. Anchors, aliases and
+    merge keys are refused, as by `front_matter_loader()`. Built on first use, so that
+    serving no skill never imports yaml.
+    """
+
+    class CoreLoader(front_matter_loader()):  # type: ignore[misc]
+        pass
+
+    CoreLoader.yaml_implicit_resolvers = {}
+    for tag, regexp, first in _CORE_RESOLVERS:
+        CoreLoader.add_implicit_resolver(tag, regexp, first)
+    CoreLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+    CoreLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
+    CoreLoader.add_constructor("tag:yaml.org,2002:float", _core_float)
+    loader: type[yaml.SafeLoader] = CoreLoader
+    return loader
 
 
 def _core_int(loader: yaml.SafeLoader, node: Any) -> int:
@@ -105,10 +117,6 @@ def _core_float(loader: yaml.SafeLoader, node: Any) -> float:
     return float(str(loader.construct_scalar(node)))
 
 
-_CoreLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
-_CoreLoader.add_constructor("tag:yaml.org,2002:float", _core_float)
-
-
 def served_front_matter(skill_file: bytes) -> dict[str, Any]:
     """The front matter of a ``SKILL.md`` as a JSON object, every field as written.
 
@@ -118,9 +126,11 @@ def served_front_matter(skill_file: bytes) -> dict[str, Any]:
     """
     import io
 
+    import yaml
+
     text = read_front_matter(io.BytesIO(skill_file))
     try:
-        data = yaml.load(text, Loader=_CoreLoader)
+        data = yaml.load(text, Loader=_core_loader())
     except (yaml.YAMLError, RecursionError) as exc:
         raise FrontMatterError("front matter is not valid YAML") from exc
     if data is None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib.resources
+import re
 from typing import TYPE_CHECKING
 
 from toolpalette._plugins.problems import Problem
-from toolpalette._skills.manifest import coerce_front_matter, lint_manifest
 from toolpalette._skills.paths import inside, walk_files
 from toolpalette._skills.skill import Skill
 from toolpalette._tools.info import distribution_label
@@ -16,11 +16,27 @@ if TYPE_CHECKING:
 
     from toolpalette._tools.provider import Origin
 
-__all__ = ["SKILL_FILE", "FolderSource", "load_folder", "open_package"]
+__all__ = ["SKILL_FILE", "FolderSource", "bundle_id_problem", "load_folder", "open_package"]
 
 SKILL_FILE = "SKILL.md"
 """The file that makes a folder a skill."""
 _LOWERCASE_SKILL_FILE = "skill.md"
+_BUNDLE_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_BUNDLE_ID = re.compile(rf"{_BUNDLE_LABEL}(?:\.{_BUNDLE_LABEL})+")
+
+
+def bundle_id_problem(bundle: str) -> str | None:
+    """Why ``bundle`` is not a valid bundle id, or None when it is.
+
+    A bundle id is reverse-DNS: at least two dot-separated labels of lowercase ASCII
+    letters, digits and inner hyphens (``io.example.sql``).
+    """
+    if _BUNDLE_ID.fullmatch(bundle) and len(bundle) <= 253:
+        return None
+    return (
+        f"bundle id {bundle!r} is not reverse-DNS: use two or more dot-separated labels of "
+        "lowercase letters, digits and inner hyphens, e.g. 'io.example.sql'"
+    )
 
 
 class FolderSource:
@@ -114,7 +130,10 @@ def _skill_file(folder: Traversable) -> tuple[Traversable | None, bool]:
 def _load_skill(
     root: Traversable, folder: Traversable, skill_file: Traversable, *, bundle: str, origin: Origin
 ) -> tuple[Skill | None, list[Problem]]:
+    # Imported when a skill is read: yaml and the manifest's pydantic model cost tens of
+    # milliseconds, which a process that reads no skill (`serve` of tools) never pays.
     from toolpalette._skills.loader import FrontMatterError, parse_front_matter, read_front_matter
+    from toolpalette._skills.manifest import coerce_front_matter, lint_manifest
 
     where = f"{bundle}/{folder.name}"
     if not inside(root, folder) or not inside(folder, skill_file):

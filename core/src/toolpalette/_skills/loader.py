@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "MAX_FRONT_MATTER_BYTES",
     "FrontMatterError",
-    "FrontMatterLoader",
+    "front_matter_loader",
     "parse_front_matter",
     "read_front_matter",
     "split_body",
@@ -29,42 +31,52 @@ class FrontMatterError(ValueError):
     """A ``SKILL.md`` whose front matter cannot be found or parsed; the skill is skipped."""
 
 
-class FrontMatterLoader(yaml.SafeLoader):
-    """A SafeLoader that resolves plain scalars to strings (or null) only.
+@functools.cache
+def front_matter_loader() -> type[yaml.SafeLoader]:
+    """The YAML loader of front matter, built on first use.
 
-    Booleans, numbers and timestamps are not recognized, so they stay strings; tags
-    that would build Python objects are refused, as by any SafeLoader. Anchors, aliases
-    and merge keys (``<<``) are refused where the parser meets them, before anything is
-    built: front matter never needs them, and nested aliases expand exponentially (a
-    few hundred bytes can take seconds and hundreds of megabytes to load).
+    Built here rather than with the module: yaml costs ~15 ms to import, which a
+    process that reads no ``SKILL.md`` (``serve`` of tools) should not pay.
     """
+    import yaml
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        """Compose one node, refusing an alias or an anchor before it is expanded."""
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise yaml.composer.ComposerError(
-                None, None, _NO_ALIASES, getattr(event, "start_mark", None)
-            )
-        return super().compose_node(parent, index)
+    class FrontMatterLoader(yaml.SafeLoader):
+        """A SafeLoader that resolves plain scalars to strings (or null) only.
 
-    def flatten_mapping(self, node: Any) -> None:
-        """Refuse a merge key (``<<``) instead of merging."""
-        for key, _ in node.value:
-            if key.tag == "tag:yaml.org,2002:merge":
-                raise yaml.constructor.ConstructorError(
-                    None, None, _NO_ALIASES, getattr(key, "start_mark", None)
+        Booleans, numbers and timestamps are not recognized, so they stay strings; tags
+        that would build Python objects are refused, as by any SafeLoader. Anchors,
+        aliases and merge keys (``<<``) are refused where the parser meets them, before
+        anything is built: front matter never needs them, and nested aliases expand
+        exponentially (a few hundred bytes can take seconds and hundreds of megabytes
+        to load).
+        """
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            """Compose one node, refusing an alias or an anchor before it is expanded."""
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise yaml.composer.ComposerError(
+                    None, None, _NO_ALIASES, getattr(event, "start_mark", None)
                 )
-        super().flatten_mapping(node)
+            return super().compose_node(parent, index)
+
+        def flatten_mapping(self, node: Any) -> None:
+            """Refuse a merge key (``<<``) instead of merging."""
+            for key, _ in node.value:
+                if key.tag == "tag:yaml.org,2002:merge":
+                    raise yaml.constructor.ConstructorError(
+                        None, None, _NO_ALIASES, getattr(key, "start_mark", None)
+                    )
+            super().flatten_mapping(node)
+
+    FrontMatterLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag in _KEPT_RESOLVERS]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return FrontMatterLoader
 
 
 _NO_ALIASES: Final = "anchors (&), aliases (*) and merge keys (<<) are not allowed in front matter"
-
-
-FrontMatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag in _KEPT_RESOLVERS]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def read_front_matter(stream: IO[bytes]) -> str:
@@ -115,6 +127,8 @@ def parse_front_matter(text: str) -> tuple[dict[Any, Any], list[str]]:
     Raises:
         FrontMatterError: The YAML is unparsable, or not a mapping.
     """
+    import yaml
+
     try:
         return _mapping(_load(text)), []
     except yaml.YAMLError as exc:
@@ -140,8 +154,10 @@ def _load(text: str) -> Any:
         FrontMatterError: the document nests too deeply to read.
         yaml.YAMLError: it is not valid YAML.
     """
+    import yaml
+
     try:
-        return yaml.load(text, Loader=FrontMatterLoader)
+        return yaml.load(text, Loader=front_matter_loader())
     except RecursionError:
         raise FrontMatterError("front matter nests too deeply to be read") from None
 

@@ -19,7 +19,6 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "ManifestCheck",
     "SkillManifest",
-    "bundle_id_problem",
     "coerce_front_matter",
     "lint_manifest",
     "manifest_json_schema",
@@ -32,8 +31,6 @@ MAX_COMPATIBILITY_LENGTH: Final = 500
 KNOWN_KEYS: Final = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
-_BUNDLE_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-_BUNDLE_ID = re.compile(rf"{_BUNDLE_LABEL}(?:\.{_BUNDLE_LABEL})+")
 
 
 class SkillManifest(BaseModel):
@@ -250,17 +247,3 @@ def suggest_name(name: str) -> str:
     lowered = unicodedata.normalize("NFKC", name).lower()
     dashed = re.sub(r"[^\w]+|_", "-", lowered)
     return re.sub(r"-{2,}", "-", dashed).strip("-")[:MAX_NAME_LENGTH] or "skill"
-
-
-def bundle_id_problem(bundle: str) -> str | None:
-    """Why ``bundle`` is not a valid bundle id, or None when it is.
-
-    A bundle id is reverse-DNS: at least two dot-separated labels of lowercase ASCII
-    letters, digits and inner hyphens (``io.example.sql``).
-    """
-    if _BUNDLE_ID.fullmatch(bundle) and len(bundle) <= 253:
-        return None
-    return (
-        f"bundle id {bundle!r} is not reverse-DNS: use two or more dot-separated labels of "
-        "lowercase letters, digits and inner hyphens, e.g. 'io.example.sql'"
-    )

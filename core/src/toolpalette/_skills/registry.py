@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 
 from toolpalette._plugins.discovery import EntryPointInfo, check_core_requirement
 from toolpalette._plugins.problems import Problem, ProblemKind
-from toolpalette._skills.jar import load_folder, open_package
-from toolpalette._skills.manifest import bundle_id_problem, lint_manifest
+from toolpalette._skills.jar import bundle_id_problem, load_folder, open_package
 from toolpalette._skills.skill import Skill
 from toolpalette._tools.info import distribution_label
 from toolpalette._tools.provider import Origin
@@ -276,6 +275,8 @@ class SkillRegistry:
             reason = f"returned a {type(item).__name__}, not a toolpalette.Skill; it is skipped"
             self._report("garbage", reason, origin.pack, label, None)
             return None
+        from toolpalette._skills.manifest import lint_manifest
+
         bundle_error = bundle_id_problem(item.bundle)
         check = lint_manifest(item.manifest, None)
         if bundle_error or check.error:

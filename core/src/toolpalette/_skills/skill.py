@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pydantic import ValidationError
-
-from toolpalette._skills.manifest import SkillManifest
 from toolpalette._skills.paths import check_relpath
 from toolpalette._tools.provider import Origin
 from toolpalette.errors import InvalidManifestError
+
+if TYPE_CHECKING:
+    from toolpalette._skills.manifest import SkillManifest
 
 __all__ = ["MAX_FILE_BYTES", "REQUIRES_KEY", "Skill", "SkillSource"]
 
@@ -118,6 +118,12 @@ class Skill:
             "metadata": dict(metadata or {}),
             "allowed-tools": allowed_tools,
         }
+        # Imported here, not with the module: building the pydantic model costs tens of
+        # milliseconds, and a process that serves or lists no skill never needs it.
+        from pydantic import ValidationError
+
+        from toolpalette._skills.manifest import SkillManifest
+
         try:
             manifest = SkillManifest.model_validate(fields)
         except ValidationError as exc:
