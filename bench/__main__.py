@@ -10,6 +10,7 @@ quote); naming modules (``bench_pipeline bench_scale``) runs only those.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 import time
@@ -54,11 +55,17 @@ def main(argv: list[str]) -> None:
             argv = [*argv, "--runs", "5"]
     chosen = [m for m in MODULES if not named or m in named]
     started = time.perf_counter()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     for name in chosen:
         begun = time.perf_counter()
         print(f"\n## {name}\n", flush=True)
         importlib.import_module(f"bench.{name}").main(argv)
         print(f"\n({name}: {time.perf_counter() - begun:.0f} s)", flush=True)
+        # A peer that set up logging (the SDK's servers do, at INFO) would have every
+        # later module format log lines as it measures: each starts from the default.
+        root.handlers[:] = handlers
+        root.setLevel(level)
     print(f"\n## Summary ({time.perf_counter() - started:.0f} s in all)\n")
     print(_summary.table(), flush=True)
 

@@ -74,7 +74,7 @@ STALL_CALLS = int(os.environ.get("BENCH_STALL_CALLS", "40"))
 
 
 def build_server() -> MCPServer:
-    server = MCPServer("bench")
+    server = MCPServer("bench", log_level="WARNING")  # not INFO: no log line per call
 
     @server.tool()
     async def add(a: int, b: int) -> int:  # async: no server-side thread hop to measure

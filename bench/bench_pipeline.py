@@ -200,7 +200,9 @@ def _mcp_cases() -> list[Case]:
             from mcp.server.fastmcp import FastMCP as Server
         except ImportError:
             return []
-    server = Server("bench")
+    # WARNING, as every server here logs: the SDK's default (INFO) would set up the
+    # root logger for every module after this one, and log each of its calls.
+    server = Server("bench", log_level="WARNING")
     server.add_tool(add, name="add")
     server.add_tool(aadd, name="aadd")
     server.add_tool(noop, name="noop")
