@@ -428,16 +428,15 @@ class PackCatalog:
         """
         with self._lock:
             fresh = self.autoload and not self._discovered
+            cache = _listing.cache_file(self.switches)
             if miss is not None and fresh:
                 installed = miss.installed
                 # No key: no cache folder, or nothing installed could be fingerprinted.
                 key = None if miss.key is None else self._listing_key(known=miss.key)
-                cache = _listing.cache_file(self.switches)
                 cached = None  # the caller's read of the cache missed
             else:
                 installed = snapshot() if fresh else None
                 key = self._listing_key(installed)
-                cache = _listing.cache_file(self.switches)
                 cached = _listing.load(cache, key) if key is not None and cache else None
             if cached is not None:
                 return cached

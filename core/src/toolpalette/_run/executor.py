@@ -477,15 +477,11 @@ class Executor:
         return provider, value
 
     async def _waited(
-        self,
-        steps: Generator[_Wait, Any, Prepared],
-        abort: AbortSignal | None,
-        wait: _Wait | None = None,
+        self, steps: Generator[_Wait, Any, Prepared], abort: AbortSignal | None
     ) -> Prepared:
-        """`_steps()` run to their end (from ``wait``, its first wait, if given), each awaited."""
+        """`_steps()` run to their end, each wait awaited."""
         try:
-            if wait is None:
-                wait = next(steps)
+            wait = next(steps)
             while True:
                 wait = steps.send(await self._wait(wait, abort))
         except StopIteration as done:
