@@ -1,9 +1,9 @@
 """Every way to test, lint, type-check, benchmark and demo toolpalette.
 
-``python -m nox`` runs the default sessions, as CI does: lint, type checks, the docs
-site, the whole test suite on Python 3.11, the core's unit and fault tests on
-every other Python the core supports (``core-3.10``, ``core-3.12``, ``core-3.13``), and
-the integration tests. ``python -m nox -s demo`` runs the main job. Each session builds
+``python -m nox`` runs ``ci``, as CI does: lint, type checks, the docs site, the whole
+test suite on Python 3.11, the core's unit and fault tests on every other Python the
+core supports (``core-3.10``, ``core-3.12``, ``core-3.13``), the integration tests and
+the MCP conformance suite, side by side. ``python -m nox -s demo`` runs the main job. Each session builds
 the distributions it needs from this checkout and installs them into its own fresh
 virtual environment, so packs and skilljars are always tested as installed
 distributions.
@@ -15,6 +15,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -40,15 +42,21 @@ CORE_TESTS = ["tests/core", "tests/faults"]
 # test file's tests as it frees up.
 PARALLEL = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "worksteal"]
 
-nox.options.sessions = [
-    "lint",
-    "typecheck",
-    "docs",
+# What CI runs, longest first: `ci` (the default session) runs them side by side.
+CI_SESSIONS = [
     f"tests-{MAIN_PYTHON}",
     *(f"core-{version}" for version in OTHER_PYTHONS),
-    "dists",
     "conformance",
+    "dists",
+    "typecheck",
+    "docs",
+    "lint",
 ]
+# How many of them run at once. Most of a test session's time is spent waiting (on
+# deadlines, child processes, installs), so two sessions share two CPUs well.
+SIDE_BY_SIDE = max(2, os.cpu_count() or 1)
+
+nox.options.sessions = ["ci"]
 
 
 def _distributions(folder: str) -> list[str]:
@@ -130,35 +138,42 @@ def _mcp_peers(session: nox.Session) -> dict[str, str]:
     """Install the real MCP servers; the environment variables that point the tests at them.
 
     Without npm on the machine the filesystem and everything servers are left out (their
-    tests skip, saying so); the Python servers are always installed.
+    tests skip, saying so); the Python servers are always installed. Installed once per
+    set of pins: a stamp file names what is there, so the sessions that `ci` runs side by
+    side (after it installed them) only read it.
     """
     venv = MCP_PEERS / "venv"
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
-    if not (bin_dir / "python").exists() and not (bin_dir / "python.exe").exists():
-        session.run("python", "-m", "venv", str(venv), silent=True)
-    python = str(bin_dir / "python")
-    session.run(python, "-m", "pip", "install", "-q", *MCP_PEERS_PYPI, external=True)
+    npm = shutil.which("npm")
+    bins = MCP_PEERS / "npm" / "node_modules" / ".bin"
     env = {
         "TOOLPALETTE_MCP_TIME": str(bin_dir / "mcp-server-time"),
         "TOOLPALETTE_MCP_GIT": str(bin_dir / "mcp-server-git"),
     }
-    npm = shutil.which("npm")
     if npm is not None:
-        folder = MCP_PEERS / "npm"
+        env["TOOLPALETTE_MCP_FILESYSTEM"] = str(bins / "mcp-server-filesystem")
+        env["TOOLPALETTE_MCP_EVERYTHING"] = str(bins / "mcp-server-everything")
+    wanted = " ".join([*MCP_PEERS_PYPI, *(MCP_PEERS_NPM if npm is not None else [])])
+    stamp = MCP_PEERS / "installed.txt"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted:
+        return env
+    if not (bin_dir / "python").exists() and not (bin_dir / "python.exe").exists():
+        session.run("python", "-m", "venv", str(venv), silent=True)
+    python = str(bin_dir / "python")
+    session.run(python, "-m", "pip", "install", "-q", *MCP_PEERS_PYPI, external=True)
+    if npm is not None:
         session.run(
             npm,
             "install",
             "--prefix",
-            str(folder),
+            str(MCP_PEERS / "npm"),
             "--no-audit",
             "--no-fund",
             "--loglevel=error",
             *MCP_PEERS_NPM,
             external=True,
         )
-        bins = folder / "node_modules" / ".bin"
-        env["TOOLPALETTE_MCP_FILESYSTEM"] = str(bins / "mcp-server-filesystem")
-        env["TOOLPALETTE_MCP_EVERYTHING"] = str(bins / "mcp-server-everything")
+    stamp.write_text(wanted, encoding="utf-8")
     return env
 
 
@@ -215,6 +230,58 @@ def _redis_env(session: nox.Session) -> dict[str, str]:
         session.warn(f"The Redis task store's tests skip: {why}")
         return {"TOOLPALETTE_TEST_NO_REDIS": why}
     return {"REDIS_SERVER": binary}
+
+
+@nox.session(python=False)
+def ci(session: nox.Session) -> None:
+    """Run every session CI runs (`CI_SESSIONS`), `SIDE_BY_SIDE` at a time; fail if one fails.
+
+    Each runs in a nox of its own (``python -m nox -s NAME``), its output kept in
+    ``.nox/logs/NAME.log`` and printed whole when it ends, so the logs never interleave;
+    a table of every session's outcome and time closes the run. The MCP peers and the
+    redis-server the sessions share are installed first, once.
+    """
+    _mcp_peers(session)
+    _redis_server()
+    logs = ROOT / ".nox" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    waiting = list(CI_SESSIONS)
+    running: dict[str, tuple[subprocess.Popen[bytes], float]] = {}
+    ended: dict[str, tuple[int, float]] = {}
+    try:
+        while waiting or running:
+            while waiting and len(running) < SIDE_BY_SIDE:
+                name = waiting.pop(0)
+                with open(logs / f"{name}.log", "wb") as log:
+                    child = subprocess.Popen(
+                        [sys.executable, "-m", "nox", "-s", name],
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        cwd=ROOT,
+                    )
+                running[name] = (child, time.monotonic())
+                session.log(f"started {name}")
+            for name, (child, started) in list(running.items()):
+                if child.poll() is None:
+                    continue
+                del running[name]
+                ended[name] = (child.returncode, time.monotonic() - started)
+                sys.stdout.write(
+                    (logs / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+                )
+                sys.stdout.flush()
+            time.sleep(0.2)
+    finally:
+        for child, _ in running.values():
+            child.terminate()
+            child.wait()
+    for name in CI_SESSIONS:
+        code, took = ended[name]
+        session.log(f"{name:<14} {'ok' if code == 0 else f'FAILED (exit {code})'}  {took:5.0f} s")
+    failed = [name for name in CI_SESSIONS if ended[name][0] != 0]
+    if failed:
+        session.error(f"failed: {', '.join(failed)} (their logs are in .nox/logs)")
 
 
 @nox.session(python=[MAIN_PYTHON])
