@@ -170,12 +170,6 @@ class _Marked(Coroutine[Any, Any, Any]):
         raise TypeError("a tool's task drives it; it is not awaited")
 
 
-@types.coroutine
-def _one_round() -> Generator[None, None, None]:
-    """Let the loop run one round: the awaiting task is queued again at once."""
-    yield
-
-
 async def _await_any(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
@@ -268,7 +262,7 @@ async def finish_async(
         # round, no waiter and no timer (the deadline is checked against the time taken).
         begun = loop.time()
         try:
-            await _one_round()
+            await asyncio.sleep(0)
         except asyncio.CancelledError:
             abandon_task(task, abort_event)
             raise
