@@ -256,6 +256,20 @@ async def finish_async(
     the tool) and ``CancelledError`` propagates.
     """
     loop = asyncio.get_running_loop()
+    if not _EAGER:
+        # The task's first step is queued; this caller's resumption queues behind it, so
+        # a tool that never suspends has ended when the caller runs again: one loop
+        # round, no waiter and no timer (the deadline is checked against the time taken).
+        begun = loop.time()
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            abandon_task(task, abort_event)
+            raise
+        if task.done():
+            return _ended(task)
+        if timeout is not None:  # the first step's time counts against the deadline
+            timeout = max(timeout - (loop.time() - begun), 0.0)
     signal = await _wait(loop, task, timeout, abort, abort_event)
     if signal is not _DONE:
         abandon_task(task, abort_event)
